@@ -1,0 +1,22 @@
+# `make test` is the README's test command and what CI runs.
+GO ?= go
+
+.PHONY: test vet race consul drill bench
+
+test: vet race
+
+vet:
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+
+race:
+	DRAINKIT_CONSUL_BIN="$$(./scripts/consul.sh)" $(GO) test -race -count=1 -timeout 30m ./...
+
+consul:
+	./scripts/consul.sh
+
+drill:
+	$(GO) run ./cmd/drainkit drill
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...

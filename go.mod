@@ -1,0 +1,3 @@
+module github.com/drainkit/drainkit
+
+go 1.26.7

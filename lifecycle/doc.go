@@ -1,0 +1,33 @@
+// Package lifecycle is the core of drainkit: the instance state machine, the
+// drain sequence and its timeline, readiness-check hysteresis, and Run, which
+// wraps a service's main and turns SIGTERM/SIGINT into a drain.
+//
+// The data flow is one way:
+//
+//	signal / POST /drain / Drain()  ->  Lifecycle  ->  probes, registrars, servers
+//
+// A Lifecycle moves through five states (see State). Participants plug in
+// through small interfaces defined here (Server, Registrar, Checker, Observer),
+// so this package imports nothing else from the module; every other package
+// depends on it.
+//
+// The drain sequence, started by the first signal, POST /drain or Drain:
+//
+//	t0 DRAINING: readiness fails at once, servers enter lame-duck mode
+//	   -> registrars deregister (bounded, retried by the registrar; a failure is
+//	      logged and never blocks the drain)
+//	   -> propagation window: at least Timings.PropagationMin after
+//	      deregistration, then until no request arrived for
+//	      Timings.PropagationQuiet, never past t0 + Timings.PropagationMax
+//	   -> listeners closed -> in-flight work finishes, or is force-closed at
+//	      Timings.DrainTimeout -> stop hooks (reverse order, Timings.StopTimeout)
+//	   -> STOPPED.
+//
+// Every step is recorded in a Timeline (offsets from t0, late arrivals,
+// in-flight at listener close, forced closes), logged as one line at exit and
+// available from Lifecycle.Status.
+//
+// Out of scope: this package does not open listeners, speak HTTP or gRPC, or
+// talk to a registry; see the httpdrain, grpcdrain, probes and registry
+// packages.
+package lifecycle

@@ -1,0 +1,180 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// drainSequence runs DESIGN.md section 4 from t0 and returns how many
+// requests, calls, streams or connections were force-closed. served says
+// whether the servers were started (false when the drain began in STARTING:
+// nothing was registered, so there is no window). stopSync ends the registry
+// and check loops and waits for them.
+func (l *Lifecycle) drainSequence(served bool, servers []namedServer, stopSync func()) int {
+	tm := l.opts.timings
+	graceEnd := l.t0.Add(tm.GracePeriod)
+
+	// t0: readiness already fails (the transition did that); lame duck.
+	for _, s := range servers {
+		if served {
+			s.s.LameDuck()
+		}
+	}
+	l.step(StepNotReady, nil)
+
+	// Deregister, bounded; a failing registry never blocks the drain.
+	stopSync()
+	bound := l.opts.deregister
+	if tm.PropagationMax > 0 && tm.PropagationMax < bound {
+		bound = tm.PropagationMax
+	}
+	if cs := l.registrarsSynced(); cs > 0 {
+		l.step(StepDeregistered, l.deregisterAll(l.t0.Add(bound)))
+	}
+	dereg := time.Now()
+
+	// Confirmation runs alongside the window and ends with it at the latest.
+	confirmCtx, endConfirm := context.WithCancel(context.Background())
+	var confirmWG sync.WaitGroup
+	if cs := l.confirmers(); len(cs) > 0 {
+		confirmWG.Add(1)
+		go func() {
+			defer confirmWG.Done()
+			errs := make([]error, len(cs))
+			var wg sync.WaitGroup
+			for i, c := range cs {
+				wg.Add(1)
+				go func() { defer wg.Done(); errs[i] = c.Confirm(confirmCtx) }()
+			}
+			wg.Wait()
+			l.step(StepConfirmed, errors.Join(errs...))
+		}()
+	}
+
+	if served {
+		l.awaitWindow(dereg)
+	}
+	close(l.windowEnded)
+	l.step(StepWindowEnded, nil)
+	endConfirm()
+	confirmWG.Wait()
+
+	forced := 0
+	if served {
+		forced = l.closeAndAwait(servers, graceEnd)
+	}
+
+	l.runStopHooks(graceEnd)
+	l.step(StepStopHooksDone, nil)
+	return forced
+}
+
+func (l *Lifecycle) registrarsSynced() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, rs := range l.registrars {
+		if rs.synced {
+			n++
+		}
+	}
+	return n
+}
+
+// closeAndAwait closes all listeners, waits for in-flight work up to
+// drain.timeout (and never into the stop hooks' share of the grace period),
+// then force-closes what is left.
+func (l *Lifecycle) closeAndAwait(servers []namedServer, graceEnd time.Time) int {
+	var inflight InFlight
+	var errs []error
+	for _, s := range servers {
+		if err := s.s.CloseListeners(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", s.name, err))
+		}
+		inflight = inflight.Add(s.s.InFlight())
+	}
+	l.mu.Lock()
+	l.timeline.InFlightAtClose = inflight
+	l.mu.Unlock()
+	l.step(StepListenersClosed, errors.Join(errs...))
+
+	deadline := time.Now().Add(l.opts.timings.DrainTimeout)
+	if limit := graceEnd.Add(-l.opts.timings.StopTimeout); limit.Before(deadline) {
+		deadline = limit
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	idle := make([]bool, len(servers))
+	var wg sync.WaitGroup
+	for i, s := range servers {
+		wg.Add(1)
+		go func() { defer wg.Done(); idle[i] = s.s.AwaitIdle(ctx) == nil }()
+	}
+	wg.Wait()
+
+	forced := 0
+	for i, s := range servers {
+		if !idle[i] {
+			n := s.s.ForceClose()
+			forced += n
+			l.opts.logger.Warn("drainkit: force-closed at drain timeout", "server", s.name, "cut", n)
+		}
+	}
+	if forced > 0 || ctx.Err() != nil && !allTrue(idle) {
+		l.mu.Lock()
+		l.timeline.ForceClosed = forced
+		l.mu.Unlock()
+		l.step(StepForceClosed, fmt.Errorf("drain.timeout %s reached: %d cut", l.opts.timings.DrainTimeout, forced))
+	} else {
+		l.step(StepIdle, nil)
+	}
+	return forced
+}
+
+func allTrue(bs []bool) bool {
+	for _, b := range bs {
+		if !b {
+			return false
+		}
+	}
+	return true
+}
+
+// runStopHooks runs the stop hooks in reverse order, together bounded by
+// stop.timeout and by the grace period.
+func (l *Lifecycle) runStopHooks(graceEnd time.Time) {
+	l.mu.Lock()
+	hooks := append([]hook(nil), l.stops...)
+	l.mu.Unlock()
+	if len(hooks) == 0 {
+		return
+	}
+	deadline := time.Now().Add(l.opts.timings.StopTimeout)
+	if graceEnd.Before(deadline) && graceEnd.After(time.Now()) {
+		deadline = graceEnd
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	for i := len(hooks) - 1; i >= 0; i-- {
+		h := hooks[i]
+		if err := callHook(ctx, h); err != nil {
+			l.opts.logger.Warn("drainkit: stop hook failed", "hook", h.name, "error", err)
+		}
+	}
+}
+
+// callHook runs h and returns its error, or ctx's error if ctx ends first
+// (the hook is then abandoned: it keeps running in its goroutine).
+func callHook(ctx context.Context, h hook) error {
+	done := make(chan error, 1)
+	go func() { done <- h.fn(ctx) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("%s: abandoned: %w", h.name, ctx.Err())
+	}
+}

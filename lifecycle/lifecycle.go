@@ -1,0 +1,366 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Lifecycle is one instance's state machine and drain sequence. Create it with
+// New, register participants and hooks, then call Run from main. All methods
+// are safe for concurrent use; participants and hooks must be added before Run.
+type Lifecycle struct {
+	opts options
+
+	state    atomic.Int32 // State; read without the lock by probes
+	draining atomic.Bool  // set at t0; read on the request path by Arrived
+	t0       time.Time    // written once before draining is set
+	late     atomic.Int64 // late arrivals
+	lastLate atomic.Int64 // offset of the last late arrival from t0, ns
+
+	drainStarted chan struct{} // closed at t0
+	windowEnded  chan struct{} // closed when the propagation window is over
+	stopped      chan struct{} // closed on STOPPED
+
+	mu              sync.Mutex
+	last            Transition
+	operatorEjected bool
+	subs            map[*Subscription]struct{}
+	warmups, stops  []hook
+	servers         []namedServer
+	registrars      []*registrarState
+	checkers        []Checker
+	checkResults    []CheckResult
+	timeline        Timeline
+	running         bool
+}
+
+type hook struct {
+	name string
+	fn   func(context.Context) error
+}
+
+type namedServer struct {
+	name string
+	s    Server
+}
+
+// New returns a Lifecycle in state STARTING with DefaultTimings and
+// DefaultCheckOptions, modified by opts. It returns a *RangeError if the
+// timings or check options are out of range, so a bad configuration fails at
+// start, never mid-drain.
+func New(opts ...Option) (*Lifecycle, error) {
+	o := options{
+		timings:    DefaultTimings(),
+		checks:     DefaultCheckOptions(),
+		deregister: 5 * time.Second,
+		logger:     slog.Default(),
+		signals:    []os.Signal{syscall.SIGTERM, syscall.SIGINT},
+		exit:       os.Exit,
+		now:        time.Now,
+	}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if err := o.timings.Validate(); err != nil {
+		return nil, err
+	}
+	if err := o.checks.Validate(); err != nil {
+		return nil, err
+	}
+	if o.deregister <= 0 || o.deregister > MaxDuration {
+		return nil, &RangeError{"registry.deregister_timeout", o.deregister.String(), "must be > 0 and <= " + MaxDuration.String()}
+	}
+	l := &Lifecycle{
+		opts:         o,
+		drainStarted: make(chan struct{}),
+		windowEnded:  make(chan struct{}),
+		stopped:      make(chan struct{}),
+		subs:         map[*Subscription]struct{}{},
+	}
+	l.last = Transition{From: Starting, To: Starting, Cause: CauseWarmup, Reason: "created", At: o.now()}
+	return l, nil
+}
+
+// Timings returns the validated timings in force.
+func (l *Lifecycle) Timings() Timings { return l.opts.timings }
+
+// State returns the current state without taking a lock.
+func (l *Lifecycle) State() State { return State(l.state.Load()) }
+
+// DrainStarted is closed at the drain's start (t0).
+func (l *Lifecycle) DrainStarted() <-chan struct{} { return l.drainStarted }
+
+// WindowEnded is closed when the propagation window is over (at once when the
+// drain started before READY or no window is configured).
+func (l *Lifecycle) WindowEnded() <-chan struct{} { return l.windowEnded }
+
+// Stopped is closed when the lifecycle reaches STOPPED.
+func (l *Lifecycle) Stopped() <-chan struct{} { return l.stopped }
+
+// Arrived reports the arrival of one request, call or stream. Servers call it
+// on their request path: before the drain it costs one atomic load and does
+// not allocate; after t0 it counts a late arrival and records its time, which
+// keeps the propagation window open for Timings.PropagationQuiet.
+func (l *Lifecycle) Arrived() {
+	if l.draining.Load() {
+		l.lateArrival()
+	}
+}
+
+func (l *Lifecycle) lateArrival() {
+	l.late.Add(1)
+	off := int64(time.Since(l.t0))
+	for {
+		cur := l.lastLate.Load()
+		if off <= cur || l.lastLate.CompareAndSwap(cur, off) {
+			return
+		}
+	}
+}
+
+// OnWarmup adds a warm-up hook. Hooks run in order of registration, all
+// together bounded by Timings.WarmupTimeout; the first error fails warm-up
+// (exit code 1). ctx is cancelled when a drain starts during warm-up.
+func (l *Lifecycle) OnWarmup(name string, fn func(ctx context.Context) error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.warmups = append(l.warmups, hook{name, fn})
+}
+
+// OnStop adds a stop hook. Stop hooks run once, after in-flight work ended (or
+// after a failed or aborted warm-up), in reverse order of registration, all
+// together bounded by Timings.StopTimeout. Errors are logged and recorded in
+// the timeline.
+func (l *Lifecycle) OnStop(name string, fn func(ctx context.Context) error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.stops = append(l.stops, hook{name, fn})
+}
+
+// AddServer adds a Server, identified by name in logs and GET /state.
+func (l *Lifecycle) AddServer(name string, s Server) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.servers = append(l.servers, namedServer{name, s})
+}
+
+// AddRegistrar adds a Registrar, identified by name in logs and GET /state.
+func (l *Lifecycle) AddRegistrar(name string, r Registrar) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.registrars = append(l.registrars, &registrarState{name: name, r: r})
+}
+
+// AddCheck adds a readiness check. See CheckOptions for the hysteresis.
+func (l *Lifecycle) AddCheck(c Checker) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.checkers = append(l.checkers, c)
+	l.checkResults = append(l.checkResults, CheckResult{Name: c.Name()})
+}
+
+// ErrNotOperatorEjected is returned by Restore when the instance was ejected by
+// its readiness checks: only the checks' success threshold restores it.
+var ErrNotOperatorEjected = errors.New("lifecycle: ejected by readiness checks, not by an operator; it returns when the checks pass")
+
+// Drain starts the drain sequence (DESIGN.md section 4) and returns at once;
+// readiness fails before it returns. A drain during STARTING cancels warm-up.
+// Calling it again, or during DRAINING or STOPPED, joins the running drain and
+// returns nil. The sequence itself runs inside Run.
+func (l *Lifecycle) Drain(reason string) error {
+	return l.startDrain(CauseOperator, reason)
+}
+
+func (l *Lifecycle) startDrain(cause Cause, reason string) error {
+	_, err := l.transition(Draining, cause, reason, func(from State) bool { return from == Draining || from == Stopped })
+	return err
+}
+
+// Eject takes a READY instance out of rotation (POST /eject): readiness fails,
+// liveness passes, registrars mark the instance critical or in maintenance.
+// Only Restore brings it back. Ejecting an EJECTED instance marks it as
+// operator-ejected and returns nil; other states return a *TransitionError.
+func (l *Lifecycle) Eject(reason string) error {
+	l.mu.Lock()
+	if State(l.state.Load()) == Ejected {
+		l.operatorEjected = true
+		l.mu.Unlock()
+		return nil
+	}
+	l.mu.Unlock()
+	_, err := l.transition(Ejected, CauseOperator, reason, nil)
+	return err
+}
+
+// Restore returns an operator-ejected instance to READY (POST /restore). It
+// returns nil for a READY instance, ErrNotOperatorEjected when the readiness
+// checks ejected it, and a *TransitionError in other states.
+func (l *Lifecycle) Restore(reason string) error {
+	l.mu.Lock()
+	st, op := State(l.state.Load()), l.operatorEjected
+	l.mu.Unlock()
+	switch {
+	case st == Ready:
+		return nil
+	case st == Ejected && !op:
+		return ErrNotOperatorEjected
+	}
+	_, err := l.transition(Ready, CauseOperator, reason, nil)
+	return err
+}
+
+// WaitPropagation blocks until the propagation window has ended (nil) or ctx
+// is done (ctx.Err()). It does not start a drain; POST /drain?wait=propagation
+// calls Drain, then this.
+func (l *Lifecycle) WaitPropagation(ctx context.Context) error {
+	select {
+	case <-l.windowEnded:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// transition moves to `to`. If join is non-nil and returns true for the current
+// state, the call is a no-op that returns (zero, nil).
+func (l *Lifecycle) transition(to State, cause Cause, reason string, join func(State) bool) (Transition, error) {
+	l.mu.Lock()
+	from := State(l.state.Load())
+	if join != nil && join(from) {
+		l.mu.Unlock()
+		return Transition{}, nil
+	}
+	if !canMove(from, to) {
+		l.mu.Unlock()
+		return Transition{}, &TransitionError{From: from, To: to}
+	}
+	t := Transition{From: from, To: to, Cause: cause, Reason: reason, At: l.opts.now()}
+	l.last = t
+	switch to {
+	case Ejected:
+		l.operatorEjected = cause == CauseOperator
+	case Ready:
+		l.operatorEjected = false
+	case Draining:
+		l.t0 = t.At
+		l.timeline = Timeline{Start: t.At, Reason: reason}
+		l.draining.Store(true)
+	}
+	l.state.Store(int32(to))
+	for s := range l.subs {
+		s.offer(t)
+	}
+	l.mu.Unlock()
+
+	switch to {
+	case Draining:
+		close(l.drainStarted)
+	case Stopped:
+		close(l.stopped)
+	}
+	l.opts.logger.Info("drainkit: transition", "from", from.String(), "to", to.String(),
+		"cause", string(cause), "reason", reason)
+	for _, o := range l.opts.observers {
+		o.OnTransition(t)
+	}
+	return t, nil
+}
+
+// Status is a snapshot for GET /state.
+type Status struct {
+	State    State          `json:"state"`
+	Since    time.Time      `json:"since"`
+	Cause    Cause          `json:"cause"`
+	Reason   string         `json:"reason"`
+	InFlight InFlight       `json:"in_flight"`
+	Checks   []CheckResult  `json:"checks"`
+	Registry []RegistryInfo `json:"registry"`
+	// Timeline is set once the drain has started.
+	Timeline *Timeline `json:"timeline,omitempty"`
+}
+
+// RegistryInfo is a registrar's last known outcome.
+type RegistryInfo struct {
+	Name      string    `json:"name"`
+	LastOp    string    `json:"last_op,omitempty"` // "sync" or "deregister"
+	LastState State     `json:"last_state"`        // the state the last Sync applied
+	Err       string    `json:"error,omitempty"`
+	At        time.Time `json:"at,omitempty"`
+}
+
+// MarshalText renders the state's name, so JSON shows "READY".
+func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// Status returns a consistent snapshot of state, in-flight work, check
+// results, registry outcomes and (once draining) the timeline.
+func (l *Lifecycle) Status() Status {
+	l.mu.Lock()
+	st := Status{
+		State:  State(l.state.Load()),
+		Since:  l.last.At,
+		Cause:  l.last.Cause,
+		Reason: l.last.Reason,
+		Checks: append([]CheckResult(nil), l.checkResults...),
+	}
+	for _, r := range l.registrars {
+		st.Registry = append(st.Registry, r.info)
+	}
+	servers := append([]namedServer(nil), l.servers...)
+	if l.draining.Load() {
+		tl := l.timelineLocked()
+		st.Timeline = &tl
+	}
+	l.mu.Unlock()
+	for _, s := range servers {
+		st.InFlight = st.InFlight.Add(s.s.InFlight())
+	}
+	return st
+}
+
+// Timeline returns a copy of the drain timeline; ok is false before the drain.
+func (l *Lifecycle) Timeline() (tl Timeline, ok bool) {
+	if !l.draining.Load() {
+		return Timeline{}, false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.timelineLocked(), true
+}
+
+func (l *Lifecycle) timelineLocked() Timeline {
+	tl := l.timeline.clone()
+	tl.LateArrivals = l.late.Load()
+	tl.LastLateArrival = time.Duration(l.lastLate.Load())
+	return tl
+}
+
+// step records a drain step at the current offset from t0.
+func (l *Lifecycle) step(name string, err error) {
+	l.mu.Lock()
+	s := Step{Name: name, Offset: l.opts.now().Sub(l.t0)}
+	if err != nil {
+		s.Err = err.Error()
+	}
+	l.timeline.Steps = append(l.timeline.Steps, s)
+	tl := l.timelineLocked()
+	l.mu.Unlock()
+	if err != nil {
+		l.opts.logger.Warn("drainkit: drain step", "step", name, "offset", s.Offset, "error", err)
+	} else {
+		l.opts.logger.Debug("drainkit: drain step", "step", name, "offset", s.Offset)
+	}
+	for _, o := range l.opts.observers {
+		o.OnDrainStep(tl, s)
+	}
+}
+
+func (l *Lifecycle) String() string {
+	return fmt.Sprintf("lifecycle(%s)", l.State())
+}

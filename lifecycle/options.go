@@ -1,0 +1,49 @@
+package lifecycle
+
+import (
+	"log/slog"
+	"os"
+	"time"
+)
+
+// Option configures New.
+type Option func(*options)
+
+type options struct {
+	timings    Timings
+	checks     CheckOptions
+	deregister time.Duration
+	logger     *slog.Logger
+	observers  []Observer
+	signals    []os.Signal
+	exit       func(code int)
+	now        func() time.Time
+}
+
+// WithTimings replaces the whole drain budget (default DefaultTimings()).
+func WithTimings(t Timings) Option { return func(o *options) { o.timings = t } }
+
+// WithCheckOptions sets the readiness-check interval, timeout and thresholds
+// (default DefaultCheckOptions()).
+func WithCheckOptions(c CheckOptions) Option { return func(o *options) { o.checks = c } }
+
+// WithDeregisterTimeout bounds the registrars' Deregister calls at the drain's
+// start (default 5s; also capped by Timings.PropagationMax when that is > 0).
+func WithDeregisterTimeout(d time.Duration) Option { return func(o *options) { o.deregister = d } }
+
+// WithLogger sets the slog logger (default slog.Default()). The lifecycle logs
+// one line per transition and one line with the whole timeline at exit.
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+// WithObserver adds an Observer (e.g. telemetry).
+func WithObserver(obs Observer) Option {
+	return func(o *options) { o.observers = append(o.observers, obs) }
+}
+
+// WithSignals sets the signals that start a drain in Run (default SIGTERM and
+// SIGINT). A second one of them forces exit with code 128+signal number.
+func WithSignals(sigs ...os.Signal) Option { return func(o *options) { o.signals = sigs } }
+
+// WithExitFunc replaces os.Exit for the forced exit on a second signal; for
+// tests, as tableflip injects its syscalls.
+func WithExitFunc(exit func(code int)) Option { return func(o *options) { o.exit = exit } }

@@ -1,0 +1,120 @@
+package lifecycle
+
+import (
+	"context"
+	"time"
+)
+
+// InFlight counts work in progress on a server. Fields a server does not have
+// stay 0.
+type InFlight struct {
+	Requests int64 `json:"requests"` // HTTP requests (including HTTP/2 streams)
+	Calls    int64 `json:"calls"`    // unary gRPC calls
+	Streams  int64 `json:"streams"`  // streaming gRPC calls
+	Hijacked int64 `json:"hijacked"` // hijacked HTTP connections (WebSocket)
+}
+
+// Total is the sum of all counts.
+func (f InFlight) Total() int64 { return f.Requests + f.Calls + f.Streams + f.Hijacked }
+
+// Add returns the field-wise sum of f and g.
+func (f InFlight) Add(g InFlight) InFlight {
+	return InFlight{f.Requests + g.Requests, f.Calls + g.Calls, f.Streams + g.Streams, f.Hijacked + g.Hijacked}
+}
+
+// Server is a participant that owns listeners: an HTTP or gRPC server
+// (httpdrain, grpcdrain). The lifecycle calls its methods in this order:
+//
+//	Serve (in its own goroutine, after warm-up succeeded, before READY)
+//	LameDuck (at the drain's start, t0)
+//	CloseListeners (when the propagation window ends)
+//	AwaitIdle (bounded by Timings.DrainTimeout)
+//	ForceClose (only if AwaitIdle returned an error)
+//
+// If the drain starts before warm-up finished, Serve is never called and
+// neither are the others. A server reports request arrivals with
+// Lifecycle.Arrived so that the propagation window can wait for quiet.
+type Server interface {
+	// Serve accepts and serves connections. It blocks until CloseListeners
+	// has been called, then returns nil. Any other return is a failure: the
+	// lifecycle starts a drain and Run exits with code 1.
+	Serve() error
+	// LameDuck keeps serving but asks clients to move: HTTP/1.1 responses
+	// carry Connection: close, HTTP/2 and gRPC connections get GOAWAY, and
+	// long-lived handlers get their drain signal. It must return promptly.
+	LameDuck()
+	// CloseListeners stops accepting connections and returns promptly.
+	CloseListeners() error
+	// AwaitIdle blocks until no in-flight work remains (nil) or ctx is done
+	// (ctx.Err()). It must return as soon as the last work finishes.
+	AwaitIdle(ctx context.Context) error
+	// ForceClose closes every remaining connection and returns how many
+	// requests, calls, streams or hijacked connections were cut.
+	ForceClose() int
+	// InFlight reports the work in progress now.
+	InFlight() InFlight
+}
+
+// Registrar announces the instance to a service registry (registry/consul, or
+// registry.Memory in tests). The lifecycle calls Sync from one goroutine, one
+// call at a time, with the latest READY or EJECTED transition (latest wins:
+// intermediate transitions may be skipped); it never calls Sync once the
+// drain has started, and cancels a running Sync's context at the drain's
+// start. Deregister is called once at the drain's start if Sync was ever
+// called, with a deadline; a Registrar retries within it. Errors are logged
+// and recorded in the timeline; they never block the drain.
+type Registrar interface {
+	// Sync brings the registry in line with t.To: register (service and
+	// health check in one call) on the first READY, mark the check passing on
+	// READY, critical on EJECTED (or maintenance when t.Cause is
+	// CauseOperator).
+	Sync(ctx context.Context, t Transition) error
+	// Deregister removes the instance from the registry.
+	Deregister(ctx context.Context) error
+}
+
+// DeregistrationConfirmer is an optional Registrar extension: Confirm blocks
+// until the registry no longer lists the instance as passing, or ctx is done.
+// The lifecycle calls it after Deregister succeeded, concurrently with the
+// propagation window, and records StepConfirmed.
+type DeregistrationConfirmer interface {
+	Confirm(ctx context.Context) error
+}
+
+// Checker is one readiness check. It must honour ctx: the lifecycle cancels
+// it after CheckOptions.Timeout and counts that as a failure. Checks run in the
+// background; probe handlers only read their cached results.
+type Checker interface {
+	Name() string
+	Check(ctx context.Context) error
+}
+
+// CheckFunc adapts a function to a Checker.
+type CheckFunc struct {
+	CheckName string
+	Fn        func(ctx context.Context) error
+}
+
+// Name returns c.CheckName.
+func (c CheckFunc) Name() string { return c.CheckName }
+
+// Check calls c.Fn.
+func (c CheckFunc) Check(ctx context.Context) error { return c.Fn(ctx) }
+
+// CheckResult is the cached outcome of a Checker's last run.
+type CheckResult struct {
+	Name     string        `json:"name"`
+	OK       bool          `json:"ok"`
+	Err      string        `json:"error,omitempty"`
+	At       time.Time     `json:"at"`
+	Duration time.Duration `json:"duration_ns"`
+}
+
+// Observer receives every transition and every drain step, synchronously, in
+// the goroutine that made the change and outside the lifecycle's locks. Unlike
+// Subscribe, it sees every event; it must return quickly and must not call
+// back into methods that change state. Telemetry uses it.
+type Observer interface {
+	OnTransition(Transition)
+	OnDrainStep(tl Timeline, s Step)
+}

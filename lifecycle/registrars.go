@@ -1,0 +1,95 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+type registrarState struct {
+	name   string
+	r      Registrar
+	synced bool         // Sync was called at least once; guarded by Lifecycle.mu
+	info   RegistryInfo // guarded by Lifecycle.mu
+}
+
+func (l *Lifecycle) recordRegistry(rs *registrarState, op string, st State, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	rs.info = RegistryInfo{Name: rs.name, LastOp: op, LastState: st, At: l.opts.now()}
+	if op == "sync" {
+		rs.synced = true
+	}
+	if err != nil {
+		rs.info.Err = err.Error()
+	}
+}
+
+// syncRegistrar feeds the latest READY/EJECTED transition to rs until ctx is
+// done (the drain's start). One Sync at a time; latest wins.
+func (l *Lifecycle) syncRegistrar(ctx context.Context, rs *registrarState) {
+	sub := l.Subscribe()
+	defer sub.Close()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case t := <-sub.C:
+			if t.To != Ready && t.To != Ejected {
+				continue
+			}
+			err := rs.r.Sync(ctx, t)
+			if ctx.Err() != nil && err != nil {
+				err = errors.Join(err, ctx.Err())
+			}
+			l.recordRegistry(rs, "sync", t.To, err)
+			if err != nil {
+				l.opts.logger.Warn("drainkit: registry sync failed", "registrar", rs.name, "state", t.To.String(), "error", err)
+			}
+		}
+	}
+}
+
+// deregisterAll calls Deregister on every registrar that was synced,
+// concurrently, bounded by deadline. It returns the joined errors.
+func (l *Lifecycle) deregisterAll(deadline time.Time) error {
+	l.mu.Lock()
+	var todo []*registrarState
+	for _, rs := range l.registrars {
+		if rs.synced {
+			todo = append(todo, rs)
+		}
+	}
+	l.mu.Unlock()
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	errs := make([]error, len(todo))
+	var wg sync.WaitGroup
+	for i, rs := range todo {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := rs.r.Deregister(ctx)
+			l.recordRegistry(rs, "deregister", Draining, err)
+			if err != nil {
+				errs[i] = errors.New(rs.name + ": " + err.Error())
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// confirmers returns the registrars that can confirm their deregistration.
+func (l *Lifecycle) confirmers() []DeregistrationConfirmer {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var cs []DeregistrationConfirmer
+	for _, rs := range l.registrars {
+		if c, ok := rs.r.(DeregistrationConfirmer); ok && rs.synced {
+			cs = append(cs, c)
+		}
+	}
+	return cs
+}

@@ -1,0 +1,76 @@
+package lifecycle
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Step names in a Timeline, in the order they normally occur.
+const (
+	StepNotReady        = "not_ready"        // t0: readiness fails, lame duck begins
+	StepDeregistered    = "deregistered"     // all registrars returned from Deregister
+	StepConfirmed       = "confirmed"        // the registry confirmed the instance is gone
+	StepWindowEnded     = "window_ended"     // the propagation window ended
+	StepListenersClosed = "listeners_closed" // servers stopped accepting
+	StepIdle            = "idle"             // in-flight work reached zero
+	StepForceClosed     = "force_closed"     // drain.timeout hit: the rest was cut
+	StepStopHooksDone   = "stop_hooks_done"  // stop hooks returned
+)
+
+// Step is one entry of a Timeline. Offset is measured from the drain's start.
+// Err is set when the step failed or timed out (e.g. deregistration).
+type Step struct {
+	Name   string        `json:"name"`
+	Offset time.Duration `json:"offset_ns"`
+	Err    string        `json:"error,omitempty"`
+}
+
+// Timeline records one drain (DESIGN.md section 4).
+type Timeline struct {
+	Start  time.Time `json:"start"` // t0
+	Reason string    `json:"reason"`
+	Steps  []Step    `json:"steps"`
+	// LateArrivals counts requests that arrived after t0; LastLateArrival is
+	// the offset of the last one (0 if none).
+	LateArrivals    int64         `json:"late_arrivals"`
+	LastLateArrival time.Duration `json:"last_late_arrival_ns"`
+	// InFlightAtClose is the work in progress when the listeners closed.
+	InFlightAtClose InFlight `json:"in_flight_at_close"`
+	// ForceClosed counts requests, calls, streams and connections cut at the
+	// drain timeout; non-zero makes Run exit with code 1.
+	ForceClosed int `json:"force_closed"`
+}
+
+// Offset returns the offset of the named step and whether it was recorded.
+func (t Timeline) Offset(name string) (time.Duration, bool) {
+	for _, s := range t.Steps {
+		if s.Name == name {
+			return s.Offset, true
+		}
+	}
+	return 0, false
+}
+
+func (t Timeline) clone() Timeline {
+	t.Steps = append([]Step(nil), t.Steps...)
+	return t
+}
+
+// LogValue renders the timeline as one structured log group.
+func (t Timeline) LogValue() slog.Value {
+	attrs := []slog.Attr{
+		slog.String("reason", t.Reason),
+		slog.Int64("late_arrivals", t.LateArrivals),
+		slog.Duration("last_late_arrival", t.LastLateArrival),
+		slog.Int64("in_flight_at_close", t.InFlightAtClose.Total()),
+		slog.Int("force_closed", t.ForceClosed),
+	}
+	for _, s := range t.Steps {
+		if s.Err != "" {
+			attrs = append(attrs, slog.Group(s.Name, slog.Duration("at", s.Offset), slog.String("error", s.Err)))
+			continue
+		}
+		attrs = append(attrs, slog.Duration(s.Name, s.Offset))
+	}
+	return slog.GroupValue(attrs...)
+}

@@ -1,0 +1,120 @@
+package lifecycle
+
+import (
+	"fmt"
+	"time"
+)
+
+// Timings are the drain budget of DESIGN.md section 3. All fields are
+// durations; use DefaultTimings and override what differs. The zero value is
+// not useful: Validate rejects a zero WarmupTimeout, DrainTimeout, StopTimeout
+// or GracePeriod.
+type Timings struct {
+	// WarmupTimeout bounds all warm-up hooks together (key warmup.timeout,
+	// default 60s, > 0). Exceeding it fails warm-up: exit code 1.
+	WarmupTimeout time.Duration
+	// PropagationMin is the least time to keep serving after going not-ready
+	// and deregistering (key propagation.min, default 5s, >= 0).
+	PropagationMin time.Duration
+	// PropagationQuiet: after PropagationMin, keep serving until no request
+	// has arrived for this long (key propagation.quiet, default 1s, >= 0).
+	PropagationQuiet time.Duration
+	// PropagationMax caps the window, counted from the drain's start (key
+	// propagation.max, default 15s, >= PropagationMin and >= PropagationQuiet).
+	// Min, quiet and max all 0 means no window.
+	PropagationMax time.Duration
+	// DrainTimeout is how long in-flight work may run after the listeners
+	// close; what remains is force-closed (key drain.timeout, default 8s, > 0).
+	DrainTimeout time.Duration
+	// StopTimeout bounds all stop hooks together (key stop.timeout, default
+	// 3s, > 0).
+	StopTimeout time.Duration
+	// GracePeriod is the whole budget from the drain's start, normally
+	// Kubernetes' terminationGracePeriodSeconds (key grace_period, default
+	// 30s). PropagationMax + DrainTimeout + StopTimeout + Margin() must fit.
+	GracePeriod time.Duration
+}
+
+// DefaultTimings returns the defaults of DESIGN.md section 3, which fit
+// Kubernetes' default 30 s terminationGracePeriodSeconds.
+func DefaultTimings() Timings {
+	return Timings{
+		WarmupTimeout:    60 * time.Second,
+		PropagationMin:   5 * time.Second,
+		PropagationQuiet: 1 * time.Second,
+		PropagationMax:   15 * time.Second,
+		DrainTimeout:     8 * time.Second,
+		StopTimeout:      3 * time.Second,
+		GracePeriod:      30 * time.Second,
+	}
+}
+
+// MaxDuration is the largest value any timing key accepts (24h).
+const MaxDuration = 24 * time.Hour
+
+// Margin is the slack the budget check keeps inside GracePeriod for
+// deregistration, scheduling and process exit: 10% of GracePeriod, at least 1s.
+func (t Timings) Margin() time.Duration {
+	m := t.GracePeriod / 10
+	if m < time.Second {
+		m = time.Second
+	}
+	return m
+}
+
+// RangeError reports a timing (or other setting) outside its allowed range.
+// Key is the configuration key (e.g. "propagation.min"), Value the value given
+// and Allowed the range in words.
+type RangeError struct {
+	Key     string
+	Value   string
+	Allowed string
+}
+
+func (e *RangeError) Error() string {
+	return fmt.Sprintf("%s: %s is out of range: %s", e.Key, e.Value, e.Allowed)
+}
+
+// Validate checks each key's range, the window's order (min <= max,
+// quiet <= max) and the budget. It returns a *RangeError for the first problem
+// found, naming the key, or nil.
+func (t Timings) Validate() error {
+	type field struct {
+		key      string
+		v        time.Duration
+		positive bool
+	}
+	for _, f := range []field{
+		{"warmup.timeout", t.WarmupTimeout, true},
+		{"propagation.min", t.PropagationMin, false},
+		{"propagation.quiet", t.PropagationQuiet, false},
+		{"propagation.max", t.PropagationMax, false},
+		{"drain.timeout", t.DrainTimeout, true},
+		{"stop.timeout", t.StopTimeout, true},
+		{"grace_period", t.GracePeriod, true},
+	} {
+		switch {
+		case f.positive && f.v <= 0:
+			return &RangeError{f.key, f.v.String(), "must be > 0 and <= " + MaxDuration.String()}
+		case f.v < 0:
+			return &RangeError{f.key, f.v.String(), "must be >= 0 and <= " + MaxDuration.String()}
+		case f.v > MaxDuration:
+			return &RangeError{f.key, f.v.String(), "must be <= " + MaxDuration.String()}
+		}
+	}
+	if t.PropagationMin > t.PropagationMax {
+		return &RangeError{"propagation.min", t.PropagationMin.String(),
+			"must be <= propagation.max (" + t.PropagationMax.String() + ")"}
+	}
+	if t.PropagationQuiet > t.PropagationMax {
+		return &RangeError{"propagation.quiet", t.PropagationQuiet.String(),
+			"must be <= propagation.max (" + t.PropagationMax.String() + ")"}
+	}
+	need := t.PropagationMax + t.DrainTimeout + t.StopTimeout + t.Margin()
+	if need > t.GracePeriod {
+		return &RangeError{"grace_period", t.GracePeriod.String(), fmt.Sprintf(
+			"must be >= propagation.max + drain.timeout + stop.timeout + margin = %s + %s + %s + %s = %s",
+			t.PropagationMax, t.DrainTimeout, t.StopTimeout, t.Margin(), need)}
+	}
+	return nil
+}
