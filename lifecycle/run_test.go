@@ -1,0 +1,357 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestRunDrainSequenceOrder(t *testing.T) {
+	rec := &recorder{}
+	obs := &observer{}
+	l := newTest(t, WithTimings(fastTimings(200*time.Millisecond, 0, 200*time.Millisecond)), WithObserver(obs))
+	srv := newFakeServer(rec, "http")
+	reg := newFakeRegistrar(rec)
+	l.AddServer("http", srv)
+	l.AddRegistrar("fake", reg)
+	l.OnWarmup("w", func(context.Context) error { rec.add("warmup"); return nil })
+	l.OnStop("first", func(context.Context) error { rec.add("stop.first"); return nil })
+	l.OnStop("second", func(context.Context) error { rec.add("stop.second"); return nil })
+
+	res := runAsync(l)
+	<-reg.synced
+	if l.State() != Ready {
+		t.Fatalf("registrar synced in state %s", l.State())
+	}
+	if err := l.Drain("test"); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitResult(t, res, 5*time.Second); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	want := []string{"warmup", "http.serve", "reg.sync.READY", "http.lameduck", "reg.deregister", "reg.confirm",
+		"http.close", "http.await", "stop.second", "stop.first"}
+	if got := rec.list(); !slices.Equal(got, want) {
+		t.Fatalf("calls\n got %v\nwant %v", got, want)
+	}
+	tl, _ := l.Timeline()
+	var names []string
+	for _, s := range tl.Steps {
+		names = append(names, s.Name)
+	}
+	wantSteps := []string{StepNotReady, StepDeregistered, StepConfirmed, StepWindowEnded, StepListenersClosed, StepIdle, StepStopHooksDone}
+	if !slices.Equal(names, wantSteps) {
+		t.Fatalf("steps %v, want %v", names, wantSteps)
+	}
+	if off, _ := tl.Offset(StepWindowEnded); off < 200*time.Millisecond {
+		t.Fatalf("window ended at %v, before propagation.min", off)
+	}
+	if tl.InFlightAtClose.Requests != 1 {
+		t.Fatalf("in-flight at close %+v", tl.InFlightAtClose)
+	}
+	if l.State() != Stopped || !obs.reached(Ready) {
+		t.Fatalf("state %s, transitions %v", l.State(), obs.ts)
+	}
+	select {
+	case <-l.Stopped():
+	default:
+		t.Fatal("Stopped() not closed")
+	}
+}
+
+func TestQuietKeepsWindowOpen(t *testing.T) {
+	l := newTest(t, WithTimings(fastTimings(100*time.Millisecond, 300*time.Millisecond, 3*time.Second)))
+	l.AddServer("http", newFakeServer(&recorder{}, "http"))
+	res := runAsync(l)
+	waitState(t, l, Ready)
+	_ = l.Drain("test")
+	// Stale consumers keep sending for 600 ms after t0.
+	tick := time.NewTicker(50 * time.Millisecond)
+	for start := time.Now(); time.Since(start) < 600*time.Millisecond; {
+		<-tick.C
+		l.Arrived()
+	}
+	tick.Stop()
+	if err := waitResult(t, res, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	tl, _ := l.Timeline()
+	end, _ := tl.Offset(StepWindowEnded)
+	if end < tl.LastLateArrival+300*time.Millisecond || end > 2*time.Second {
+		t.Fatalf("window ended at %v; last late arrival %v, quiet 300ms", end, tl.LastLateArrival)
+	}
+	if tl.LateArrivals < 5 {
+		t.Fatalf("late arrivals %d", tl.LateArrivals)
+	}
+}
+
+func TestWaitPropagation(t *testing.T) {
+	l := newTest(t, WithTimings(fastTimings(300*time.Millisecond, 0, 300*time.Millisecond)))
+	l.AddServer("http", newFakeServer(&recorder{}, "http"))
+	res := runAsync(l)
+	waitState(t, l, Ready)
+	start := time.Now()
+	_ = l.Drain("prestop")
+	if err := l.WaitPropagation(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d < 300*time.Millisecond {
+		t.Fatalf("WaitPropagation returned after %v, before the window", d)
+	}
+	_ = l.Drain("SIGTERM joins")
+	if err := waitResult(t, res, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDrainDuringWarmup(t *testing.T) {
+	rec := &recorder{}
+	obs := &observer{}
+	l := newTest(t, WithObserver(obs))
+	srv := newFakeServer(rec, "http")
+	reg := newFakeRegistrar(rec)
+	l.AddServer("http", srv)
+	l.AddRegistrar("fake", reg)
+	warming := make(chan struct{})
+	l.OnWarmup("slow", func(ctx context.Context) error {
+		close(warming)
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	l.OnStop("cleanup", func(context.Context) error { rec.add("stop"); return nil })
+	res := runAsync(l)
+	<-warming
+	_ = l.Drain("SIGTERM")
+	if err := waitResult(t, res, time.Second); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if obs.reached(Ready) {
+		t.Fatal("became READY although the drain started during warm-up")
+	}
+	if got := rec.list(); !slices.Equal(got, []string{"stop"}) {
+		t.Fatalf("calls %v: servers and registrars must not run", got)
+	}
+	if err := l.WaitPropagation(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestWarmupFailure(t *testing.T) {
+	rec := &recorder{}
+	l := newTest(t)
+	l.AddServer("http", newFakeServer(rec, "http"))
+	l.OnWarmup("db", func(context.Context) error { return errors.New("connection refused") })
+	l.OnStop("cleanup", func(context.Context) error { rec.add("stop"); return nil })
+	err := l.Run(context.Background())
+	if ExitCode(err) != 1 || !strings.Contains(err.Error(), "db") {
+		t.Fatalf("Run: %v (code %d)", err, ExitCode(err))
+	}
+	if l.State() != Stopped || !slices.Equal(rec.list(), []string{"stop"}) {
+		t.Fatalf("state %s calls %v", l.State(), rec.list())
+	}
+}
+
+func TestWarmupTimeout(t *testing.T) {
+	tm := fastTimings(0, 0, 0)
+	tm.WarmupTimeout = 100 * time.Millisecond
+	l := newTest(t, WithTimings(tm))
+	l.OnWarmup("caches", func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })
+	err := l.Run(context.Background())
+	if ExitCode(err) != 1 || !strings.Contains(err.Error(), "warmup.timeout") {
+		t.Fatalf("Run: %v", err)
+	}
+}
+
+func TestForceCloseAtDrainTimeout(t *testing.T) {
+	tm := fastTimings(0, 0, 0)
+	tm.DrainTimeout = 300 * time.Millisecond
+	l := newTest(t, WithTimings(tm))
+	srv := newFakeServer(&recorder{}, "http")
+	srv.stuck, srv.cut = true, 2
+	l.AddServer("http", srv)
+	res := runAsync(l)
+	waitState(t, l, Ready)
+	_ = l.Drain("test")
+	err := waitResult(t, res, 5*time.Second)
+	if ExitCode(err) != 1 {
+		t.Fatalf("Run: %v, want exit code 1", err)
+	}
+	tl, _ := l.Timeline()
+	closed, _ := tl.Offset(StepListenersClosed)
+	forced, ok := tl.Offset(StepForceClosed)
+	if !ok || tl.ForceClosed != 2 {
+		t.Fatalf("timeline %+v", tl)
+	}
+	if d := forced - closed; d < 300*time.Millisecond || d > 800*time.Millisecond {
+		t.Fatalf("forced %v after listeners closed, want about drain.timeout 300ms", d)
+	}
+}
+
+func TestSlowRegistryDoesNotBlockDrain(t *testing.T) {
+	rec := &recorder{}
+	l := newTest(t, WithTimings(fastTimings(0, 0, 0)), WithDeregisterTimeout(200*time.Millisecond))
+	reg := newFakeRegistrar(rec)
+	reg.slow = true
+	l.AddRegistrar("consul", reg)
+	res := runAsync(l)
+	<-reg.synced
+	start := time.Now()
+	_ = l.Drain("test")
+	if err := waitResult(t, res, 3*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("drain took %v with a stuck registry; bound was 200ms", d)
+	}
+	tl, _ := l.Timeline()
+	if tl.Steps[1].Name != StepDeregistered || !strings.Contains(tl.Steps[1].Err, "unreachable") {
+		t.Fatalf("deregistration failure not recorded: %+v", tl.Steps)
+	}
+	st := l.Status()
+	if len(st.Registry) != 1 || st.Registry[0].Err == "" || st.Registry[0].LastOp != "deregister" {
+		t.Fatalf("registry status %+v", st.Registry)
+	}
+}
+
+func TestServeFailureDrainsAndExits1(t *testing.T) {
+	l := newTest(t, WithTimings(fastTimings(0, 0, 0)))
+	srv := newFakeServer(&recorder{}, "http")
+	srv.serveErr = errors.New("address already in use")
+	l.AddServer("http", srv)
+	err := waitResult(t, runAsync(l), 5*time.Second)
+	if ExitCode(err) != 1 || !strings.Contains(err.Error(), "address already in use") {
+		t.Fatalf("Run: %v", err)
+	}
+}
+
+func TestRunTwice(t *testing.T) {
+	l := newTest(t, WithTimings(fastTimings(0, 0, 0)))
+	res := runAsync(l)
+	waitState(t, l, Ready)
+	if err := l.Run(context.Background()); err == nil {
+		t.Fatal("second Run must fail")
+	}
+	_ = l.Drain("test")
+	if err := waitResult(t, res, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestContextCancelDrains(t *testing.T) {
+	l := newTest(t, WithTimings(fastTimings(0, 0, 0)))
+	ctx, cancel := context.WithCancel(context.Background())
+	res := make(chan error, 1)
+	go func() { res <- l.Run(ctx) }()
+	waitState(t, l, Ready)
+	cancel()
+	if err := waitResult(t, res, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSecondSignalForcesExit sends real signals to this process. SIGUSR1
+// keeps SIGTERM's default action away from the test binary.
+func TestSecondSignalForcesExit(t *testing.T) {
+	exited := make(chan int, 1)
+	l := newTest(t, WithTimings(fastTimings(time.Second, 0, time.Second)),
+		WithSignals(syscall.SIGUSR1), WithExitFunc(func(code int) { exited <- code }))
+	l.AddServer("http", newFakeServer(&recorder{}, "http"))
+	res := runAsync(l)
+	waitState(t, l, Ready) // the handler is installed before warm-up
+	if err := syscall.Kill(syscall.Getpid(), syscall.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, l, Draining)
+	second := time.Now()
+	_ = syscall.Kill(syscall.Getpid(), syscall.SIGUSR1)
+	select {
+	case code := <-exited:
+		if code != 128+int(syscall.SIGUSR1) {
+			t.Fatalf("exit code %d, want %d", code, 128+int(syscall.SIGUSR1))
+		}
+		if d := time.Since(second); d > 500*time.Millisecond {
+			t.Fatalf("forced exit %v after the second signal", d)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("second signal did not force an exit")
+	}
+	if err := waitResult(t, res, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestChecksHysteresis(t *testing.T) {
+	c := &counter{}
+	ejectedAt, restoredAt := make(chan int64, 1), make(chan int64, 1)
+	obs := &observer{onT: func(tr Transition) {
+		if tr.Cause != CauseChecks {
+			return
+		}
+		if tr.To == Ejected {
+			ejectedAt <- c.calls.Load()
+		} else {
+			restoredAt <- c.calls.Load()
+		}
+	}}
+	l := newTest(t, WithTimings(fastTimings(0, 0, 0)), WithObserver(obs),
+		WithCheckOptions(CheckOptions{Interval: 20 * time.Millisecond, Timeout: 10 * time.Millisecond, FailureThreshold: 3, SuccessThreshold: 5}))
+	l.AddCheck(c)
+	res := runAsync(l)
+	waitState(t, l, Ready)
+
+	before := c.calls.Load()
+	c.block.Store(true) // a check that hangs fails at its timeout
+	if n := recv(t, ejectedAt) - before; n < 3 || n > 4 {
+		t.Fatalf("ejected after %d failed checks, want 3", n)
+	}
+	st := l.Status()
+	if st.Checks[0].OK || st.Checks[0].Err == "" {
+		t.Fatalf("cached result %+v", st.Checks[0])
+	}
+	before = c.calls.Load()
+	c.block.Store(false)
+	if n := recv(t, restoredAt) - before; n < 5 || n > 6 {
+		t.Fatalf("restored after %d passed checks, want 5", n)
+	}
+
+	// An operator eject is not undone by passing checks.
+	if err := l.Eject("operator"); err != nil {
+		t.Fatal(err)
+	}
+	for target := c.calls.Load() + 8; c.calls.Load() < target; {
+		waitCalls(t, c, target)
+	}
+	if l.State() != Ejected {
+		t.Fatalf("checks restored an operator eject: %s", l.State())
+	}
+	_ = l.Drain("test")
+	if err := waitResult(t, res, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func waitCalls(t *testing.T, c *counter, n int64) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for c.calls.Load() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d check calls", c.calls.Load())
+		}
+		time.Sleep(5 * time.Millisecond) // poll with a deadline
+	}
+}
+
+func recv(t *testing.T, ch <-chan int64) int64 {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(5 * time.Second):
+		t.Fatal("no transition by the readiness checks")
+		return 0
+	}
+}

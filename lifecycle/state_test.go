@@ -1,0 +1,201 @@
+package lifecycle
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestStateString(t *testing.T) {
+	want := map[State]string{Starting: "STARTING", Ready: "READY", Ejected: "EJECTED", Draining: "DRAINING", Stopped: "STOPPED", State(9): "State(9)"}
+	for s, w := range want {
+		if got := s.String(); got != w {
+			t.Errorf("State(%d).String() = %q, want %q", int(s), got, w)
+		}
+	}
+}
+
+// TestTransitionTable checks every (from, to) pair against DESIGN.md
+// section 1: legal moves succeed, all others fail naming both states.
+func TestTransitionTable(t *testing.T) {
+	allowed := map[[2]State]bool{
+		{Starting, Ready}: true, {Starting, Draining}: true, {Starting, Stopped}: true,
+		{Ready, Ejected}: true, {Ready, Draining}: true,
+		{Ejected, Ready}: true, {Ejected, Draining}: true,
+		{Draining, Stopped}: true,
+	}
+	all := []State{Starting, Ready, Ejected, Draining, Stopped}
+	for _, from := range all {
+		for _, to := range all {
+			l := newTest(t)
+			l.state.Store(int32(from))
+			_, err := l.transition(to, CauseOperator, "test", nil)
+			if allowed[[2]State{from, to}] {
+				if err != nil {
+					t.Errorf("%s -> %s: unexpected error %v", from, to, err)
+				}
+				if l.State() != to {
+					t.Errorf("%s -> %s: state is %s", from, to, l.State())
+				}
+				continue
+			}
+			var te *TransitionError
+			if !errors.As(err, &te) {
+				t.Errorf("%s -> %s: got %v, want *TransitionError", from, to, err)
+				continue
+			}
+			if !strings.Contains(err.Error(), from.String()) || !strings.Contains(err.Error(), to.String()) {
+				t.Errorf("%s -> %s: error %q does not name both states", from, to, err)
+			}
+			if l.State() != from {
+				t.Errorf("%s -> %s: rejected move changed state to %s", from, to, l.State())
+			}
+		}
+	}
+}
+
+func TestDrainingToReadyIsAnError(t *testing.T) {
+	l := newTest(t)
+	mustMove(t, l, Ready)
+	if err := l.Drain("test"); err != nil {
+		t.Fatal(err)
+	}
+	err := l.Restore("operator")
+	var te *TransitionError
+	if !errors.As(err, &te) || te.From != Draining || te.To != Ready {
+		t.Fatalf("Restore while draining: got %v, want DRAINING -> READY TransitionError", err)
+	}
+	if err := l.Drain("again"); err != nil {
+		t.Fatalf("second Drain must join, got %v", err)
+	}
+}
+
+func TestEjectRestore(t *testing.T) {
+	l := newTest(t)
+	if err := l.Eject("op"); err == nil {
+		t.Fatal("Eject in STARTING must fail")
+	}
+	mustMove(t, l, Ready)
+	if err := l.Eject("op"); err != nil {
+		t.Fatal(err)
+	}
+	if l.State() != Ejected {
+		t.Fatalf("state %s", l.State())
+	}
+	if err := l.Restore("op"); err != nil {
+		t.Fatal(err)
+	}
+	if l.State() != Ready {
+		t.Fatalf("state %s", l.State())
+	}
+	if err := l.Restore("op"); err != nil {
+		t.Fatalf("Restore of a READY instance must be a no-op, got %v", err)
+	}
+	// Ejected by checks: Restore refuses, Eject converts to operator eject.
+	if _, err := l.transition(Ejected, CauseChecks, "checks", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Restore("op"); !errors.Is(err, ErrNotOperatorEjected) {
+		t.Fatalf("Restore after a checks eject: got %v", err)
+	}
+	if err := l.Eject("op"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Restore("op"); err != nil {
+		t.Fatalf("Restore after an operator eject: %v", err)
+	}
+}
+
+// TestSubscribersNeverBlock: a subscriber that never reads does not block
+// transitions, and a reader sees the latest value.
+func TestSubscribersNeverBlock(t *testing.T) {
+	l := newTest(t)
+	idle := l.Subscribe()
+	defer idle.Close()
+	reader := l.Subscribe()
+	defer reader.Close()
+	first := <-reader.C
+	if first.To != Starting {
+		t.Fatalf("first value %v, want the current state", first)
+	}
+	mustMove(t, l, Ready)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 1000; i++ {
+			if err := l.Eject("op"); err != nil {
+				t.Error(err)
+				return
+			}
+			if err := l.Restore("op"); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("transitions blocked on a subscriber that never reads")
+	}
+	got := <-reader.C
+	if got.To != Ready || got.From != Ejected {
+		t.Fatalf("latest value %v, want EJECTED -> READY", got)
+	}
+	select {
+	case extra := <-reader.C:
+		t.Fatalf("more than one buffered value: %v", extra)
+	default:
+	}
+}
+
+func TestArrivedCountsOnlyAfterDrainStart(t *testing.T) {
+	l := newTest(t)
+	mustMove(t, l, Ready)
+	for i := 0; i < 5; i++ {
+		l.Arrived()
+	}
+	if _, ok := l.Timeline(); ok {
+		t.Fatal("timeline before the drain")
+	}
+	if err := l.Drain("test"); err != nil {
+		t.Fatal(err)
+	}
+	l.Arrived()
+	l.Arrived()
+	tl, ok := l.Timeline()
+	if !ok || tl.LateArrivals != 2 || tl.LastLateArrival <= 0 {
+		t.Fatalf("timeline %+v ok=%v, want 2 late arrivals with an offset", tl, ok)
+	}
+}
+
+func TestArrivedDoesNotAllocate(t *testing.T) {
+	l := newTest(t)
+	if n := testing.AllocsPerRun(1000, l.Arrived); n != 0 {
+		t.Fatalf("Arrived allocates %v per call before the drain", n)
+	}
+	_ = l.Drain("test")
+	if n := testing.AllocsPerRun(1000, l.Arrived); n != 0 {
+		t.Fatalf("Arrived allocates %v per call during the drain", n)
+	}
+}
+
+func BenchmarkArrived(b *testing.B) {
+	l, _ := New(WithLogger(discard()))
+	b.Run("ready", func(b *testing.B) {
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				l.Arrived()
+			}
+		})
+	})
+	_ = l.Drain("bench")
+	b.Run("draining", func(b *testing.B) {
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				l.Arrived()
+			}
+		})
+	})
+}
