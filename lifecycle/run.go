@@ -47,7 +47,11 @@ func (l *Lifecycle) Run(ctx context.Context) error {
 	defer func() { signal.Stop(sigs); close(quit); bg.Wait() }()
 
 	// Warm-up.
-	if err := l.warmup(ctx); err != nil && !l.draining.Load() {
+	err := l.warmup(ctx)
+	if err != nil && ctx.Err() != nil {
+		_ = l.startDrain(CauseOperator, "context: "+ctx.Err().Error())
+	}
+	if err != nil && !l.draining.Load() {
 		l.runStopHooks(time.Now().Add(l.opts.timings.StopTimeout))
 		_, _ = l.transition(Stopped, CauseWarmup, "warm-up failed: "+err.Error(), nil)
 		return &ExitError{Code: 1, Err: err}
