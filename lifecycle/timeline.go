@@ -59,6 +59,7 @@ func (t Timeline) clone() Timeline {
 // LogValue renders the timeline as one structured log group.
 func (t Timeline) LogValue() slog.Value {
 	attrs := []slog.Attr{
+		slog.Time("start", t.Start),
 		slog.String("reason", t.Reason),
 		slog.Int64("late_arrivals", t.LateArrivals),
 		slog.Duration("last_late_arrival", t.LastLateArrival),
