@@ -1,0 +1,21 @@
+// Package probes serves a drainkit instance's admin listener: the Kubernetes
+// probes (/startupz, /readyz, /livez), GET /state, and the operator actions
+// POST /drain, /eject and /restore (DESIGN.md section 2).
+//
+// Status codes per lifecycle state:
+//
+//	path       STARTING READY EJECTED DRAINING STOPPED
+//	/startupz  503      200   200     200      503
+//	/readyz    503      200   503     503      503
+//	/livez     200      200   200     200      503
+//
+// /livez also fails when the liveness watchdog stops ticking (see
+// Options.WatchdogThreshold); it never fails because a dependency is down or
+// because the instance is draining. The probe handlers read cached state only:
+// the readiness checks run in the background inside the lifecycle, and a probe
+// never calls a dependency.
+//
+// Serve the Handler on its own listener (the admin listener), not on the
+// service's public one, and keep serving it through the whole drain: close it
+// after lifecycle.Lifecycle.Run returns.
+package probes

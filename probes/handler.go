@@ -1,0 +1,81 @@
+package probes
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/drainkit/drainkit/lifecycle"
+)
+
+// Handler is the admin listener's http.Handler:
+//
+//	GET|HEAD /startupz, /readyz, /livez   200 or 503 (see the package doc); ?verbose adds a line per check
+//	GET|HEAD /state                       JSON of lifecycle.Status
+//	POST /drain                           202; ?wait=propagation: 200 once the propagation window ended
+//	POST /eject, POST /restore            200; 409 for an illegal transition
+//
+// A wrong method gets 405 with an Allow header; an unknown path 404. The POST
+// endpoints follow the loopback-or-token rule of Options.Token (401 without a
+// token when one is configured, 403 for a wrong token or a non-loopback peer)
+// and reject cross-origin browser requests (http.CrossOriginProtection).
+// An optional ?reason=text (at most 200 bytes kept) is added to the
+// transition's reason.
+//
+// Create it with New and Close it when the admin server has shut down.
+type Handler struct {
+	lc   *lifecycle.Lifecycle
+	opts Options
+	auth authorizer
+	wd   *watchdog
+	mux  *http.ServeMux
+}
+
+// New returns a Handler for lc and starts its liveness watchdog. It returns a
+// *lifecycle.RangeError if a watchdog setting is out of range.
+func New(lc *lifecycle.Lifecycle, opts Options) (*Handler, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	h := &Handler{lc: lc, opts: opts, auth: newAuthorizer(opts.Token), mux: http.NewServeMux()}
+
+	// GET patterns also match HEAD; the mux answers 405 with Allow.
+	h.mux.HandleFunc("GET /startupz", h.startupz)
+	h.mux.HandleFunc("GET /readyz", h.readyz)
+	h.mux.HandleFunc("GET /livez", h.livez)
+	h.mux.HandleFunc("GET /state", h.state)
+	csrf := http.NewCrossOriginProtection()
+	h.mux.Handle("POST /drain", csrf.Handler(h.action("drain", h.drain)))
+	h.mux.Handle("POST /eject", csrf.Handler(h.action("eject", h.eject)))
+	h.mux.Handle("POST /restore", csrf.Handler(h.action("restore", h.restore)))
+
+	h.wd = newWatchdog(opts.WatchdogInterval, opts.WatchdogThreshold, func() { _ = lc.Status() })
+	return h, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+// Close stops the watchdog goroutine and waits for it; /livez fails once
+// WatchdogThreshold has passed after Close. It is idempotent and returns nil.
+func (h *Handler) Close() error {
+	h.wd.close()
+	return nil
+}
+
+// state answers GET /state with the JSON of lc.Status(): state, since, cause,
+// reason, in-flight counts, check results, registry outcomes and, once
+// draining, the timeline.
+func (h *Handler) state(w http.ResponseWriter, r *http.Request) {
+	body, err := json.MarshalIndent(h.lc.Status(), "", "  ")
+	if err != nil {
+		writeText(w, http.StatusInternalServerError, err.Error()+"\n")
+		return
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", "application/json")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(append(body, '\n'))
+}
