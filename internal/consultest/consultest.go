@@ -1,0 +1,292 @@
+// Package consultest runs a real Consul agent for tests: `consul agent -dev`
+// on free loopback ports, stopped when the test ends. The binary comes from
+// $DRAINKIT_CONSUL_BIN (set by `make test`) or, when that is unset, from
+// scripts/consul.sh at the module root, which builds it once into a cache.
+// A test that cannot obtain the binary fails; it is never skipped.
+//
+// A dev agent keeps all state in memory: Restart gives a fresh agent on the
+// same ports, as after a crash of a real agent that lost its state.
+package consultest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/consul/api"
+)
+
+// EnvBinary is the environment variable naming the consul binary.
+const EnvBinary = "DRAINKIT_CONSUL_BIN"
+
+// StartTimeout bounds how long Start and Restart wait for the agent to elect
+// itself leader and register its node.
+const StartTimeout = 30 * time.Second
+
+// Agent is one running (or stopped) dev agent. Its methods are safe for
+// concurrent use.
+type Agent struct {
+	// HTTPAddr is the agent's HTTP API address, "127.0.0.1:<port>"; the
+	// value for CONSUL_HTTP_ADDR.
+	HTTPAddr string
+	// Node is the agent's node name.
+	Node string
+
+	bin     string
+	ports   ports
+	logPath string
+
+	mu      sync.Mutex
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	clients []*http.Client // HTTP clients behind Client's api clients
+}
+
+type ports struct{ http, server, serfLAN, serfWAN int }
+
+// Binary returns the path of the consul binary: $DRAINKIT_CONSUL_BIN if set,
+// else the path printed by <module root>/scripts/consul.sh (which may build
+// it first, taking minutes).
+func Binary() (string, error) {
+	if p := os.Getenv(EnvBinary); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("consultest: %s=%s: %w", EnvBinary, p, err)
+		}
+		return p, nil
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
+	var stderr bytes.Buffer
+	cmd := exec.Command(filepath.Join(root, "scripts", "consul.sh"))
+	cmd.Dir = root
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("consultest: scripts/consul.sh: %w: %s", err, stderr.String())
+	}
+	p := strings.TrimSpace(string(out))
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("consultest: scripts/consul.sh printed %q: %w", p, err)
+	}
+	return p, nil
+}
+
+// moduleRoot finds the drainkit module's root above the working directory.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && bytes.HasPrefix(bytes.TrimSpace(b), []byte("module github.com/drainkit/drainkit\n")) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("consultest: module root of github.com/drainkit/drainkit not found above the working directory; set " + EnvBinary)
+		}
+		dir = parent
+	}
+}
+
+// Start starts a dev agent on free loopback ports and waits until it is
+// leader and its node is in the catalog. It fails the test if the binary
+// cannot be obtained or the agent does not come up within StartTimeout. The
+// agent is stopped when the test ends; its log is printed if the test failed.
+func Start(t testing.TB) *Agent {
+	t.Helper()
+	bin, err := Binary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := freePorts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &Agent{
+		HTTPAddr: net.JoinHostPort("127.0.0.1", strconv.Itoa(p.http)),
+		Node:     "consultest-" + strconv.Itoa(p.http),
+		bin:      bin,
+		ports:    p,
+		logPath:  filepath.Join(t.TempDir(), "consul.log"),
+	}
+	t.Cleanup(func() {
+		a.Stop()
+		a.mu.Lock()
+		for _, hc := range a.clients {
+			hc.CloseIdleConnections()
+		}
+		a.mu.Unlock()
+		if t.Failed() {
+			b, _ := os.ReadFile(a.logPath)
+			if len(b) > 8000 {
+				b = b[len(b)-8000:]
+			}
+			t.Logf("consul agent log (tail):\n%s", b)
+		}
+	})
+	if err := a.start(); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func (a *Agent) start() error {
+	logf, err := os.OpenFile(a.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	fmt.Fprintf(logf, "=== consultest: starting agent at %s\n", time.Now().Format(time.RFC3339Nano))
+	cmd := exec.Command(a.bin, "agent", "-dev",
+		"-bind", "127.0.0.1", "-client", "127.0.0.1",
+		"-node", a.Node,
+		"-http-port", strconv.Itoa(a.ports.http),
+		"-server-port", strconv.Itoa(a.ports.server),
+		"-serf-lan-port", strconv.Itoa(a.ports.serfLAN),
+		"-serf-wan-port", strconv.Itoa(a.ports.serfWAN),
+		"-dns-port", "-1", "-grpc-port", "-1", "-grpc-tls-port", "-1", "-https-port", "-1",
+		"-log-level", "info",
+	)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = append(os.Environ(), "CONSUL_HTTP_ADDR=") // don't let the agent pick up a caller's address
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("consultest: start %s: %w", a.bin, err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	a.mu.Lock()
+	a.cmd, a.exited = cmd, exited
+	a.mu.Unlock()
+	if err := a.waitUp(exited); err != nil {
+		a.Stop()
+		return err
+	}
+	return nil
+}
+
+// waitUp polls until the agent has a leader and its node is in the catalog.
+func (a *Agent) waitUp(exited <-chan struct{}) error {
+	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 2 * time.Second}
+	ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
+	defer cancel()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	var last error
+	for {
+		leader, err := get(ctx, hc, "http://"+a.HTTPAddr+"/v1/status/leader")
+		if err == nil && leader != `""` {
+			node, err2 := get(ctx, hc, "http://"+a.HTTPAddr+"/v1/catalog/node/"+a.Node)
+			if err2 == nil && node != "null" {
+				return nil
+			}
+			err = err2
+		}
+		if err != nil {
+			last = err
+		}
+		select {
+		case <-exited:
+			return fmt.Errorf("consultest: agent exited during start-up; see %s", a.logPath)
+		case <-ctx.Done():
+			return fmt.Errorf("consultest: agent not up within %s (last error: %v); see %s", StartTimeout, last, a.logPath)
+		case <-tick.C:
+		}
+	}
+}
+
+func get(ctx context.Context, hc *http.Client, url string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	_, _ = b.ReadFrom(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return strings.TrimSpace(b.String()), nil
+}
+
+// Stop kills the agent (SIGKILL: a dev agent has nothing to save) and waits
+// for it to exit. It is idempotent; the test's cleanup calls it too.
+func (a *Agent) Stop() {
+	a.mu.Lock()
+	cmd, exited := a.cmd, a.exited
+	a.cmd = nil
+	a.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Kill()
+	<-exited
+}
+
+// Restart stops the agent and starts a fresh one on the same ports: all
+// services, checks and indexes are gone, as after an agent crash that lost
+// its state. It fails the test if the new agent does not come up.
+func (a *Agent) Restart(t testing.TB) {
+	t.Helper()
+	a.Stop()
+	if err := a.start(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Running reports whether the agent process is running.
+func (a *Agent) Running() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.cmd != nil
+}
+
+// Config returns a new consul/api config for the agent: api.DefaultConfig
+// with Address set to HTTPAddr.
+func (a *Agent) Config() *api.Config {
+	cfg := api.DefaultConfig()
+	cfg.Address = a.HTTPAddr
+	return cfg
+}
+
+// Client returns a consul/api client for the agent. Its idle connections are
+// closed when the test ends, so goleak stays quiet.
+func (a *Agent) Client(t testing.TB) *api.Client {
+	t.Helper()
+	cfg := a.Config()
+	c, err := api.NewClient(cfg) // sets cfg.HttpClient
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.mu.Lock()
+	a.clients = append(a.clients, cfg.HttpClient)
+	a.mu.Unlock()
+	return c
+}
+
+// Env returns the environment for a child process that should use this agent:
+// CONSUL_HTTP_ADDR=<HTTPAddr>.
+func (a *Agent) Env() []string { return []string{"CONSUL_HTTP_ADDR=" + a.HTTPAddr} }
+
+// LogPath is the file the agent's output goes to (appended across restarts).
+func (a *Agent) LogPath() string { return a.logPath }
