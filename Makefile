@@ -1,9 +1,9 @@
 # `make test` is the README's test command and what CI runs.
 GO ?= go
 
-.PHONY: test vet race consul drill bench
+.PHONY: test vet race fuzz consul drill bench
 
-test: vet race
+test: vet race fuzz
 
 vet:
 	$(GO) vet ./...
@@ -11,6 +11,9 @@ vet:
 
 race:
 	DRAINKIT_CONSUL_BIN="$$(./scripts/consul.sh)" $(GO) test -race -count=1 -timeout 30m ./...
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime 5s -fuzzminimizetime 5s ./config
 
 consul:
 	./scripts/consul.sh

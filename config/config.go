@@ -1,0 +1,165 @@
+package config
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/drainkit/drainkit/lifecycle"
+)
+
+// Config is a complete, validated set of drainkit settings. Load returns one;
+// Default returns the defaults. A Config built or changed in code should be
+// checked with Validate before use.
+type Config struct {
+	// Timings is the drain budget (keys warmup.timeout, propagation.min,
+	// propagation.quiet, propagation.max, drain.timeout, stop.timeout,
+	// grace_period). Default lifecycle.DefaultTimings().
+	Timings lifecycle.Timings
+	// Checks sets the readiness-check interval, timeout and thresholds (keys
+	// checks.*). Default lifecycle.DefaultCheckOptions().
+	Checks lifecycle.CheckOptions
+	// Admin is the admin listener (probes, GET /state, POST /drain).
+	Admin AdminConfig
+	// Registry holds the service-registry (Consul) settings.
+	Registry RegistryConfig
+
+	// sources records where each key's value came from (absent: default).
+	sources map[string]Source
+}
+
+// AdminConfig configures the admin listener of DESIGN.md section 2.
+type AdminConfig struct {
+	// Addr is the admin listener's address, host:port (key admin.addr,
+	// default ":8081"; port 0 picks a free port).
+	Addr string
+	// Token, when set, is the bearer token POST /drain, /eject and /restore
+	// require from every peer; empty means those endpoints accept loopback
+	// peers only (key admin.token, default empty). It is a Secret: it never
+	// prints.
+	Token Secret
+	// Metrics mounts the Prometheus endpoint GET /metrics on the admin
+	// listener (key admin.metrics, default false).
+	Metrics bool
+}
+
+// RegistryConfig configures registration in Consul (DESIGN.md section 6). The
+// agent's address and ACL token are not here: consul/api reads them from
+// CONSUL_HTTP_ADDR, CONSUL_HTTP_TOKEN and friends.
+type RegistryConfig struct {
+	// Service is the service name to register (key registry.service; default
+	// empty, meaning the program's own default). Letters, digits, '-', '_'
+	// and '.', at most 255 bytes.
+	Service string
+	// TTL is the TTL check's time to live (key registry.ttl, default 15s,
+	// 1s..24h).
+	TTL time.Duration
+	// HeartbeatInterval is how often the TTL check is refreshed (key
+	// registry.heartbeat_interval, default 5s, > 0 and <= registry.ttl / 3).
+	HeartbeatInterval time.Duration
+	// DeregisterCriticalServiceAfter lets Consul remove an instance whose
+	// check stayed critical this long, e.g. after kill -9 (key
+	// registry.deregister_critical_service_after, default 1m, 1m..24h).
+	DeregisterCriticalServiceAfter time.Duration
+	// CallTimeout bounds each call to the Consul agent (key
+	// registry.call_timeout, default 2s, > 0 and <= registry.heartbeat_interval).
+	CallTimeout time.Duration
+	// DeregisterTimeout bounds deregistration at the drain's start (key
+	// registry.deregister_timeout, default 5s, > 0 and <= 24h); the lifecycle
+	// also caps it at propagation.max when that is > 0.
+	DeregisterTimeout time.Duration
+}
+
+// Default returns the defaults of every key: DESIGN.md section 3's timings,
+// lifecycle.DefaultCheckOptions, admin listener ":8081" without token or
+// metrics, and the registry defaults documented on RegistryConfig.
+func Default() *Config {
+	return &Config{
+		Timings: lifecycle.DefaultTimings(),
+		Checks:  lifecycle.DefaultCheckOptions(),
+		Admin:   AdminConfig{Addr: ":8081"},
+		Registry: RegistryConfig{
+			TTL:                            15 * time.Second,
+			HeartbeatInterval:              5 * time.Second,
+			DeregisterCriticalServiceAfter: time.Minute,
+			CallTimeout:                    2 * time.Second,
+			DeregisterTimeout:              5 * time.Second,
+		},
+	}
+}
+
+// LifecycleOptions returns the lifecycle.Options for c's timings, check
+// options and deregistration timeout, to pass to lifecycle.New together with
+// the caller's own (logger, observers).
+func (c *Config) LifecycleOptions() []lifecycle.Option {
+	return []lifecycle.Option{
+		lifecycle.WithTimings(c.Timings),
+		lifecycle.WithCheckOptions(c.Checks),
+		lifecycle.WithDeregisterTimeout(c.Registry.DeregisterTimeout),
+	}
+}
+
+// Source reports where key's value came from: a flag, an environment
+// variable, the file, or (for keys nobody set, unknown keys, or a Config not
+// produced by Load) the default.
+func (c *Config) Source(key string) Source {
+	if s, ok := c.sources[key]; ok {
+		return s
+	}
+	return Source{Kind: FromDefault}
+}
+
+// String renders every key as key=value on one line, in the order of Keys;
+// the admin token shows as [set] or [unset], never its value.
+func (c *Config) String() string {
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(k.name)
+		b.WriteByte('=')
+		b.WriteString(k.format(c))
+	}
+	return b.String()
+}
+
+// LogValue renders c as a slog group of key=value pairs, with the admin token
+// redacted like String.
+func (c *Config) LogValue() slog.Value {
+	attrs := make([]slog.Attr, 0, len(keys))
+	for _, k := range keys {
+		attrs = append(attrs, slog.String(k.name, k.format(c)))
+	}
+	return slog.GroupValue(attrs...)
+}
+
+// Secret is a string that never prints: String, GoString, Format, LogValue,
+// MarshalText and MarshalJSON all show "[set]" or "[unset]". Convert it with
+// string(s) where the value is really needed (comparing a bearer token).
+type Secret string
+
+const redacted = "[set]"
+
+func (s Secret) redact() string {
+	if s == "" {
+		return "[unset]"
+	}
+	return redacted
+}
+
+// String returns "[set]" or "[unset]".
+func (s Secret) String() string { return s.redact() }
+
+// GoString returns "[set]" or "[unset]", so %#v does not leak either.
+func (s Secret) GoString() string { return s.redact() }
+
+// Format prints "[set]" or "[unset]" for every verb.
+func (s Secret) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(s.redact())) }
+
+// LogValue returns "[set]" or "[unset]".
+func (s Secret) LogValue() slog.Value { return slog.StringValue(s.redact()) }
+
+// MarshalText returns "[set]" or "[unset]".
+func (s Secret) MarshalText() ([]byte, error) { return []byte(s.redact()), nil }

@@ -1,0 +1,32 @@
+// Package config loads drainkit's settings (the timings of DESIGN.md section
+// 3, readiness-check options, the admin listener and the registry) from a
+// YAML, TOML or JSON file, DRAINKIT_* environment variables and command-line
+// flags, and validates all of them before anything starts.
+//
+// Precedence, highest first: flags (only those set on the command line), then
+// environment variables, then the file, then the defaults
+// (lifecycle.DefaultTimings, lifecycle.DefaultCheckOptions and the defaults
+// documented on each key). Every key has one spelling per source:
+//
+//	file:  propagation.min: 5s         (nested or dotted; keys are case-insensitive)
+//	env:   DRAINKIT_PROPAGATION_MIN=5s (key upper-cased, '.' -> '_')
+//	flag:  --propagation-min=5s        (key with '.' and '_' -> '-')
+//
+// Load fails on the first bad value with an *Error that names the key, the
+// value given, where it came from and the allowed range, in one line:
+//
+//	propagation.min: "banana" from env DRAINKIT_PROPAGATION_MIN is not a duration (want e.g. 5s; range >= 0s, <= propagation.max, <= 24h)
+//
+// Durations use Go's syntax (time.ParseDuration: "300ms", "1m30s"); a bare
+// number other than 0 has no unit and is rejected, and no duration may exceed
+// 24h. The admin token never appears in an error, in String or in logs.
+//
+// This is the only drainkit package that imports viper; viper decodes the
+// file. Values are converted and range-checked here rather than through
+// viper's lenient getters (viper.GetDuration turns "banana" into 0).
+//
+// Out of scope: watching the file for changes (settings are read once, at
+// start), remote configuration stores, and the Consul agent's address and ACL
+// token, which consul/api reads from CONSUL_HTTP_ADDR, CONSUL_HTTP_TOKEN and
+// friends.
+package config

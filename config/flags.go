@@ -1,0 +1,54 @@
+package config
+
+import (
+	"github.com/spf13/pflag"
+)
+
+// BindFlags adds to fs the flag --config (the file's path) and one flag per
+// key: the key with '.' and '_' replaced by '-' (--propagation-min,
+// --grace-period, --checks-failure-threshold, --admin-token, ...). The flags
+// take their values as text; Load parses and validates them with the same
+// messages as the file's and the environment's values, so a bad flag fails
+// in Load, not in fs.Parse. Their defaults (shown in help) are those of
+// Default; only flags set on the command line override other sources. A flag
+// name fs already defines is left alone (Load still reads it). Passing the
+// admin token as a flag exposes it in the process list: prefer
+// DRAINKIT_ADMIN_TOKEN or the file.
+func BindFlags(fs *pflag.FlagSet) {
+	if fs.Lookup(KeyConfig) == nil {
+		fs.Var(&textValue{typ: "path"}, KeyConfig,
+			"configuration file, .yaml, .yml, .toml or .json (env "+EnvConfig+")")
+	}
+	d := Default()
+	for _, k := range keys {
+		name := FlagName(k.name)
+		if fs.Lookup(name) != nil {
+			continue
+		}
+		def := k.format(d)
+		if k.kind == kindSecret {
+			def = ""
+		}
+		v := &textValue{s: def, typ: typeNames[k.kind]}
+		fs.Var(v, name, k.help+" (env "+EnvVar(k.name)+"; "+k.allowed+")")
+		if k.kind == kindBool {
+			fs.Lookup(name).NoOptDefVal = "true"
+		}
+	}
+}
+
+var typeNames = map[kind]string{
+	kindDuration: "duration", kindInt: "int", kindString: "string", kindSecret: "token", kindBool: "bool",
+}
+
+// textValue is a pflag.Value that keeps the text as given; Load converts it.
+type textValue struct {
+	s   string
+	typ string
+}
+
+func (v *textValue) String() string { return v.s }
+
+func (v *textValue) Set(s string) error { v.s = s; return nil }
+
+func (v *textValue) Type() string { return v.typ }

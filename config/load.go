@@ -1,0 +1,276 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+)
+
+// Sources says where Load reads settings from. The zero value reads only the
+// process environment.
+type Sources struct {
+	// File is the configuration file's path, "" for none. Its extension
+	// picks the format: .yaml or .yml, .toml, .json. The flag --config and
+	// the environment variable DRAINKIT_CONFIG, when set, replace it.
+	File string
+	// Flags is the caller's flag set, already parsed (see BindFlags); nil
+	// for none. Only flags set on the command line count (pflag's Changed),
+	// so a flag's default never hides an environment variable or the file.
+	Flags *pflag.FlagSet
+	// Env is the environment as "KEY=value" strings; nil means os.Environ().
+	// Only DRAINKIT_* variables are read; an empty value counts as unset.
+	Env []string
+}
+
+// EnvConfig is the environment variable naming the configuration file.
+const EnvConfig = "DRAINKIT_CONFIG"
+
+// maxFileSize bounds the configuration file (1 MiB).
+const maxFileSize = 1 << 20
+
+// Load reads the file, the environment and the flags of s, in that order of
+// increasing precedence, over the defaults (see Default), and validates the
+// result. Every value from every source is checked, even one a higher source
+// overrides. The first problem found is returned as an *Error naming the key,
+// the value, its source and the allowed range; the problems are: a file that
+// is missing, unreadable, empty, not parseable or has an unsupported
+// extension (key "config"); an unknown key in the file; a value of the wrong
+// type; an unparseable duration, one without a unit or with an unknown unit,
+// one that overflows; and any value out of its range, including the grace
+// period budget (lifecycle.Timings.Validate, lifecycle.CheckOptions.Validate).
+// Unknown DRAINKIT_* environment variables are ignored: other programs share
+// the prefix.
+func Load(s Sources) (*Config, error) {
+	env := s.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	envMap := parseEnv(env)
+
+	c := Default()
+	c.sources = map[string]Source{}
+	raws := map[string][]rawValue{} // per key, lowest precedence first
+
+	path, pathSrc := configPath(s, envMap)
+	if path != "" {
+		c.sources[KeyConfig] = pathSrc
+		fileVals, err := readFile(path, pathSrc)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range fileVals {
+			raws[k] = append(raws[k], rawValue{v, Source{Kind: FromFile, Name: path}})
+		}
+	}
+	for _, k := range keys {
+		if v := envMap[EnvVar(k.name)]; v != "" {
+			raws[k.name] = append(raws[k.name], rawValue{v, Source{Kind: FromEnv, Name: EnvVar(k.name)}})
+		}
+		if s.Flags != nil {
+			if f := s.Flags.Lookup(FlagName(k.name)); f != nil && f.Changed {
+				raws[k.name] = append(raws[k.name], rawValue{f.Value.String(), Source{Kind: FromFlag, Name: "--" + f.Name}})
+			}
+		}
+	}
+	given := map[string]string{}
+	for _, k := range keys {
+		for _, r := range raws[k.name] {
+			if err := k.apply(c, r); err != nil {
+				return nil, err
+			}
+			c.sources[k.name] = r.src
+			given[k.name] = r.display(k)
+		}
+	}
+	if err := c.validate(given); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// parseEnv maps "KEY=value" strings; the first occurrence of a key wins, as
+// with os.Getenv.
+func parseEnv(env []string) map[string]string {
+	m := map[string]string{}
+	for _, kv := range env {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || !strings.HasPrefix(k, envPrefix) {
+			continue
+		}
+		if _, dup := m[k]; !dup {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// configPath picks the file: flag --config, then DRAINKIT_CONFIG, then
+// Sources.File.
+func configPath(s Sources, env map[string]string) (string, Source) {
+	if s.Flags != nil {
+		if f := s.Flags.Lookup(KeyConfig); f != nil && f.Changed {
+			return f.Value.String(), Source{Kind: FromFlag, Name: "--" + KeyConfig}
+		}
+	}
+	if p := env[EnvConfig]; p != "" {
+		return p, Source{Kind: FromEnv, Name: EnvConfig}
+	}
+	if s.File != "" {
+		return s.File, Source{Kind: FromCaller}
+	}
+	return "", Source{}
+}
+
+// formats maps file extensions to viper's config types.
+var formats = map[string]string{".yaml": "yaml", ".yml": "yaml", ".toml": "toml", ".json": "json"}
+
+// readFile decodes the file with viper and returns its settings flattened to
+// dotted, lower-case keys. Unknown keys are an error.
+func readFile(path string, src Source) (map[string]any, error) {
+	fileErr := func(problem, allowed string, err error) error {
+		return &Error{Key: KeyConfig, Value: quoteValue(path), Source: src, Problem: problem, Allowed: allowed, Err: err}
+	}
+	ext := strings.ToLower(filepath.Ext(path))
+	format, ok := formats[ext]
+	if !ok {
+		return nil, fileErr("has an unsupported extension "+quoteValue(ext), "want .yaml, .yml, .toml or .json", nil)
+	}
+	info, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fileErr("does not exist", "want the path of a readable "+format+" file", err)
+	case err != nil:
+		return nil, fileErr("cannot be read: "+pathErrText(err), "want the path of a readable "+format+" file", err)
+	case info.IsDir():
+		return nil, fileErr("is a directory", "want the path of a readable "+format+" file", nil)
+	case info.Size() > maxFileSize:
+		return nil, fileErr("is too large", "at most 1 MiB", nil)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fileErr("cannot be read: "+pathErrText(err), "want the path of a readable "+format+" file", err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, fileErr("is empty", "want at least one key, e.g. propagation.min: 5s; see config.Example", nil)
+	}
+	settings, err := decode(data, format)
+	if err != nil {
+		return nil, fileErr("is not valid "+format+": "+shorten(err.Error()), "see config.Example", err)
+	}
+	flat := map[string]any{}
+	flatten("", settings, flat)
+	if len(flat) == 0 {
+		return nil, fileErr("has no settings", "want at least one key, e.g. propagation.min: 5s; see config.Example", nil)
+	}
+	var unknown []string
+	for k := range flat {
+		if _, ok := lookupKey(k); !ok {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		k := unknown[0]
+		allowed := "known keys: " + strings.Join(Keys(), ", ")
+		if s := suggest(k); s != "" {
+			allowed = "did you mean " + s + "?"
+		}
+		return nil, &Error{Key: k, Source: Source{Kind: FromFile, Name: path}, Problem: "is not a known key", Allowed: allowed}
+	}
+	return flat, nil
+}
+
+// decode parses data with viper's decoder for format. A decoder panic (there
+// should be none) becomes an error rather than crashing the program at start.
+func decode(data []byte, format string) (settings map[string]any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("decoder failed: %v", r)
+		}
+	}()
+	v := viper.NewWithOptions(viper.KeyDelimiter("."))
+	v.SetConfigType(format)
+	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
+		return nil, err
+	}
+	return v.AllSettings(), nil
+}
+
+// flatten turns nested tables into dotted keys. An empty table, or a table
+// where a known key wants a scalar, is kept as a value so that it is reported
+// rather than silently ignored.
+func flatten(prefix string, m map[string]any, out map[string]any) {
+	for k, v := range m {
+		key := strings.ToLower(k)
+		if prefix != "" {
+			key = prefix + "." + key
+		}
+		_, known := lookupKey(key)
+		if sub, ok := v.(map[string]any); ok && len(sub) > 0 && !known {
+			flatten(key, sub, out)
+			continue
+		}
+		out[key] = v
+	}
+}
+
+// suggest returns the known key closest to k, if it is close (a typo).
+func suggest(k string) string {
+	best, bestD := "", 4
+	for _, def := range keys {
+		if d := distance(k, def.name); d < bestD {
+			best, bestD = def.name, d
+		}
+	}
+	return best
+}
+
+// distance is the Levenshtein distance, capped for long inputs.
+func distance(a, b string) int {
+	if len(a) > 100 {
+		return 100
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// shorten keeps a decoder's message to one short line.
+func shorten(s string) string {
+	s = oneLine(s)
+	if len(s) > 160 {
+		s = s[:160] + "..."
+	}
+	return s
+}
+
+// pathErrText is a file-system error without the path (the Error shows it).
+func pathErrText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}

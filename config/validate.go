@@ -1,0 +1,144 @@
+package config
+
+import (
+	"errors"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/drainkit/drainkit/lifecycle"
+)
+
+// Validate checks every value of c against its range, the window's order and
+// the grace-period budget, and returns an *Error for the first problem (in
+// the order of Keys), or nil. Load calls it; call it after changing a Config
+// in code.
+func (c *Config) Validate() error {
+	if err := c.validate(nil); err != nil {
+		return err
+	}
+	return nil
+}
+
+// validate is Validate with the values as the sources spelled them, for the
+// error message; keys missing from given are shown formatted.
+func (c *Config) validate(given map[string]string) *Error {
+	wrap := func(re *lifecycle.RangeError) *Error {
+		k, ok := lookupKey(re.Key)
+		if !ok {
+			return &Error{Key: re.Key, Value: quoteValue(re.Value), Problem: "is out of range", Allowed: re.Allowed, Err: re}
+		}
+		return c.rangeError(k, given, re.Allowed, re)
+	}
+	var re *lifecycle.RangeError
+	if err := c.Timings.Validate(); err != nil {
+		if errors.As(err, &re) {
+			return wrap(re)
+		}
+		return &Error{Key: "timings", Problem: err.Error(), Err: err}
+	}
+	if err := c.Checks.Validate(); err != nil {
+		if errors.As(err, &re) {
+			return wrap(re)
+		}
+		return &Error{Key: "checks", Problem: err.Error(), Err: err}
+	}
+	for _, k := range keys {
+		if msg := c.checkOwn(k); msg != "" {
+			return c.rangeError(k, given, msg, nil)
+		}
+	}
+	return nil
+}
+
+// rangeError builds the Error for key k out of range; allowed is the rule it
+// broke. Other keys the rule mentions are listed with their sources when they
+// were set explicitly, so a budget overflow caused by propagation.max from
+// the environment says so.
+func (c *Config) rangeError(k keyDef, given map[string]string, allowed string, err error) *Error {
+	val, ok := given[k.name]
+	if !ok {
+		val = quoteValue(k.format(c))
+		if k.kind == kindSecret {
+			val = "[redacted]"
+		}
+	}
+	var related []string
+	for _, o := range keys {
+		if o.name == k.name || !strings.Contains(allowed, o.name) {
+			continue
+		}
+		if src := c.Source(o.name); src.Kind != FromDefault {
+			related = append(related, o.name+" "+o.format(c)+" from "+src.String())
+		}
+	}
+	if len(related) > 0 {
+		allowed += "; " + strings.Join(related, ", ")
+	}
+	problem := "is out of range"
+	if k.kind == kindString || k.kind == kindSecret {
+		problem = "is not valid"
+	}
+	return &Error{Key: k.name, Value: val, Source: c.Source(k.name), Problem: problem, Allowed: allowed, Err: err}
+}
+
+// checkOwn checks the keys lifecycle does not validate and returns the rule
+// broken, or "".
+func (c *Config) checkOwn(k keyDef) string {
+	r := c.Registry
+	max := "<= " + formatDuration(lifecycle.MaxDuration)
+	switch k.name {
+	case "admin.addr":
+		return checkAddr(c.Admin.Addr)
+	case "admin.token":
+		for _, ch := range string(c.Admin.Token) {
+			if ch <= ' ' || ch > '~' || ch == '"' || ch == '\\' {
+				return "must be printable ASCII without spaces, quotes or backslashes"
+			}
+		}
+	case "registry.service":
+		if len(r.Service) > 255 {
+			return "must be at most 255 bytes"
+		}
+		for _, ch := range r.Service {
+			if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '-' || ch == '_' || ch == '.') {
+				return "must be letters, digits, '-', '_' and '.'"
+			}
+		}
+	case "registry.ttl":
+		if r.TTL < time.Second || r.TTL > lifecycle.MaxDuration {
+			return "must be >= 1s and " + max
+		}
+	case "registry.heartbeat_interval":
+		if r.HeartbeatInterval <= 0 || r.HeartbeatInterval > r.TTL/3 {
+			return "must be > 0s and <= registry.ttl / 3 (" + formatDuration(r.TTL/3) + ")"
+		}
+	case "registry.deregister_critical_service_after":
+		if r.DeregisterCriticalServiceAfter < time.Minute || r.DeregisterCriticalServiceAfter > lifecycle.MaxDuration {
+			return "must be >= 1m (Consul's minimum) and " + max
+		}
+	case "registry.call_timeout":
+		if r.CallTimeout <= 0 || r.CallTimeout > r.HeartbeatInterval {
+			return "must be > 0s and <= registry.heartbeat_interval (" + formatDuration(r.HeartbeatInterval) + ")"
+		}
+	case "registry.deregister_timeout":
+		if r.DeregisterTimeout <= 0 || r.DeregisterTimeout > lifecycle.MaxDuration {
+			return "must be > 0s and " + max
+		}
+	}
+	return ""
+}
+
+// checkAddr accepts host:port with a numeric port 0..65535.
+func checkAddr(addr string) string {
+	const rule = "must be host:port with a numeric port 0..65535, e.g. :8081 or 127.0.0.1:8081"
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return rule
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return rule
+	}
+	return ""
+}
