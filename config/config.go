@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/registry/consul"
 )
 
 // Config is a complete, validated set of drainkit settings. Load returns one;
@@ -52,18 +53,20 @@ type RegistryConfig struct {
 	// empty, meaning the program's own default). Letters, digits, '-', '_'
 	// and '.', at most 255 bytes.
 	Service string
-	// TTL is the TTL check's time to live (key registry.ttl, default 15s,
+	// TTL is the TTL check's time to live (key registry.ttl, default 10s,
 	// 1s..24h).
 	TTL time.Duration
 	// HeartbeatInterval is how often the TTL check is refreshed (key
-	// registry.heartbeat_interval, default 5s, > 0 and <= registry.ttl / 3).
+	// registry.heartbeat_interval, default 0 meaning registry.ttl / 3;
+	// otherwise > 0 and <= registry.ttl / 3).
 	HeartbeatInterval time.Duration
 	// DeregisterCriticalServiceAfter lets Consul remove an instance whose
 	// check stayed critical this long, e.g. after kill -9 (key
 	// registry.deregister_critical_service_after, default 1m, 1m..24h).
 	DeregisterCriticalServiceAfter time.Duration
 	// CallTimeout bounds each call to the Consul agent (key
-	// registry.call_timeout, default 2s, > 0 and <= registry.heartbeat_interval).
+	// registry.call_timeout, default 0 meaning the smaller of the heartbeat
+	// interval and 2s; otherwise > 0 and <= the heartbeat interval).
 	CallTimeout time.Duration
 	// DeregisterTimeout bounds deregistration at the drain's start (key
 	// registry.deregister_timeout, default 5s, > 0 and <= 24h); the lifecycle
@@ -80,10 +83,8 @@ func Default() *Config {
 		Checks:  lifecycle.DefaultCheckOptions(),
 		Admin:   AdminConfig{Addr: ":8081"},
 		Registry: RegistryConfig{
-			TTL:                            15 * time.Second,
-			HeartbeatInterval:              5 * time.Second,
-			DeregisterCriticalServiceAfter: time.Minute,
-			CallTimeout:                    2 * time.Second,
+			TTL:                            consul.DefaultTTL,
+			DeregisterCriticalServiceAfter: consul.DefaultDeregisterCriticalServiceAfter,
 			DeregisterTimeout:              5 * time.Second,
 		},
 	}
@@ -98,6 +99,24 @@ func (c *Config) LifecycleOptions() []lifecycle.Option {
 		lifecycle.WithCheckOptions(c.Checks),
 		lifecycle.WithDeregisterTimeout(c.Registry.DeregisterTimeout),
 	}
+}
+
+// ConsulOptions returns consul.Options for an instance serving on port, with
+// the TTL check settings of r. The service name is r.Service, or
+// defaultService when r.Service is empty. The caller sets what config does
+// not cover (Address, Tags, Meta, Logger, the consul/api configuration);
+// consul.New validates the result.
+func (r RegistryConfig) ConsulOptions(defaultService string, port int) consul.Options {
+	service := r.Service
+	if service == "" {
+		service = defaultService
+	}
+	o := consul.DefaultOptions(service, port)
+	o.TTL = r.TTL
+	o.HeartbeatInterval = r.HeartbeatInterval
+	o.CallTimeout = r.CallTimeout
+	o.DeregisterCriticalServiceAfter = r.DeregisterCriticalServiceAfter
+	return o
 }
 
 // Source reports where key's value came from: a flag, an environment

@@ -45,6 +45,9 @@ func FuzzLoad(f *testing.F) {
 			if verr := c.Validate(); verr != nil {
 				t.Fatalf("Load returned a Config that does not validate: %v", verr)
 			}
+			if err := c.Registry.ConsulOptions("svc", 1).Validate(); err != nil {
+				t.Fatalf("Load accepted registry settings consul rejects: %v", err)
+			}
 			if strings.Contains(c.String(), token) {
 				t.Fatalf("String shows the token: %s", c)
 			}

@@ -63,11 +63,11 @@ var keys = []keyDef{
 	{"registry.ttl", kindDuration, "time to live of the registry's TTL check",
 		">= 1s, <= 24h", func(c *Config) any { return &c.Registry.TTL }},
 	{"registry.heartbeat_interval", kindDuration, "how often the TTL check is refreshed",
-		"> 0s, <= registry.ttl / 3", func(c *Config) any { return &c.Registry.HeartbeatInterval }},
+		"0 (registry.ttl / 3), or > 0s and <= registry.ttl / 3", func(c *Config) any { return &c.Registry.HeartbeatInterval }},
 	{"registry.deregister_critical_service_after", kindDuration, "Consul removes an instance whose check stayed critical this long (after kill -9)",
 		">= 1m, <= 24h", func(c *Config) any { return &c.Registry.DeregisterCriticalServiceAfter }},
 	{"registry.call_timeout", kindDuration, "timeout of each call to the Consul agent",
-		"> 0s, <= registry.heartbeat_interval", func(c *Config) any { return &c.Registry.CallTimeout }},
+		"0 (the smaller of the heartbeat interval and 2s), or > 0s and <= the heartbeat interval", func(c *Config) any { return &c.Registry.CallTimeout }},
 	{"registry.deregister_timeout", kindDuration, "deregistration at the drain's start must finish within this (also capped by propagation.max)",
 		"> 0s, <= 24h", func(c *Config) any { return &c.Registry.DeregisterTimeout }},
 }

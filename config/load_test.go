@@ -118,11 +118,14 @@ func TestBadInputs(t *testing.T) {
 		{name: "timeout > interval", env: []string{"DRAINKIT_CHECKS_TIMEOUT=6s"}, key: "checks.timeout", want: []string{"<= checks.interval (5s)"}},
 		{name: "bad addr", env: []string{"DRAINKIT_ADMIN_ADDR=8081"}, key: "admin.addr", want: []string{`"8081"`, "host:port"}},
 		{name: "bad port", args: []string{"--admin-addr=:99999"}, key: "admin.addr"},
-		{name: "heartbeat > ttl/3", file: "c.yaml\nregistry:\n  ttl: 6s\n", key: "registry.heartbeat_interval",
-			want: []string{"registry.ttl / 3 (2s)", "registry.ttl 6s from file"}},
+		{name: "heartbeat > ttl/3", file: "c.yaml\nregistry:\n  ttl: 6s\n  heartbeat_interval: 3s\n", key: "registry.heartbeat_interval",
+			want: []string{`"3s" from file`, "registry.ttl / 3 (2s)", "registry.ttl 6s from file"}},
+		{name: "negative heartbeat", env: []string{"DRAINKIT_REGISTRY_HEARTBEAT_INTERVAL=-1s"}, key: "registry.heartbeat_interval"},
+		{name: "ttl too short", env: []string{"DRAINKIT_REGISTRY_TTL=500ms"}, key: "registry.ttl", want: []string{">= 1s"}},
 		{name: "critical after < 1m", env: []string{"DRAINKIT_REGISTRY_DEREGISTER_CRITICAL_SERVICE_AFTER=30s"},
 			key: "registry.deregister_critical_service_after", want: []string{">= 1m"}},
-		{name: "call timeout", env: []string{"DRAINKIT_REGISTRY_CALL_TIMEOUT=0"}, key: "registry.call_timeout"},
+		{name: "call timeout", env: []string{"DRAINKIT_REGISTRY_CALL_TIMEOUT=4s"}, key: "registry.call_timeout",
+			want: []string{"<= registry.heartbeat_interval (3.333333333s)"}},
 		{name: "deregister timeout", env: []string{"DRAINKIT_REGISTRY_DEREGISTER_TIMEOUT=-5s"}, key: "registry.deregister_timeout"},
 		{name: "service name", env: []string{"DRAINKIT_REGISTRY_SERVICE=my service"}, key: "registry.service"},
 		{name: "empty string value in file", file: "c.yaml\ndrain:\n  timeout: \"\"\n", key: "drain.timeout", want: []string{"is empty"}},
@@ -365,5 +368,30 @@ func TestBindFlagsHelp(t *testing.T) {
 	}
 	if !c.Admin.Metrics || c.Admin.Addr != "127.0.0.1:1" {
 		t.Errorf("got %s", c)
+	}
+}
+
+func TestConsulOptions(t *testing.T) {
+	c, err := config.Load(config.Sources{Env: []string{"DRAINKIT_REGISTRY_TTL=30s", "DRAINKIT_REGISTRY_CALL_TIMEOUT=1s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := c.Registry.ConsulOptions("svc", 8080)
+	if o.Service != "svc" || o.Port != 8080 || o.TTL != 30*time.Second || o.CallTimeout != time.Second ||
+		o.HeartbeatInterval != 0 || o.DeregisterCriticalServiceAfter != time.Minute {
+		t.Errorf("ConsulOptions = %+v", o)
+	}
+	if err := o.Validate(); err != nil {
+		t.Errorf("consul rejects what config accepted: %v", err)
+	}
+	// Defaults agree with consul.DefaultOptions, and config accepts nothing
+	// consul would reject.
+	d := config.Default().Registry.ConsulOptions("svc", 1)
+	if err := d.Validate(); err != nil {
+		t.Errorf("defaults: %v", err)
+	}
+	c, err = config.Load(config.Sources{Env: []string{"DRAINKIT_REGISTRY_SERVICE=named"}})
+	if err != nil || c.Registry.ConsulOptions("svc", 1).Service != "named" {
+		t.Errorf("registry.service not used: %v", err)
 	}
 }

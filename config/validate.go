@@ -111,16 +111,20 @@ func (c *Config) checkOwn(k keyDef) string {
 			return "must be >= 1s and " + max
 		}
 	case "registry.heartbeat_interval":
-		if r.HeartbeatInterval <= 0 || r.HeartbeatInterval > r.TTL/3 {
-			return "must be > 0s and <= registry.ttl / 3 (" + formatDuration(r.TTL/3) + ")"
+		if r.HeartbeatInterval < 0 || r.HeartbeatInterval > r.TTL/3 {
+			return "must be 0 (registry.ttl / 3) or > 0s and <= registry.ttl / 3 (" + formatDuration(r.TTL/3) + ")"
 		}
 	case "registry.deregister_critical_service_after":
 		if r.DeregisterCriticalServiceAfter < time.Minute || r.DeregisterCriticalServiceAfter > lifecycle.MaxDuration {
 			return "must be >= 1m (Consul's minimum) and " + max
 		}
 	case "registry.call_timeout":
-		if r.CallTimeout <= 0 || r.CallTimeout > r.HeartbeatInterval {
-			return "must be > 0s and <= registry.heartbeat_interval (" + formatDuration(r.HeartbeatInterval) + ")"
+		hb := r.HeartbeatInterval
+		if hb == 0 {
+			hb = r.TTL / 3
+		}
+		if r.CallTimeout < 0 || r.CallTimeout > hb {
+			return "must be 0 (the smaller of the heartbeat interval and 2s) or > 0s and <= registry.heartbeat_interval (" + formatDuration(hb) + ")"
 		}
 	case "registry.deregister_timeout":
 		if r.DeregisterTimeout <= 0 || r.DeregisterTimeout > lifecycle.MaxDuration {
