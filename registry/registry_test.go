@@ -5,6 +5,7 @@ import (
 	"errors"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -162,7 +163,7 @@ func TestMemoryWithLifecycle(t *testing.T) {
 		PropagationQuiet: 0, PropagationMax: 300 * time.Millisecond, DrainTimeout: time.Second,
 		StopTimeout: time.Second, GracePeriod: 10 * time.Second}
 	lc, err := lifecycle.New(lifecycle.WithTimings(tm), lifecycle.WithDeregisterTimeout(200*time.Millisecond),
-		lifecycle.WithSignals())
+		lifecycle.WithSignals(syscall.SIGUSR2))
 	if err != nil {
 		t.Fatal(err)
 	}

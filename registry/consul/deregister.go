@@ -1,0 +1,145 @@
+package consul
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/drainkit/drainkit/registry"
+	"github.com/hashicorp/consul/api"
+)
+
+// Backoff bounds between deregistration attempts and between failed
+// confirmation queries.
+const (
+	retryMin = 50 * time.Millisecond
+	retryMax = time.Second
+	// lastAttemptMargin is left before the deadline for a final attempt.
+	lastAttemptMargin = 20 * time.Millisecond
+)
+
+// Deregister stops the heartbeat (so the instance is never registered again),
+// then removes the instance from the agent, retrying failed calls with
+// jittered backoff (50ms doubling to 1s, the last attempt just before ctx's
+// deadline) until ctx is done. Each attempt is
+// bounded by CallTimeout and by ctx. It returns nil once the agent removed
+// the instance or did not know it, and when nothing was ever registered;
+// otherwise an error naming the attempts and the last failure, at ctx's
+// deadline at the latest. Later calls return nil at once.
+func (r *Registrar) Deregister(ctx context.Context) error {
+	start := time.Now()
+	r.mu.Lock()
+	if r.status.Deregistering {
+		r.mu.Unlock()
+		return nil
+	}
+	r.status.Deregistering = true
+	r.mu.Unlock()
+	if !r.stopWorker(ctx) {
+		err := fmt.Errorf("consul: deregister %s: heartbeat still running at the deadline: %w", r.id, ctx.Err())
+		r.failed("deregister", err)
+		return err
+	}
+	if !r.attempted {
+		r.log.Info("consul: nothing to deregister: never registered")
+		return nil
+	}
+	attempts, err := r.deregisterRetrying(ctx)
+	if err == nil && r.uncertain {
+		// A registration or heartbeat cancelled in flight may still be
+		// applied by the agent after our deregistration: look once more.
+		cctx, cancel := r.callCtx(ctx)
+		_, _, gerr := r.client.Agent().Service(r.id, (&api.QueryOptions{}).WithContext(cctx))
+		cancel()
+		if gerr == nil {
+			var n int
+			n, err = r.deregisterRetrying(ctx)
+			attempts += n
+		}
+	}
+	if err != nil {
+		err = fmt.Errorf("consul: deregister %s: %d attempts in %s: %w", r.id, attempts, time.Since(start).Round(time.Millisecond), err)
+		r.failed("deregister", err)
+		r.log.Warn("consul: deregistration failed; the check turns critical after the TTL", "error", err, "ttl", r.opts.TTL)
+		return err
+	}
+	r.wrote(func(s *registry.Status) { s.Health = registry.Absent })
+	r.log.Info("consul: deregistered", "attempts", attempts, "took", time.Since(start))
+	return nil
+}
+
+// deregisterRetrying calls the agent until it succeeds or ctx ends. It
+// returns the number of attempts and the last error joined with ctx's.
+func (r *Registrar) deregisterRetrying(ctx context.Context) (int, error) {
+	bo := backoff{min: retryMin, max: retryMax}
+	for n := 1; ; n++ {
+		cctx, cancel := r.callCtx(ctx)
+		err := r.client.Agent().ServiceDeregisterOpts(r.id, (&api.QueryOptions{}).WithContext(cctx))
+		cancel()
+		if err == nil || lostInstance(err) {
+			return n, nil
+		}
+		wait := bo.next()
+		if dl, ok := ctx.Deadline(); ok {
+			// Keep a last attempt just before the deadline rather than
+			// giving up early.
+			left := time.Until(dl) - lastAttemptMargin
+			if left <= 0 {
+				return n, errors.Join(err, context.DeadlineExceeded)
+			}
+			wait = min(wait, left)
+		}
+		if serr := sleep(ctx, wait); serr != nil {
+			return n, errors.Join(err, serr)
+		}
+	}
+}
+
+// confirmWait is the longest a single blocking query of Confirm waits.
+const confirmWait = 10 * time.Second
+
+// Confirm blocks until Consul's health endpoint no longer lists the instance
+// as passing (nil), or ctx is done (an error wrapping ctx.Err() and the last
+// query error). It uses blocking queries on /v1/health/service/<service>
+// ?passing, so it returns as soon as the catalog changes. After a failed
+// Deregister it still returns once the TTL check has expired.
+func (r *Registrar) Confirm(ctx context.Context) error {
+	start := time.Now()
+	var last error
+	var idx uint64
+	bo := backoff{min: retryMin, max: retryMax}
+	for {
+		q := &api.QueryOptions{WaitIndex: idx, WaitTime: confirmWait}
+		qstart := time.Now()
+		entries, meta, err := r.client.Health().Service(r.opts.Service, "", true, q.WithContext(ctx))
+		if ctx.Err() != nil {
+			if last != nil {
+				return fmt.Errorf("consul: confirm %s not passing: %w (last error: %v)", r.id, ctx.Err(), last)
+			}
+			return fmt.Errorf("consul: confirm %s not passing: %w", r.id, ctx.Err())
+		}
+		if err != nil {
+			last = err
+			_ = sleep(ctx, bo.next()) // a done ctx is reported by the next round
+			continue
+		}
+		bo.reset()
+		listed := false
+		for _, e := range entries {
+			if e.Service != nil && e.Service.ID == r.id {
+				listed = true
+				break
+			}
+		}
+		if !listed {
+			r.log.Info("consul: confirmed: no longer passing", "took", time.Since(start), "index", meta.LastIndex)
+			return nil
+		}
+		var reset bool
+		idx, reset = nextIndex(idx, meta.LastIndex)
+		if reset || time.Since(qstart) < minQueryInterval {
+			_ = sleep(ctx, minQueryInterval-time.Since(qstart))
+		}
+	}
+}

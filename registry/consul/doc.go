@@ -1,0 +1,53 @@
+// Package consul registers a drainkit instance in Consul (DESIGN.md section
+// 6) and watches the passing instances of a service.
+//
+// # Registrar
+//
+// A Registrar follows the lifecycle (see lifecycle.Registrar):
+//
+//   - READY: on the first READY it registers the service and its TTL check in
+//     one call, the check passing at once; it then heartbeats the check every
+//     HeartbeatInterval (at most TTL/3), one call in flight at a time, each
+//     bounded by CallTimeout.
+//   - EJECTED by the readiness checks: the TTL check is set critical (and kept
+//     critical by the heartbeat). EJECTED by an operator: Consul service
+//     maintenance mode is enabled; Restore disables it.
+//   - DRAINING: Deregister stops the heartbeat and deregisters synchronously,
+//     retrying with jittered backoff until its context's deadline; a slow or
+//     unreachable agent makes it return an error, never block the drain.
+//     Confirm then waits, through blocking queries on the health endpoint,
+//     until the instance is no longer listed as passing.
+//   - If the agent forgets the service (an agent restart without state), the
+//     next heartbeat sees "Unknown check ID" and registers again, while READY
+//     or EJECTED; never after Deregister was called.
+//
+// A process killed with SIGKILL stops heartbeating: its check turns critical
+// after TTL, and Consul removes the registration after
+// DeregisterCriticalServiceAfter (at least one minute).
+//
+// # Instance identity
+//
+// IDs come from registry.InstanceID (service, hostname, port and a random
+// suffix), so they never collide across hosts and every process has a new
+// one. Before its first registration a Registrar removes earlier drainkit
+// registrations of the same service on the same agent with the same address
+// and port: their process cannot be alive, because this process holds that
+// port now. This keeps a dead predecessor (kill -9, OOM) from staying passing
+// beside its successor until its TTL runs out. The predecessor's own
+// deregistration or Consul's clean-up can only ever remove the predecessor's
+// ID, never the successor's.
+//
+// # Settings
+//
+// The agent address, ACL token and TLS settings come from Options.Consul, by
+// default api.DefaultConfig(), which reads CONSUL_HTTP_ADDR,
+// CONSUL_HTTP_TOKEN, CONSUL_HTTP_TOKEN_FILE, CONSUL_HTTP_SSL,
+// CONSUL_CACERT, CONSUL_CLIENT_CERT, CONSUL_CLIENT_KEY and the other
+// variables consul/api documents. The token is never logged.
+//
+// # Watch
+//
+// Watch and Watcher follow the passing instances of a service with blocking
+// queries and deliver Views stamped with the Consul index and the time they
+// were received; on errors they keep the last good view and back off.
+package consul

@@ -1,0 +1,244 @@
+package consul
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"time"
+
+	"github.com/drainkit/drainkit/registry"
+	"github.com/hashicorp/consul/api"
+)
+
+// run is the worker: it applies the latest Sync at once when kicked, and
+// otherwise heartbeats every HeartbeatInterval, counted from the start of
+// the previous step. One agent call is in flight at a time.
+func (r *Registrar) run(ctx context.Context, done chan<- struct{}) {
+	defer close(done)
+	timer := time.NewTimer(r.opts.HeartbeatInterval)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.kick:
+		case <-timer.C:
+		}
+		start := time.Now()
+		r.step(ctx)
+		timer.Reset(r.opts.HeartbeatInterval - time.Since(start))
+	}
+}
+
+// step applies the latest wanted health once and publishes the outcome to
+// Sync callers.
+func (r *Registrar) step(ctx context.Context) {
+	r.mu.Lock()
+	gen, want, reason := r.gen, r.want, r.reason
+	r.mu.Unlock()
+	err := r.apply(ctx, want, reason)
+	if ctx.Err() != nil {
+		return // stopped by Deregister or Close; Sync callers see done
+	}
+	r.mu.Lock()
+	r.applied, r.appliedErr = gen, err
+	close(r.appliedCh)
+	r.appliedCh = make(chan struct{})
+	r.mu.Unlock()
+}
+
+// ttlStatus is the TTL check's status for a wanted health. In maintenance the
+// check stays passing: maintenance mode alone takes the instance out of
+// rotation, and a passing check is never reaped by
+// DeregisterCriticalServiceAfter, however long the operator keeps it out.
+func ttlStatus(h registry.Health) string {
+	if h == registry.Critical {
+		return api.HealthCritical
+	}
+	return api.HealthPassing
+}
+
+// apply registers the instance if the agent does not hold it, then sets
+// maintenance mode and the TTL check as want says. If the agent turns out to
+// have lost the instance, it registers again at once (once per step).
+func (r *Registrar) apply(ctx context.Context, want registry.Health, reason string) error {
+	for attempt := 0; ; attempt++ {
+		var regStatus string
+		if !r.registered {
+			if !r.cleaned {
+				r.removePredecessors(ctx)
+			}
+			var err error
+			if regStatus, err = r.register(ctx, want, reason); err != nil {
+				return err
+			}
+		}
+		err := r.converge(ctx, want, reason, regStatus)
+		if err != nil && lostInstance(err) && attempt == 0 {
+			r.registered, r.maint = false, false
+			r.mu.Lock()
+			r.status.Health = registry.Absent
+			r.mu.Unlock()
+			r.log.Warn("consul: the agent lost the instance (agent restart or reaped); registering again", "error", err)
+			continue
+		}
+		if err != nil && lostInstance(err) {
+			r.failed("heartbeat", err)
+		}
+		return err
+	}
+}
+
+// register sends the service and its TTL check in one call. The check starts
+// passing only if want is Passing; in maintenance it starts critical and is
+// set passing once maintenance mode is on. It returns the check's status.
+func (r *Registrar) register(ctx context.Context, want registry.Health, reason string) (string, error) {
+	status := api.HealthCritical
+	if want == registry.Passing {
+		status = api.HealthPassing
+	}
+	meta := maps.Clone(r.opts.Meta)
+	if meta == nil {
+		meta = map[string]string{}
+	}
+	meta[metaManaged] = "true"
+	reg := &api.AgentServiceRegistration{
+		ID:      r.id,
+		Name:    r.opts.Service,
+		Address: r.opts.Address,
+		Port:    r.opts.Port,
+		Tags:    r.opts.Tags,
+		Meta:    meta,
+		Check: &api.AgentServiceCheck{
+			CheckID:                        r.checkID,
+			Name:                           "drainkit lifecycle TTL",
+			Notes:                          "passing while the instance is READY; heartbeated by drainkit",
+			TTL:                            r.opts.TTL.String(),
+			Status:                         status,
+			DeregisterCriticalServiceAfter: r.opts.DeregisterCriticalServiceAfter.String(),
+		},
+	}
+	cctx, cancel := r.callCtx(ctx)
+	defer cancel()
+	r.attempted = true
+	err := r.client.Agent().ServiceRegisterOpts(reg, api.ServiceRegisterOpts{ReplaceExistingChecks: true}.WithContext(cctx))
+	if err != nil {
+		if ctx.Err() != nil {
+			r.uncertain = true
+		}
+		r.failed("register", err)
+		return "", err
+	}
+	r.registered = true
+	var n int
+	r.wrote(func(s *registry.Status) {
+		s.Registrations++
+		n = s.Registrations
+		if status == api.HealthPassing {
+			s.Health = registry.Passing
+		} else {
+			s.Health = registry.Critical
+		}
+	})
+	if n == 1 {
+		r.log.Info("consul: registered", "check_status", status, "ttl", r.opts.TTL)
+	} else {
+		r.log.Info("consul: registered again", "check_status", status, "registrations", n)
+	}
+	return status, nil
+}
+
+// converge sets maintenance mode and the TTL check (the heartbeat). It orders
+// the calls so that the instance never passes in between: maintenance on
+// before the check passes, and the check critical before maintenance goes
+// off. regStatus is the check status just registered ("" if none), which
+// saves one call.
+func (r *Registrar) converge(ctx context.Context, want registry.Health, reason, regStatus string) error {
+	wantMaint := want == registry.Maintenance
+	status := ttlStatus(want)
+	if wantMaint && !r.maint {
+		if err := r.call(ctx, "maintenance on", func(q *api.QueryOptions) error {
+			return r.client.Agent().EnableServiceMaintenanceOpts(r.id, reason, q)
+		}); err != nil {
+			return err
+		}
+		r.maint = true
+	}
+	if status == api.HealthCritical && regStatus != status {
+		if err := r.updateTTL(ctx, status, reason); err != nil {
+			return err
+		}
+	}
+	if !wantMaint && r.maint {
+		if err := r.call(ctx, "maintenance off", func(q *api.QueryOptions) error {
+			return r.client.Agent().DisableServiceMaintenanceOpts(r.id, q)
+		}); err != nil {
+			return err
+		}
+		r.maint = false
+	}
+	if status == api.HealthPassing && regStatus != status {
+		if err := r.updateTTL(ctx, status, reason); err != nil {
+			return err
+		}
+	}
+	r.wrote(func(s *registry.Status) { s.Health = want })
+	return nil
+}
+
+func (r *Registrar) updateTTL(ctx context.Context, status, reason string) error {
+	return r.call(ctx, "heartbeat", func(q *api.QueryOptions) error {
+		return r.client.Agent().UpdateTTLOpts(r.checkID, reason, status, q)
+	})
+}
+
+// call runs one agent write bounded by CallTimeout and records its outcome.
+func (r *Registrar) call(ctx context.Context, op string, fn func(*api.QueryOptions) error) error {
+	cctx, cancel := r.callCtx(ctx)
+	defer cancel()
+	err := fn((&api.QueryOptions{}).WithContext(cctx))
+	if err != nil {
+		if ctx.Err() != nil {
+			r.uncertain = true
+		}
+		if !lostInstance(err) {
+			r.failed(op, err)
+		}
+		return err
+	}
+	r.wrote(nil)
+	return nil
+}
+
+// removePredecessors deregisters earlier drainkit registrations of the same
+// service with the same address and port on this agent: this process holds
+// that port, so their processes are gone (see the package documentation). A
+// failure is logged and retried before the next registration attempt.
+func (r *Registrar) removePredecessors(ctx context.Context) {
+	if r.opts.KeepPredecessors {
+		r.cleaned = true
+		return
+	}
+	cctx, cancel := r.callCtx(ctx)
+	defer cancel()
+	svcs, err := r.client.Agent().ServicesWithFilterOpts("", (&api.QueryOptions{}).WithContext(cctx))
+	if err != nil {
+		r.failed("list predecessors", err)
+		return
+	}
+	var errs []error
+	for id, s := range svcs {
+		if id == r.id || s.Service != r.opts.Service || s.Address != r.opts.Address || s.Port != r.opts.Port || s.Meta[metaManaged] == "" {
+			continue
+		}
+		err := r.call(ctx, "remove predecessor", func(q *api.QueryOptions) error {
+			return r.client.Agent().ServiceDeregisterOpts(id, q)
+		})
+		if err != nil && !lostInstance(err) {
+			errs = append(errs, err)
+			continue
+		}
+		r.log.Info("consul: removed a dead predecessor's registration on this address and port", "predecessor_id", id)
+	}
+	r.cleaned = errors.Join(errs...) == nil
+}

@@ -1,0 +1,186 @@
+package consul
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/drainkit/drainkit/internal/consultest"
+	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/hashicorp/consul/api"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// Test timings: TTL 3s, heartbeat 1s.
+const (
+	testTTL       = 3 * time.Second
+	testHeartbeat = time.Second
+)
+
+// logBuffer is a goroutine-safe log sink that also mirrors to t.Log.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func testLogger(t *testing.T) (*slog.Logger, *logBuffer) {
+	b := &logBuffer{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("registrar log:\n%s", b.String())
+		}
+	})
+	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug})), b
+}
+
+// testOptions returns options for a registrar against a: TTL 3s, heartbeat 1s.
+func testOptions(t *testing.T, a *consultest.Agent, service string, port int) (Options, *logBuffer) {
+	lg, buf := testLogger(t)
+	o := DefaultOptions(service, port)
+	o.Address = "127.0.0.1"
+	o.TTL, o.HeartbeatInterval = testTTL, testHeartbeat
+	o.Consul = a.Config()
+	o.Logger = lg
+	return o, buf
+}
+
+func newRegistrar(t *testing.T, o Options) *Registrar {
+	t.Helper()
+	r, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	return r
+}
+
+// eventually polls cond every 20ms until it returns true or timeout passes,
+// then fails the test with what and cond's last detail.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) time.Duration {
+	t.Helper()
+	start := time.Now()
+	var detail string
+	for {
+		var ok bool
+		ok, detail = cond()
+		if ok {
+			return time.Since(start)
+		}
+		if time.Since(start) > timeout {
+			t.Fatalf("%s: not within %s (last: %s)", what, timeout, detail)
+		}
+		time.Sleep(20 * time.Millisecond) // polling interval, not synchronisation
+	}
+}
+
+// checkStatus returns the agent's status of checkID ("" if absent) and an
+// error string if the agent could not be asked.
+func checkStatus(c *api.Client, checkID string) string {
+	checks, err := c.Agent().Checks()
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	if ch := checks[checkID]; ch != nil {
+		return ch.Status
+	}
+	return ""
+}
+
+// passingIDs lists the IDs the health endpoint returns as passing.
+func passingIDs(c *api.Client, service string) ([]string, error) {
+	entries, _, err := c.Health().Service(service, "", true, nil)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, e := range entries {
+		ids = append(ids, e.Service.ID)
+	}
+	return ids, nil
+}
+
+func hasID(ids []string, id string) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// runner is a lifecycle running in the background.
+type runner struct {
+	lc   *lifecycle.Lifecycle
+	done chan struct{}
+	err  error
+}
+
+// wait waits up to d for Run to return and returns its result.
+func (r *runner) wait(t *testing.T, d time.Duration) error {
+	t.Helper()
+	select {
+	case <-r.done:
+		return r.err
+	case <-time.After(d):
+		t.Fatalf("lifecycle did not stop within %s", d)
+		return nil
+	}
+}
+
+// testTimings are short lifecycle timings for in-process tests.
+func testTimings() lifecycle.Timings {
+	return lifecycle.Timings{WarmupTimeout: 10 * time.Second, PropagationMin: 500 * time.Millisecond,
+		PropagationQuiet: 0, PropagationMax: 2 * time.Second, DrainTimeout: time.Second,
+		StopTimeout: time.Second, GracePeriod: 10 * time.Second}
+}
+
+// newLifecycle returns a lifecycle with testTimings (overridable through
+// opts), with r added. It listens for SIGUSR2 only, which nothing sends:
+// WithSignals() with no signals would make signal.Notify relay every signal,
+// including the runtime's SIGURG, and start a drain.
+func newLifecycle(t *testing.T, r lifecycle.Registrar, opts ...lifecycle.Option) *lifecycle.Lifecycle {
+	t.Helper()
+	lg, _ := testLogger(t)
+	all := append([]lifecycle.Option{lifecycle.WithTimings(testTimings()), lifecycle.WithSignals(syscall.SIGUSR2), lifecycle.WithLogger(lg)}, opts...)
+	lc, err := lifecycle.New(all...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc.AddRegistrar("consul", r)
+	return lc
+}
+
+// start runs lc in the background; the test's cleanup drains it and waits.
+func start(t *testing.T, lc *lifecycle.Lifecycle) *runner {
+	rn := &runner{lc: lc, done: make(chan struct{})}
+	go func() { rn.err = lc.Run(context.Background()); close(rn.done) }()
+	t.Cleanup(func() {
+		_ = lc.Drain("test cleanup")
+		select {
+		case <-rn.done:
+		case <-time.After(15 * time.Second):
+			t.Error("lifecycle did not stop within 15s")
+		}
+	})
+	return rn
+}

@@ -1,0 +1,126 @@
+package consul
+
+import (
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/hashicorp/consul/api"
+)
+
+// Options configure a Registrar. Start from DefaultOptions and change what
+// differs; Validate (called by New) rejects out-of-range values with a
+// *lifecycle.RangeError naming the key.
+type Options struct {
+	// Service is the Consul service name (key registry.service, required).
+	Service string
+	// ID is the instance ID (key registry.id). Empty means
+	// registry.InstanceID(Service, Port), which is what you want: see the
+	// package documentation on identity before setting it.
+	ID string
+	// Address is the address consumers connect to (key registry.address).
+	// Empty means the agent's node address.
+	Address string
+	// Port is the port consumers connect to (key registry.port, 1 to 65535).
+	// It must be a port this process listens on: predecessors on the same
+	// address and port are removed at start.
+	Port int
+	// Tags and Meta are registered as they are (keys registry.tags,
+	// registry.meta). Meta key "drainkit_managed" is reserved.
+	Tags []string
+	Meta map[string]string
+
+	// TTL is the TTL check's time to live (key registry.ttl, default 10s,
+	// 1s to 24h; 0 is an error). A process that stops heartbeating turns
+	// critical this long after its last heartbeat.
+	TTL time.Duration
+	// HeartbeatInterval is the time between heartbeats (key
+	// registry.heartbeat_interval, > 0 and <= TTL/3). 0 means TTL/3.
+	HeartbeatInterval time.Duration
+	// CallTimeout bounds each call to the agent (key registry.call_timeout,
+	// > 0 and <= HeartbeatInterval, so that a heartbeat always lands within
+	// the TTL). 0 means the smaller of HeartbeatInterval and 2s.
+	CallTimeout time.Duration
+	// DeregisterCriticalServiceAfter makes Consul remove a registration
+	// whose check stayed critical this long, e.g. after kill -9 (key
+	// registry.deregister_critical_service_after, default 1m, >= 1m and
+	// <= 24h; Consul's reaper does not run more often). 0 means 1m. A
+	// Registrar that is still alive re-registers if its instance was removed
+	// while EJECTED.
+	DeregisterCriticalServiceAfter time.Duration
+	// KeepPredecessors disables the removal at start of earlier drainkit
+	// registrations with the same service, address and port on the same
+	// agent. Set it only if several processes share one address and port
+	// (SO_REUSEPORT) and each registers separately.
+	KeepPredecessors bool
+
+	// Consul is the consul/api client configuration. nil means
+	// api.DefaultConfig(), which reads CONSUL_HTTP_ADDR, CONSUL_HTTP_TOKEN
+	// and the other CONSUL_* variables. New copies it; it is not modified.
+	Consul *api.Config
+	// Logger receives registration events and failures. nil means
+	// slog.Default(). The ACL token is never logged.
+	Logger *slog.Logger
+}
+
+// Defaults used by DefaultOptions and for zero fields.
+const (
+	DefaultTTL                            = 10 * time.Second
+	DefaultCallTimeout                    = 2 * time.Second
+	DefaultDeregisterCriticalServiceAfter = time.Minute
+	// MinDeregisterCriticalServiceAfter is Consul's floor: its reaper does
+	// not remove services sooner.
+	MinDeregisterCriticalServiceAfter = time.Minute
+	// MinTTL is the shortest TTL accepted.
+	MinTTL = time.Second
+)
+
+// DefaultOptions returns Options for service on port with TTL 10s, heartbeat
+// every TTL/3, CallTimeout 2s and DeregisterCriticalServiceAfter 1m.
+func DefaultOptions(service string, port int) Options {
+	return Options{Service: service, Port: port, TTL: DefaultTTL, DeregisterCriticalServiceAfter: DefaultDeregisterCriticalServiceAfter}
+}
+
+// withDefaults fills the zero fields that have a default (not TTL: a zero TTL
+// is an error).
+func (o Options) withDefaults() Options {
+	if o.HeartbeatInterval == 0 && o.TTL > 0 {
+		o.HeartbeatInterval = o.TTL / 3
+	}
+	if o.CallTimeout == 0 {
+		o.CallTimeout = min(o.HeartbeatInterval, DefaultCallTimeout)
+	}
+	if o.DeregisterCriticalServiceAfter == 0 {
+		o.DeregisterCriticalServiceAfter = DefaultDeregisterCriticalServiceAfter
+	}
+	return o
+}
+
+// Validate returns a *lifecycle.RangeError for the first field out of range
+// (after applying the defaults for zero fields), or nil.
+func (o Options) Validate() error {
+	o = o.withDefaults()
+	d := func(v time.Duration) string { return v.String() }
+	switch {
+	case o.Service == "":
+		return &lifecycle.RangeError{Key: "registry.service", Value: `""`, Allowed: "must be a non-empty Consul service name"}
+	case o.Port < 1 || o.Port > 65535:
+		return &lifecycle.RangeError{Key: "registry.port", Value: strconv.Itoa(o.Port), Allowed: "must be between 1 and 65535"}
+	case o.TTL < MinTTL || o.TTL > lifecycle.MaxDuration:
+		return &lifecycle.RangeError{Key: "registry.ttl", Value: d(o.TTL), Allowed: "must be >= " + d(MinTTL) + " and <= " + d(lifecycle.MaxDuration)}
+	case o.HeartbeatInterval <= 0 || o.HeartbeatInterval > o.TTL/3:
+		return &lifecycle.RangeError{Key: "registry.heartbeat_interval", Value: d(o.HeartbeatInterval),
+			Allowed: "must be > 0 and <= registry.ttl/3 (" + d(o.TTL/3) + ")"}
+	case o.CallTimeout <= 0 || o.CallTimeout > o.HeartbeatInterval:
+		return &lifecycle.RangeError{Key: "registry.call_timeout", Value: d(o.CallTimeout),
+			Allowed: "must be > 0 and <= registry.heartbeat_interval (" + d(o.HeartbeatInterval) + ")"}
+	case o.DeregisterCriticalServiceAfter < MinDeregisterCriticalServiceAfter || o.DeregisterCriticalServiceAfter > lifecycle.MaxDuration:
+		return &lifecycle.RangeError{Key: "registry.deregister_critical_service_after", Value: d(o.DeregisterCriticalServiceAfter),
+			Allowed: "must be >= " + d(MinDeregisterCriticalServiceAfter) + " and <= " + d(lifecycle.MaxDuration)}
+	}
+	if _, ok := o.Meta[metaManaged]; ok {
+		return &lifecycle.RangeError{Key: "registry.meta", Value: metaManaged, Allowed: "meta key " + metaManaged + " is reserved by drainkit"}
+	}
+	return nil
+}
