@@ -1,0 +1,79 @@
+package httpdrain
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/drainkit/drainkit/lifecycle"
+)
+
+// tracker is the request path: it reports each arrival to the lifecycle,
+// counts the request as in flight while its handler runs and, once the drain
+// has begun, asks the client to move (Connection: close, which net/http's
+// HTTP/2 server turns into GOAWAY). It allocates nothing.
+type tracker struct {
+	s    *Server
+	lc   *lifecycle.Lifecycle
+	next http.Handler
+}
+
+// connectionClose is shared by all draining responses to stay free of
+// allocations. net/http and its HTTP/2 server copy or delete header values,
+// never write them in place; a handler must not either (Header.Set and Add
+// replace or copy the slice, which is safe).
+var connectionClose = []string{"close"}
+
+func (t *tracker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s := t.s
+	t.lc.Arrived()
+	if s.lameDuck.Load() {
+		if _, upgrade := r.Header["Upgrade"]; !upgrade {
+			w.Header()["Connection"] = connectionClose
+		}
+	}
+	s.requests.Add(1)
+	defer t.done(r)
+	t.next.ServeHTTP(w, r)
+}
+
+// done ends the request's in-flight life, unless it hijacked its connection:
+// then the count moved to the hijacked connection at StateHijacked.
+func (t *tracker) done(r *http.Request) {
+	s := t.s
+	if s.hijackedInHandler.Load() != 0 {
+		if c, _ := r.Context().Value(connKey{}).(*trackedConn); c != nil && c.hijackedReq.CompareAndSwap(true, false) {
+			s.hijackedInHandler.Add(-1)
+			return
+		}
+	}
+	s.requests.Add(-1)
+	if s.closed.Load() {
+		s.wake()
+	}
+}
+
+// connKey carries the request's *trackedConn in its context (set once per
+// connection by http.Server.ConnContext).
+type connKey struct{}
+
+// Draining returns a channel that is closed when the drain starts (the
+// lifecycle's t0, when Server.LameDuck is called), for handlers that hold a
+// request open: server-sent events, long polls, streaming responses and
+// hijacked connections such as WebSockets. Such a handler selects on it, sends
+// a last event (or a WebSocket close frame with code 1001, going away) and
+// returns; a handler that ignores it runs until the drain deadline
+// (drain.timeout after the listeners close), when its connection is closed
+// and it is counted as force-closed.
+//
+// ctx must be the context of a request served by an httpdrain Server, or one
+// derived from it. For any other context Draining returns nil, and a receive
+// from a nil channel blocks forever, so a select on it simply never fires.
+//
+// The drain does not cancel ctx: only the drain deadline does, by closing the
+// connection.
+func Draining(ctx context.Context) <-chan struct{} {
+	if c, ok := ctx.Value(connKey{}).(*trackedConn); ok {
+		return c.s.drainCh
+	}
+	return nil
+}

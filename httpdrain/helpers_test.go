@@ -1,0 +1,178 @@
+package httpdrain_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"errors"
+	"log/slog"
+	"math/big"
+	"net"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/drainkit/drainkit/httpdrain"
+	"github.com/drainkit/drainkit/lifecycle"
+)
+
+// timings returns small test timings: window min/max as given, quiet 0.
+func timings(window, drain time.Duration) lifecycle.Timings {
+	return lifecycle.Timings{
+		WarmupTimeout:  5 * time.Second,
+		PropagationMin: window,
+		PropagationMax: window,
+		DrainTimeout:   drain,
+		StopTimeout:    time.Second,
+		GracePeriod:    window + drain + 4*time.Second,
+	}
+}
+
+// stepRecorder is a lifecycle.Observer that records when each drain step
+// happened (wall clock) and signals them.
+type stepRecorder struct {
+	mu    sync.Mutex
+	at    map[string]time.Time
+	steps chan lifecycle.Step
+}
+
+func (r *stepRecorder) OnTransition(lifecycle.Transition) {}
+func (r *stepRecorder) OnDrainStep(_ lifecycle.Timeline, s lifecycle.Step) {
+	r.mu.Lock()
+	r.at[s.Name] = time.Now()
+	r.mu.Unlock()
+	select {
+	case r.steps <- s:
+	default:
+	}
+}
+
+func (r *stepRecorder) time(name string) (time.Time, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t, ok := r.at[name]
+	return t, ok
+}
+
+// instance is one lifecycle running one httpdrain server on 127.0.0.1.
+type instance struct {
+	t      *testing.T
+	lc     *lifecycle.Lifecycle
+	srv    *http.Server
+	hs     *httpdrain.Server
+	addr   string
+	steps  *stepRecorder
+	runErr chan error
+	err    error
+	ended  bool
+	endAt  time.Time
+}
+
+// start runs a lifecycle with one httpdrain server serving h and waits for
+// READY. configure may adjust the http.Server before httpdrain.New.
+func start(t *testing.T, tm lifecycle.Timings, h http.Handler, configure func(*http.Server), opts ...httpdrain.Option) *instance {
+	t.Helper()
+	rec := &stepRecorder{at: map[string]time.Time{}, steps: make(chan lifecycle.Step, 32)}
+	lc, err := lifecycle.New(lifecycle.WithTimings(tm), lifecycle.WithObserver(rec),
+		lifecycle.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	if configure != nil {
+		configure(srv)
+	}
+	hs := httpdrain.New(lc, srv, ln, opts...)
+	lc.AddServer("http", hs)
+	in := &instance{t: t, lc: lc, srv: srv, hs: hs, addr: ln.Addr().String(), steps: rec, runErr: make(chan error, 1)}
+	sub := lc.Subscribe()
+	defer sub.Close()
+	go func() { in.runErr <- lc.Run(context.Background()) }()
+	deadline := time.After(5 * time.Second)
+	for lc.State() != lifecycle.Ready {
+		select {
+		case <-sub.C:
+		case <-deadline:
+			t.Fatalf("not READY after 5s: %s", lc.State())
+		}
+	}
+	t.Cleanup(func() {
+		_ = lc.Drain("test cleanup")
+		in.wait(15 * time.Second)
+	})
+	return in
+}
+
+func (in *instance) url(path string) string { return "http://" + in.addr + path }
+
+// wait waits for Run to return and records its result.
+func (in *instance) wait(d time.Duration) error {
+	in.t.Helper()
+	if in.ended {
+		return in.err
+	}
+	select {
+	case in.err = <-in.runErr:
+		in.ended = true
+		in.endAt = time.Now()
+	case <-time.After(d):
+		in.t.Fatalf("Run did not return within %s", d)
+	}
+	return in.err
+}
+
+func exitCode(err error) int { return lifecycle.ExitCode(err) }
+
+// waitFor polls cond every millisecond until it holds or d passes.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// selfSigned returns a certificate for 127.0.0.1 and a pool trusting it.
+func selfSigned(t testing.TB) (tls.Certificate, *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "httpdrain test"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage:              x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(leaf)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool
+}
+
+var errBadStatus = errors.New("unexpected status")
