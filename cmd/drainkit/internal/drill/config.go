@@ -1,0 +1,183 @@
+package drill
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/drainkit/drainkit/lifecycle"
+)
+
+// Built-in strategies. Each runs the same example handlers
+// (examples/httpservice/app) in `drainkit serve --strategy NAME`.
+const (
+	// StrategyDrainkit is the full drainkit sequence: lifecycle, httpdrain and
+	// probes (readiness 503 at once, propagation window, Connection: close,
+	// listener close, in-flight wait).
+	StrategyDrainkit = "drainkit"
+	// StrategyShutdown is what most Go services do: on SIGTERM call
+	// http.Server.Shutdown at once; readiness stays 200 until then.
+	StrategyShutdown = "shutdown"
+	// StrategyExit has no drain at all: SIGTERM's default action kills the
+	// process.
+	StrategyExit = "exit"
+)
+
+// Strategies lists the built-in strategies in the order the drill runs and
+// reports them.
+var Strategies = []string{StrategyDrainkit, StrategyShutdown, StrategyExit}
+
+// Config is one drill. Use DefaultConfig and change what differs.
+type Config struct {
+	// Strategies to compare (default all three built-ins). Ignored with Exec.
+	Strategies []string
+	// Self is the drainkit binary re-executed as `Self serve --strategy X`
+	// for the built-in strategies (os.Executable()).
+	Self string
+	// Exec, if set, drills this binary instead of the built-in strategies; it
+	// must accept --http-addr and --admin-addr and read DRAINKIT_* variables.
+	// ExecArgs go before those flags.
+	Exec     string
+	ExecArgs []string
+	// Replicas is how many instances run at once (default 3, 1..20).
+	Replicas int
+	// Rate is the total request rate of all consumers, requests/s (default
+	// 300, 1..5000). Consumers is how many consumers share it (default 4).
+	Rate      float64
+	Consumers int
+	// RequestTimeout bounds each request (default 2s).
+	RequestTimeout time.Duration
+	// DiscoveryInterval is how often each replica's /readyz is polled
+	// (default 1s); FailureThreshold how many failures in a row drop it
+	// (default 2).
+	DiscoveryInterval time.Duration
+	FailureThreshold  int
+	// ConsumerCache, if > 0, makes each consumer keep a fetched instance list
+	// this long (Spring Cloud LoadBalancer's cache is 35s).
+	ConsumerCache time.Duration
+	// Consul, if set, is the Consul agent's HTTP address: replicas register
+	// there and consumers learn the instances through a watch.
+	Consul string
+	// Service is, with Exec and Consul, the Consul service name the binary
+	// registers as (default: the binary's base name). The built-in
+	// strategies register as "drainkit-drill-<strategy>-<drill pid>".
+	Service string
+	// Baseline is how long the load runs before the rolling restart, Tail how
+	// long after it (default 2s each).
+	Baseline time.Duration
+	Tail     time.Duration
+	// Timings are passed to every replica as DRAINKIT_* variables;
+	// TimingSources says where each key's value came from (for the report).
+	Timings       lifecycle.Timings
+	TimingSources map[string]string
+	// Env is the replicas' base environment (os.Environ()).
+	Env []string
+}
+
+// DefaultConfig returns the defaults: all three strategies, 3 replicas,
+// 300 requests/s from 4 consumers, readiness-probe discovery every 1 s with
+// failure threshold 2, no consumer cache, 2 s of load before and after the
+// rolling restart, and lifecycle.DefaultTimings for the replicas.
+func DefaultConfig() Config {
+	return Config{
+		Strategies:        append([]string(nil), Strategies...),
+		Replicas:          3,
+		Rate:              300,
+		Consumers:         4,
+		RequestTimeout:    2 * time.Second,
+		DiscoveryInterval: time.Second,
+		FailureThreshold:  2,
+		Baseline:          2 * time.Second,
+		Tail:              2 * time.Second,
+		Timings:           lifecycle.DefaultTimings(),
+	}
+}
+
+// Validate returns an error naming the first setting out of range.
+func (c Config) Validate() error {
+	switch {
+	case c.Replicas < 1 || c.Replicas > 20:
+		return fmt.Errorf("--replicas: %d is out of range: must be 1..20", c.Replicas)
+	case c.Rate < 1 || c.Rate > 5000:
+		return fmt.Errorf("--rate: %g is out of range: must be 1..5000 requests/s", c.Rate)
+	case c.Consumers < 1 || c.Consumers > 64:
+		return fmt.Errorf("--consumers: %d is out of range: must be 1..64", c.Consumers)
+	case c.RequestTimeout <= 0 || c.RequestTimeout > time.Minute:
+		return fmt.Errorf("--request-timeout: %s is out of range: must be > 0 and <= 1m", c.RequestTimeout)
+	case c.DiscoveryInterval < 10*time.Millisecond || c.DiscoveryInterval > time.Minute:
+		return fmt.Errorf("--discovery-interval: %s is out of range: must be >= 10ms and <= 1m", c.DiscoveryInterval)
+	case c.FailureThreshold < 1 || c.FailureThreshold > 10:
+		return fmt.Errorf("--failure-threshold: %d is out of range: must be 1..10", c.FailureThreshold)
+	case c.ConsumerCache < 0 || c.ConsumerCache > 10*time.Minute:
+		return fmt.Errorf("--consumer-cache: %s is out of range: must be >= 0 and <= 10m", c.ConsumerCache)
+	case c.Baseline < 0 || c.Baseline > 10*time.Minute:
+		return fmt.Errorf("--baseline: %s is out of range: must be >= 0 and <= 10m", c.Baseline)
+	case c.Tail < 0 || c.Tail > 10*time.Minute:
+		return fmt.Errorf("--tail: %s is out of range: must be >= 0 and <= 10m", c.Tail)
+	}
+	if c.Exec == "" {
+		if len(c.Strategies) == 0 {
+			return fmt.Errorf("--strategies: empty: give one or more of %v", Strategies)
+		}
+		seen := map[string]bool{}
+		for _, s := range c.Strategies {
+			if !isBuiltin(s) {
+				return fmt.Errorf("--strategies: %q is not a strategy: want one or more of %v", s, Strategies)
+			}
+			if seen[s] {
+				return fmt.Errorf("--strategies: %q given twice", s)
+			}
+			seen[s] = true
+		}
+		if c.Self == "" {
+			return fmt.Errorf("drill: no drainkit binary to re-execute (Config.Self)")
+		}
+	}
+	return c.Timings.Validate()
+}
+
+func isBuiltin(s string) bool {
+	for _, b := range Strategies {
+		if s == b {
+			return true
+		}
+	}
+	return false
+}
+
+// strategyNames returns the names the run reports: the built-ins, or the
+// executable's base name for Exec.
+func (c Config) strategyNames() []string {
+	if c.Exec != "" {
+		return []string{filepath.Base(c.Exec)}
+	}
+	return c.Strategies
+}
+
+// gate returns the strategy whose failures decide the exit status: drainkit
+// when it ran, else the executable for Exec, else "" (all of them).
+func (c Config) gate() string {
+	if c.Exec != "" {
+		return filepath.Base(c.Exec)
+	}
+	for _, s := range c.Strategies {
+		if s == StrategyDrainkit {
+			return s
+		}
+	}
+	return ""
+}
+
+// timingEnv returns the DRAINKIT_* variables for c.Timings.
+func (c Config) timingEnv() []string {
+	t := c.Timings
+	return []string{
+		"DRAINKIT_WARMUP_TIMEOUT=" + t.WarmupTimeout.String(),
+		"DRAINKIT_PROPAGATION_MIN=" + t.PropagationMin.String(),
+		"DRAINKIT_PROPAGATION_QUIET=" + t.PropagationQuiet.String(),
+		"DRAINKIT_PROPAGATION_MAX=" + t.PropagationMax.String(),
+		"DRAINKIT_DRAIN_TIMEOUT=" + t.DrainTimeout.String(),
+		"DRAINKIT_STOP_TIMEOUT=" + t.StopTimeout.String(),
+		"DRAINKIT_GRACE_PERIOD=" + t.GracePeriod.String(),
+	}
+}

@@ -1,0 +1,123 @@
+package drill
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// fakeReplica is an admin listener whose /readyz answers 200 or 503 on
+// demand; only the addresses of a Replica matter to discovery.
+func fakeReplica(t *testing.T, id int, ready *atomic.Bool) *Replica {
+	t.Helper()
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/readyz" && ready.Load() {
+			return
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(s.Close)
+	return &Replica{ID: id, HTTPAddr: "127.0.0.1:1", AdminAddr: strings.TrimPrefix(s.URL, "http://")}
+}
+
+func listed(d Source, id int) bool {
+	return slices.ContainsFunc(d.Endpoints(), func(e Endpoint) bool { return e.Replica == id })
+}
+
+func TestProbeDiscoveryListsAndDropsAfterThreshold(t *testing.T) {
+	const interval = 40 * time.Millisecond
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	d := NewProbeDiscovery(interval, 2, client)
+	defer d.Close()
+	var ready1, ready2 atomic.Bool
+	ready1.Store(true)
+	r1, r2 := fakeReplica(t, 1, &ready1), fakeReplica(t, 2, &ready2)
+	d.Add(r1)
+	d.Add(r2)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := d.WaitListed(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if listed(d, 2) {
+		t.Fatal("a replica that never answered 200 is listed")
+	}
+	ready2.Store(true)
+	if err := d.WaitListed(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+
+	// Readiness fails: the replica stays listed for one failed probe and is
+	// dropped at the second, so between 1 and about 2 intervals later.
+	failedAt := time.Now()
+	ready1.Store(false)
+	for listed(d, 1) {
+		if ctx.Err() != nil {
+			t.Fatal("never dropped")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	took := time.Since(failedAt)
+	if took < interval {
+		t.Fatalf("dropped %v after readiness failed: sooner than 2 failed probes %v apart allow", took, interval)
+	}
+	if !listed(d, 2) {
+		t.Fatal("the ready replica was dropped too")
+	}
+	if eps := d.Endpoints(); len(eps) != 1 || eps[0].Addr != r2.HTTPAddr {
+		t.Fatalf("endpoints %v", eps)
+	}
+}
+
+func TestWaitListedHonoursContext(t *testing.T) {
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	d := NewProbeDiscovery(20*time.Millisecond, 2, client)
+	defer d.Close()
+	var never atomic.Bool
+	d.Add(fakeReplica(t, 7, &never))
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := d.WaitListed(ctx, 7); err == nil || !strings.Contains(err.Error(), "replica 7") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// staticSource is a Source whose view the test changes.
+type staticSource struct{ v atomic.Pointer[[]Endpoint] }
+
+func (s *staticSource) Endpoints() []Endpoint { return *s.v.Load() }
+
+func TestCachedSourceServesStaleUntilTTL(t *testing.T) {
+	src := &staticSource{}
+	a := []Endpoint{{Replica: 1, Addr: "a"}}
+	b := []Endpoint{{Replica: 2, Addr: "b"}}
+	src.v.Store(&a)
+	now := time.Unix(1000, 0)
+	c := NewCachedSource(src, 3*time.Second, 0)
+	c.now = func() time.Time { return now }
+	c.fetched = now
+	src.v.Store(&b)
+	now = now.Add(2999 * time.Millisecond)
+	if got := c.Endpoints(); got[0].Replica != 1 {
+		t.Fatalf("refreshed before the TTL: %v", got)
+	}
+	now = now.Add(time.Millisecond)
+	if got := c.Endpoints(); got[0].Replica != 2 {
+		t.Fatalf("not refreshed at the TTL: %v", got)
+	}
+}
+
+func TestCachedSourcePhaseStaggersFirstRefresh(t *testing.T) {
+	src := &staticSource{}
+	a := []Endpoint{{Replica: 1}}
+	src.v.Store(&a)
+	c := NewCachedSource(src, 10*time.Second, 0.5)
+	if age := time.Since(c.fetched); age < 5*time.Second || age > 6*time.Second {
+		t.Fatalf("phase 0.5 of 10s: cache age %v, want about 5s", age)
+	}
+}

@@ -1,0 +1,310 @@
+package drill
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Launch says how to start one replica: Command and Args, to which Start
+// appends --http-addr and --admin-addr with fresh loopback ports, and Env,
+// the complete environment (DRAINKIT_* timings included).
+type Launch struct {
+	Command string
+	Args    []string
+	Env     []string
+}
+
+// Replica is one child process of the service under drill.
+type Replica struct {
+	ID        int    // 1, 2, ... in start order within a strategy run
+	HTTPAddr  string // host:port of the service listener
+	AdminAddr string // host:port of the admin listener (probes)
+
+	cmd  *exec.Cmd
+	done chan struct{} // closed when the process has exited and stderr is read
+
+	mu         sync.Mutex
+	started    time.Time
+	ready      time.Time
+	signalled  time.Time
+	exited     time.Time
+	exitErr    error
+	t0         time.Time
+	logTL      *ReplicaTimeline
+	stateTL    *ReplicaTimeline
+	stderrTail []string
+}
+
+// StartReplica starts the process with fresh ports. It returns once the
+// process runs; use WaitReady for readiness.
+func StartReplica(l Launch, id int) (*Replica, error) {
+	httpAddr, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	adminAddr, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	r := &Replica{ID: id, HTTPAddr: httpAddr, AdminAddr: adminAddr, done: make(chan struct{})}
+	args := append(append([]string(nil), l.Args...), "--http-addr", httpAddr, "--admin-addr", adminAddr)
+	cmd := exec.Command(l.Command, args...)
+	cmd.Env = l.Env
+	cmd.Stdout = io.Discard
+	cmd.Stderr = &lineWriter{fn: r.stderrLine}
+	// Own process group: a Ctrl-C at the terminal reaches the drill, which
+	// then stops the replicas itself; Pdeathsig kills them if the drill dies.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	r.cmd = cmd
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start replica %d (%s): %w", id, l.Command, err)
+	}
+	r.started = time.Now()
+	go func() {
+		err := cmd.Wait()
+		r.mu.Lock()
+		r.exited = time.Now()
+		r.exitErr = err
+		r.mu.Unlock()
+		close(r.done)
+	}()
+	return r, nil
+}
+
+// Done is closed when the process has exited.
+func (r *Replica) Done() <-chan struct{} { return r.done }
+
+// Pid returns the process ID.
+func (r *Replica) Pid() int { return r.cmd.Process.Pid }
+
+// WaitReady polls GET /readyz on the admin listener every 25 ms until it
+// answers 200 (nil), the process exits, or ctx ends.
+func (r *Replica) WaitReady(ctx context.Context, client *http.Client) error {
+	url := "http://" + r.AdminAddr + "/readyz"
+	t := time.NewTicker(25 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if probe(ctx, client, url) {
+			r.mu.Lock()
+			r.ready = time.Now()
+			r.mu.Unlock()
+			return nil
+		}
+		select {
+		case <-r.done:
+			return fmt.Errorf("replica %d exited before it was ready: %v%s", r.ID, r.ExitErr(), r.tailForError())
+		case <-ctx.Done():
+			return fmt.Errorf("replica %d not ready: %w%s", r.ID, ctx.Err(), r.tailForError())
+		case <-t.C:
+		}
+	}
+}
+
+// probe reports whether GET url answered 200.
+func probe(ctx context.Context, client *http.Client, url string) bool {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return false
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return false
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// Terminate sends SIGTERM and records when. It then polls GET /state on the
+// admin listener every 100 ms until the process exits, keeping the last drain
+// timeline it saw, for binaries that do not log their timeline as JSON.
+func (r *Replica) Terminate(client *http.Client) error {
+	r.mu.Lock()
+	r.signalled = time.Now()
+	r.mu.Unlock()
+	if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		return fmt.Errorf("SIGTERM replica %d: %w", r.ID, err)
+	}
+	go r.pollState(client)
+	return nil
+}
+
+func (r *Replica) pollState(client *http.Client) {
+	url := "http://" + r.AdminAddr + "/state"
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		if body, ok := get(ctx, client, url); ok {
+			if tl, ok := parseStateTimeline(body); ok {
+				r.mu.Lock()
+				r.stateTL = &tl
+				r.mu.Unlock()
+			}
+		}
+		cancel()
+		select {
+		case <-r.done:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func get(ctx context.Context, client *http.Client, url string) ([]byte, bool) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, false
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, false
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return b, err == nil && resp.StatusCode == http.StatusOK
+}
+
+// Kill sends SIGKILL (cleanup after a failed run); it is a no-op once the
+// process has exited.
+func (r *Replica) Kill() {
+	select {
+	case <-r.done:
+	default:
+		_ = r.cmd.Process.Kill()
+	}
+}
+
+// WaitExit waits for the process to exit or ctx to end.
+func (r *Replica) WaitExit(ctx context.Context) error {
+	select {
+	case <-r.done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("replica %d did not exit: %w", r.ID, ctx.Err())
+	}
+}
+
+// ExitErr returns the process's exit error (nil for exit code 0), once it
+// has exited.
+func (r *Replica) ExitErr() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.exitErr
+}
+
+// ExitCode returns the process's exit code, -1 when a signal killed it or it
+// has not exited.
+func (r *Replica) ExitCode() int {
+	select {
+	case <-r.done:
+		return r.cmd.ProcessState.ExitCode()
+	default:
+		return -1
+	}
+}
+
+// Times returns when the replica was started, became ready, got SIGTERM and
+// exited (zero when that has not happened).
+func (r *Replica) Times() (started, ready, signalled, exited time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.started, r.ready, r.signalled, r.exited
+}
+
+// Timeline returns the replica's own drain report: the JSON exit log line if
+// it wrote one, else the last GET /state timeline; ok is false when it
+// reported nothing (a process that just died).
+func (r *Replica) Timeline() (ReplicaTimeline, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var tl *ReplicaTimeline
+	switch {
+	case r.logTL != nil:
+		tl = r.logTL
+	case r.stateTL != nil:
+		tl = r.stateTL
+	default:
+		return ReplicaTimeline{}, false
+	}
+	out := *tl
+	if out.T0.IsZero() {
+		out.T0 = r.t0
+	}
+	return out, true
+}
+
+// StderrTail returns the last lines the process wrote to stderr.
+func (r *Replica) StderrTail() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.stderrTail...)
+}
+
+func (r *Replica) tailForError() string {
+	tail := r.StderrTail()
+	if len(tail) == 0 {
+		return ""
+	}
+	return "; its stderr ends with:\n    " + strings.Join(tail, "\n    ")
+}
+
+const stderrTailLines = 8
+
+func (r *Replica) stderrLine(line []byte) {
+	var tl *ReplicaTimeline
+	if bytes.Contains(line, []byte(`"timeline"`)) {
+		if t, ok := parseLogTimeline(line); ok {
+			tl = &t
+		}
+	}
+	t0, isDraining := parseDrainingLine(line)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if tl != nil {
+		r.logTL = tl
+	}
+	if isDraining && r.t0.IsZero() {
+		r.t0 = t0
+	}
+	if len(r.stderrTail) == stderrTailLines {
+		copy(r.stderrTail, r.stderrTail[1:])
+		r.stderrTail = r.stderrTail[:stderrTailLines-1]
+	}
+	r.stderrTail = append(r.stderrTail, string(line))
+}
+
+// lineWriter calls fn for each complete line written to it (without the
+// newline); a line longer than 1 MiB is cut.
+type lineWriter struct {
+	fn  func([]byte)
+	buf []byte
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			break
+		}
+		w.fn(w.buf[:i])
+		w.buf = w.buf[i+1:]
+	}
+	if len(w.buf) > 1<<20 {
+		w.fn(w.buf)
+		w.buf = nil
+	}
+	return len(p), nil
+}
+
+var errNoReplicas = errors.New("no replicas")

@@ -1,0 +1,206 @@
+package drill
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"io"
+	"sort"
+	"time"
+)
+
+// WriteHTML writes a self-contained HTML page: the configuration, the summary
+// table, and per strategy its verdict, a timeline chart (gonum/plot SVG,
+// inlined) and a table of its replicas' drain steps. It loads nothing from
+// anywhere: no scripts, no external fonts or styles; its Content-Security-
+// Policy forbids any fetch.
+func WriteHTML(w io.Writer, res *Result, sums []Summary) error {
+	var table bytes.Buffer
+	if err := WriteTable(&table, res, sums); err != nil {
+		return err
+	}
+	page := htmlPage{
+		Generated: time.Now().Format(time.RFC1123),
+		Config:    res.Config.Report(),
+		Passed:    Passed(res, sums),
+		Wall:      fmt.Sprintf("%.1fs", res.Wall.Seconds()),
+		Text:      table.String(),
+	}
+	for _, k := range sortedTimingKeys(page.Config.Timings) {
+		src := page.Config.TimingSources[k]
+		if src == "" {
+			src = "default"
+		}
+		page.Timings = append(page.Timings, [3]string{k, page.Config.Timings[k], src})
+	}
+	for i, run := range res.Runs {
+		svg, err := ChartSVG(run)
+		if err != nil {
+			return fmt.Errorf("chart for %s: %w", run.Name, err)
+		}
+		sec := htmlStrategy{Summary: sums[i], Discovery: run.Discovery, SVG: template.HTML(stripXMLDecl(svg))}
+		for _, rp := range run.Replicas {
+			sec.Rows = append(sec.Rows, replicaRow(rp, sums[i]))
+		}
+		sort.Slice(sec.Rows, func(a, b int) bool { return sec.Rows[a].ID < sec.Rows[b].ID })
+		sec.Kinds = kindList(sums[i].FailuresByKind)
+		page.Strategies = append(page.Strategies, sec)
+	}
+	return htmlTmpl.Execute(w, page)
+}
+
+type htmlPage struct {
+	Generated  string
+	Config     ConfigReport
+	Timings    [][3]string
+	Passed     bool
+	Wall       string
+	Text       string
+	Strategies []htmlStrategy
+}
+
+type htmlStrategy struct {
+	Summary
+	Discovery string
+	Kinds     string
+	SVG       template.HTML
+	Rows      []htmlReplica
+}
+
+type htmlReplica struct {
+	ID                                                           int
+	Role                                                         string
+	Started, Ready, SIGTERM, NotReady, Dereg, Late, Closed, Exit string
+	Requests, Failed                                             int
+	LateN                                                        string
+	ExitCode                                                     string
+}
+
+func replicaRow(rp ReplicaReport, s Summary) htmlReplica {
+	at := func(d time.Duration) string {
+		if d < 0 {
+			return "–"
+		}
+		return fmt.Sprintf("%.2f", d.Seconds())
+	}
+	stepAt := func(name string) string {
+		if rp.Timeline == nil {
+			return "–"
+		}
+		off, ok := rp.Timeline.Steps[name]
+		if !ok {
+			return "–"
+		}
+		return at(rp.T0 + off)
+	}
+	row := htmlReplica{
+		ID: rp.ID, Role: rp.Role,
+		Started: at(rp.Started), Ready: at(rp.Ready), SIGTERM: at(rp.Signalled), Exit: at(rp.Exited),
+		NotReady: stepAt("not_ready"), Dereg: stepAt("deregistered"), Closed: stepAt("listeners_closed"),
+		Late: "–", LateN: "–", ExitCode: fmt.Sprint(rp.ExitCode),
+	}
+	if rp.ExitCode < 0 {
+		row.ExitCode = "signal"
+	}
+	if rp.Killed {
+		row.ExitCode += " (killed)"
+	}
+	if tl := rp.Timeline; tl != nil {
+		row.LateN = fmt.Sprint(tl.LateArrivals)
+		if tl.LateArrivals > 0 {
+			row.Late = at(rp.T0 + tl.LastLateArrival)
+		}
+	}
+	for _, r := range s.Replicas {
+		if r.ID == rp.ID {
+			row.Requests, row.Failed = r.Requests, r.Failed
+		}
+	}
+	return row
+}
+
+func sortedTimingKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return timingOrder(keys[i]) < timingOrder(keys[j]) })
+	return keys
+}
+
+// stripXMLDecl removes the XML declaration, which has no place inside HTML.
+func stripXMLDecl(svg []byte) []byte {
+	if i := bytes.Index(svg, []byte("<svg")); i >= 0 {
+		return svg[i:]
+	}
+	return svg
+}
+
+var htmlTmpl = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>drainkit drill report</title>
+<style>
+body { font-family: "Liberation Sans", Arial, Helvetica, sans-serif; margin: 1.5em auto; max-width: 1100px; color: #222; padding: 0 1em; }
+h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 1px solid #ccc; }
+table { border-collapse: collapse; margin: .5em 0 1em; font-size: .9em; }
+th, td { border: 1px solid #ccc; padding: .25em .6em; text-align: right; }
+th { background: #f3f3f3; } td.l, th.l { text-align: left; }
+.pass { color: #1a7f1a; font-weight: bold; } .fail { color: #c62828; font-weight: bold; }
+.verdict { padding: .5em .8em; border-left: 4px solid #999; background: #fafafa; }
+.verdict.pass { border-color: #1a7f1a; } .verdict.fail { border-color: #c62828; }
+svg { width: 100%; height: auto; display: block; }
+svg text { font-family: "Liberation Sans", Arial, Helvetica, sans-serif; }
+pre { background: #f7f7f7; padding: .8em; overflow-x: auto; font-size: .8em; }
+</style>
+</head>
+<body>
+<h1>drainkit drill report</h1>
+<p>Result: {{if .Passed}}<span class="pass">PASS</span>{{else}}<span class="fail">FAIL</span>{{end}}
+ &middot; wall time {{.Wall}} &middot; generated {{.Generated}}</p>
+
+<h2>Configuration</h2>
+<table>
+<tr><th class="l">replicas per strategy</th><td>{{.Config.Replicas}}</td></tr>
+<tr><th class="l">load</th><td>{{.Config.Rate}} requests/s from {{.Config.Consumers}} consumers, GET /, timeout {{.Config.RequestTimeout}}</td></tr>
+<tr><th class="l">discovery</th><td>{{if .Config.Consul}}consul watch on {{.Config.Consul}}{{else}}GET /readyz every {{.Config.DiscoveryInterval}}, dropped after {{.Config.FailureThreshold}} failures{{end}}</td></tr>
+<tr><th class="l">consumer cache</th><td>{{.Config.ConsumerCache}}</td></tr>
+<tr><th class="l">load before / after the rolling restart</th><td>{{.Config.Baseline}} / {{.Config.Tail}}</td></tr>
+{{if .Config.Exec}}<tr><th class="l">binary</th><td>{{.Config.Exec}}</td></tr>{{end}}
+</table>
+<table>
+<tr><th class="l">timing (DRAINKIT_*)</th><th>value</th><th class="l">from</th></tr>
+{{range .Timings}}<tr><td class="l">{{index . 0}}</td><td>{{index . 1}}</td><td class="l">{{index . 2}}</td></tr>
+{{end}}</table>
+
+<h2>Summary</h2>
+<table>
+<tr><th class="l">strategy</th><th>requests</th><th>failed</th><th class="l">failure kinds</th><th>drain median</th><th>drain max</th><th>late arrivals</th><th>staleness</th></tr>
+{{range .Strategies}}<tr><td class="l">{{.Name}}</td><td>{{.Requests}}</td><td{{if gt .Failed 0}} class="fail"{{end}}>{{.Failed}}</td><td class="l">{{.Kinds}}</td>
+<td>{{printf "%.2f" .DrainMedianSeconds}}s</td><td>{{printf "%.2f" .DrainMaxSeconds}}s</td><td>{{if gt .LateReportedBy 0}}{{.LateRequests}}{{else}}–{{end}}</td><td>{{printf "%.2f" .StalenessSeconds}}s</td></tr>
+{{end}}</table>
+
+{{range .Strategies}}
+<h2>Strategy {{.Name}}</h2>
+<p class="verdict {{if .Pass}}pass{{else}}fail{{end}}">{{.Verdict}}</p>
+{{if .Error}}<p class="fail">error: {{.Error}}</p>{{end}}
+<p>Discovery: {{.Discovery}}.</p>
+{{.SVG}}
+<table>
+<tr><th>replica</th><th class="l">role</th><th>started</th><th>ready</th><th>SIGTERM</th><th>not ready</th><th>deregistered</th><th>last late arrival</th><th>listeners closed</th><th>exit</th><th>exit code</th><th>requests</th><th>failed</th><th>late arrivals</th></tr>
+{{range .Rows}}<tr><td>r{{.ID}}</td><td class="l">{{.Role}}</td><td>{{.Started}}</td><td>{{.Ready}}</td><td>{{.SIGTERM}}</td><td>{{.NotReady}}</td><td>{{.Dereg}}</td><td>{{.Late}}</td><td>{{.Closed}}</td><td>{{.Exit}}</td><td>{{.ExitCode}}</td><td>{{.Requests}}</td><td>{{.Failed}}</td><td>{{.LateN}}</td></tr>
+{{end}}</table>
+<p>Times in seconds from the strategy's start.</p>
+{{if .FailureExamples}}<table><tr><th class="l">failure kind</th><th class="l">example error</th></tr>
+{{range $k, $v := .FailureExamples}}<tr><td class="l">{{$k}}</td><td class="l">{{$v}}</td></tr>
+{{end}}</table>{{end}}
+{{end}}
+
+<h2>Text output</h2>
+<pre>{{.Text}}</pre>
+</body>
+</html>
+`))

@@ -1,0 +1,74 @@
+package drill
+
+import (
+	"encoding/json"
+	"io"
+	"time"
+)
+
+// ConfigReport is the drill's configuration as the JSON output and the
+// reports show it.
+type ConfigReport struct {
+	Strategies        []string          `json:"strategies"`
+	Exec              string            `json:"exec,omitempty"`
+	Replicas          int               `json:"replicas"`
+	Rate              float64           `json:"rate_per_second"`
+	Consumers         int               `json:"consumers"`
+	RequestTimeout    string            `json:"request_timeout"`
+	Discovery         string            `json:"discovery"`
+	DiscoveryInterval string            `json:"discovery_interval"`
+	FailureThreshold  int               `json:"failure_threshold"`
+	ConsumerCache     string            `json:"consumer_cache"`
+	Consul            string            `json:"consul,omitempty"`
+	Baseline          string            `json:"baseline"`
+	Tail              string            `json:"tail"`
+	Timings           map[string]string `json:"timings"`
+	TimingSources     map[string]string `json:"timing_sources,omitempty"`
+}
+
+// Report builds the configuration report.
+func (c Config) Report() ConfigReport {
+	disc := "readiness probes"
+	if c.Consul != "" {
+		disc = "consul watch"
+	}
+	t := c.Timings
+	return ConfigReport{
+		Strategies: c.strategyNames(), Exec: c.Exec,
+		Replicas: c.Replicas, Rate: c.Rate, Consumers: c.Consumers,
+		RequestTimeout: c.RequestTimeout.String(),
+		Discovery:      disc, DiscoveryInterval: c.DiscoveryInterval.String(), FailureThreshold: c.FailureThreshold,
+		ConsumerCache: c.ConsumerCache.String(), Consul: c.Consul,
+		Baseline: c.Baseline.String(), Tail: c.Tail.String(),
+		Timings: map[string]string{
+			"warmup.timeout":    t.WarmupTimeout.String(),
+			"propagation.min":   t.PropagationMin.String(),
+			"propagation.quiet": t.PropagationQuiet.String(),
+			"propagation.max":   t.PropagationMax.String(),
+			"drain.timeout":     t.DrainTimeout.String(),
+			"stop.timeout":      t.StopTimeout.String(),
+			"grace_period":      t.GracePeriod.String(),
+		},
+		TimingSources: c.TimingSources,
+	}
+}
+
+// JSONReport is the shape of `drainkit drill --json`.
+type JSONReport struct {
+	Strategies  []Summary    `json:"strategies"`
+	Config      ConfigReport `json:"config"`
+	WallSeconds float64      `json:"wall_seconds"`
+	Passed      bool         `json:"passed"`
+}
+
+// WriteJSON writes res as indented JSON.
+func WriteJSON(w io.Writer, res *Result, sums []Summary) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(JSONReport{
+		Strategies:  sums,
+		Config:      res.Config.Report(),
+		WallSeconds: float64(res.Wall.Round(time.Millisecond)) / float64(time.Second),
+		Passed:      Passed(res, sums),
+	})
+}

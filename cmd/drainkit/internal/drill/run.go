@@ -1,0 +1,348 @@
+package drill
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// StrategyRun is the raw outcome of one strategy: every request and every
+// replica. Offsets are from Start.
+type StrategyRun struct {
+	Name      string
+	Discovery string // how consumers learned the instances
+	Start     time.Time
+	Duration  time.Duration
+	Records   []Record
+	Replicas  []ReplicaReport
+	// MaxLag is the largest delay of a send behind its schedule; LateSends
+	// counts sends more than 20 ms late (the load generator fell behind).
+	MaxLag    time.Duration
+	LateSends int64
+	// Err is set when the run could not complete (a replica never became
+	// ready, the drill was interrupted); the numbers are then partial.
+	Err error
+}
+
+// Replica roles.
+const (
+	RoleInitial     = "initial"     // started before the load
+	RoleReplacement = "replacement" // started by the rolling restart
+)
+
+// ReplicaReport is one replica's life, as the drill saw it and as it
+// reported itself. Times are offsets from the run's start; a negative value
+// means it did not happen.
+type ReplicaReport struct {
+	ID        int
+	Role      string
+	HTTPAddr  string
+	Started   time.Duration
+	Ready     time.Duration
+	Signalled time.Duration
+	Exited    time.Duration
+	// Rolled is true for replicas the rolling restart replaced: their drain
+	// happened under load and counts in the drain statistics.
+	Rolled   bool
+	ExitCode int
+	Killed   bool // it outlived grace_period + 5s and got SIGKILL
+	// Timeline is the replica's own drain report, nil when it gave none.
+	Timeline *ReplicaTimeline
+	// T0 is the replica's drain start as an offset (from its timeline, else
+	// Signalled).
+	T0 time.Duration
+}
+
+// strategyRun drives one strategy: replicas, discovery, consumers, rolling
+// restart.
+type strategyRun struct {
+	cfg     Config
+	name    string
+	launch  Launch
+	st      *status
+	client  *http.Client // for the drill's own probes and GET /state
+	newDisc func() (Discovery, error)
+
+	rec    atomic.Pointer[Recorder]
+	nextID int
+	mu     sync.Mutex
+	reps   []*Replica
+	roles  map[int]string
+	rolled map[int]bool
+	killed map[int]bool
+}
+
+func (s *strategyRun) recorder() *Recorder { return s.rec.Load() }
+
+func (s *strategyRun) run(ctx context.Context) (res StrategyRun) {
+	res.Name = s.name
+	res.Start = time.Now()
+	rec := NewRecorder(res.Start)
+	s.rec.Store(rec)
+	s.roles, s.rolled, s.killed = map[int]string{}, map[int]bool{}, map[int]bool{}
+	defer func() {
+		s.killAll()
+		res.Duration = time.Since(res.Start)
+		res.Records = rec.Records()
+		res.Replicas = s.reports(res.Start)
+		s.st.set("done")
+	}()
+
+	disc, err := s.newDisc()
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	defer disc.Close()
+	res.Discovery = disc.Describe()
+
+	s.st.set("starting %d replicas", s.cfg.Replicas)
+	initial := make([]*Replica, s.cfg.Replicas)
+	g, gctx := errgroup.WithContext(ctx)
+	for i := range initial {
+		id := s.newID()
+		g.Go(func() error {
+			r, err := s.startListed(gctx, disc, id, RoleInitial)
+			initial[i] = r
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		res.Err = err
+		return res
+	}
+
+	consumers := make([]*Consumer, s.cfg.Consumers)
+	for i := range consumers {
+		var src Source = disc
+		if s.cfg.ConsumerCache > 0 {
+			src = NewCachedSource(disc, s.cfg.ConsumerCache, float64(i)/float64(len(consumers)))
+		}
+		consumers[i] = NewConsumer(i+1, src)
+	}
+	defer func() {
+		for _, c := range consumers {
+			c.Close()
+		}
+	}()
+	load := &Load{Rate: s.cfg.Rate, Consumers: consumers, Path: "/", Timeout: s.cfg.RequestTimeout, Recorder: rec}
+	loadCtx, stopLoad := context.WithCancel(ctx)
+	loadDone := make(chan struct{})
+	go func() { defer close(loadDone); load.Run(loadCtx) }()
+	finishLoad := func() {
+		stopLoad()
+		<-loadDone
+		res.MaxLag, res.LateSends = load.Pacing()
+	}
+
+	s.st.set("baseline load")
+	if err := sleep(ctx, s.cfg.Baseline); err != nil {
+		finishLoad()
+		res.Err = err
+		return res
+	}
+	if err := s.rolling(ctx, disc, initial); err != nil {
+		finishLoad()
+		res.Err = err
+		return res
+	}
+	s.st.set("tail load")
+	err = sleep(ctx, s.cfg.Tail)
+	finishLoad()
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	s.st.set("stopping the last replicas")
+	s.stopAll(ctx)
+	return res
+}
+
+// rolling replaces each of olds in turn: start a new replica, wait until
+// discovery lists it, SIGTERM the old one, wait for its exit.
+func (s *strategyRun) rolling(ctx context.Context, disc Discovery, olds []*Replica) error {
+	for i, old := range olds {
+		id := s.newID()
+		s.st.set("rolling %d/%d: starting r%d", i+1, len(olds), id)
+		if _, err := s.startListed(ctx, disc, id, RoleReplacement); err != nil {
+			return err
+		}
+		s.st.set("rolling %d/%d: draining r%d", i+1, len(olds), old.ID)
+		s.mu.Lock()
+		s.rolled[old.ID] = true
+		s.mu.Unlock()
+		if err := old.Terminate(s.client); err != nil {
+			return err
+		}
+		if err := s.awaitExit(ctx, old); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// awaitExit waits for r to exit within grace_period + 5 s, else kills it.
+func (s *strategyRun) awaitExit(ctx context.Context, r *Replica) error {
+	wctx, cancel := context.WithTimeout(ctx, s.cfg.Timings.GracePeriod+5*time.Second)
+	defer cancel()
+	if err := r.WaitExit(wctx); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		s.mu.Lock()
+		s.killed[r.ID] = true
+		s.mu.Unlock()
+		r.Kill()
+		<-r.Done()
+	}
+	return nil
+}
+
+// startListed starts replica id and waits until it is ready and discovery
+// lists it. A replica that dies before it is ready (another process took its
+// port) is retried with new ports, up to three times.
+func (s *strategyRun) startListed(ctx context.Context, disc Discovery, id int, role string) (*Replica, error) {
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ {
+		r, err := StartReplica(s.launch, id)
+		if err != nil {
+			return nil, err
+		}
+		s.mu.Lock()
+		s.reps = append(s.reps, r)
+		s.roles[id] = role
+		s.mu.Unlock()
+		rctx, cancel := context.WithTimeout(ctx, s.cfg.Timings.WarmupTimeout+10*time.Second)
+		err = r.WaitReady(rctx, s.client)
+		cancel()
+		if err != nil {
+			lastErr = fmt.Errorf("%s: %w", s.name, err)
+			r.Kill()
+			<-r.Done()
+			s.forget(r)
+			if ctx.Err() != nil {
+				return nil, lastErr
+			}
+			continue
+		}
+		disc.Add(r)
+		lctx, cancel := context.WithTimeout(ctx, 10*time.Second+time.Duration(s.cfg.FailureThreshold)*s.cfg.DiscoveryInterval)
+		err = disc.WaitListed(lctx, id)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.name, err)
+		}
+		return r, nil
+	}
+	return nil, lastErr
+}
+
+func (s *strategyRun) forget(r *Replica) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, x := range s.reps {
+		if x == r {
+			s.reps = append(s.reps[:i], s.reps[i+1:]...)
+			return
+		}
+	}
+}
+
+func (s *strategyRun) newID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextID++
+	return s.nextID
+}
+
+func (s *strategyRun) live() []*Replica {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*Replica
+	for _, r := range s.reps {
+		select {
+		case <-r.Done():
+		default:
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// stopAll drains the replicas still running after the load stopped.
+func (s *strategyRun) stopAll(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, r := range s.live() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if r.Terminate(s.client) == nil {
+				_ = s.awaitExit(ctx, r)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// killAll kills whatever still runs (after an error or an interrupt).
+func (s *strategyRun) killAll() {
+	for _, r := range s.live() {
+		r.Kill()
+		<-r.Done()
+	}
+}
+
+func (s *strategyRun) reports(start time.Time) []ReplicaReport {
+	s.mu.Lock()
+	reps := append([]*Replica(nil), s.reps...)
+	s.mu.Unlock()
+	off := func(t time.Time) time.Duration {
+		if t.IsZero() {
+			return -1
+		}
+		return t.Sub(start)
+	}
+	out := make([]ReplicaReport, 0, len(reps))
+	for _, r := range reps {
+		started, ready, signalled, exited := r.Times()
+		s.mu.Lock()
+		rr := ReplicaReport{
+			ID: r.ID, Role: s.roles[r.ID], HTTPAddr: r.HTTPAddr,
+			Started: off(started), Ready: off(ready), Signalled: off(signalled), Exited: off(exited),
+			Rolled: s.rolled[r.ID], Killed: s.killed[r.ID], ExitCode: r.ExitCode(),
+		}
+		s.mu.Unlock()
+		rr.T0 = rr.Signalled
+		if tl, ok := r.Timeline(); ok {
+			rr.Timeline = &tl
+			if !tl.T0.IsZero() {
+				rr.T0 = tl.T0.Sub(start)
+			}
+		}
+		out = append(out, rr)
+	}
+	return out
+}
+
+// sleep waits d or until ctx ends (ctx.Err()).
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+var errInterrupted = errors.New("drill interrupted")

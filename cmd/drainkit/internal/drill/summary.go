@@ -1,0 +1,262 @@
+package drill
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Summary is one strategy's numbers and verdict, as the table, the JSON and
+// the HTML report show them. Durations are in seconds.
+type Summary struct {
+	Name     string `json:"name"`
+	Requests int    `json:"requests"`
+	Failed   int    `json:"failed"`
+	// FailuresByKind counts failures by Outcome name ("refused", "reset",
+	// "eof", "timeout", "5xx", "no_endpoint", "other"); FailureExamples has
+	// one error text per kind.
+	FailuresByKind  map[string]int    `json:"failures_by_kind"`
+	FailureExamples map[string]string `json:"failure_examples,omitempty"`
+	// DrainSeconds is, per replica the rolling restart replaced, the time
+	// from SIGTERM to its exit, in replacement order.
+	DrainSeconds       []float64 `json:"drain_seconds"`
+	DrainMedianSeconds float64   `json:"drain_median_seconds"`
+	DrainMaxSeconds    float64   `json:"drain_max_seconds"`
+	// LateRequests sums the late arrivals (requests that arrived after the
+	// drain began) that the replaced replicas reported; LateReportedBy says
+	// how many of them reported a drain timeline at all.
+	LateRequests   int64 `json:"late_requests"`
+	LateReportedBy int   `json:"late_reported_by"`
+	// LastLateArrivalSeconds is the latest late arrival any replica reported,
+	// from its drain's start; WindowSeconds the longest propagation window
+	// (drain start to listeners closed) a replica reported.
+	LastLateArrivalSeconds float64 `json:"last_late_arrival_seconds"`
+	WindowSeconds          float64 `json:"window_seconds"`
+	// StalenessSeconds is the consumers' staleness as the drill measured it:
+	// the longest time from a replica's SIGTERM to the last request a
+	// consumer sent it.
+	StalenessSeconds float64 `json:"consumer_staleness_seconds"`
+	// Pass is true when no request failed and the run completed.
+	Pass     bool    `json:"pass"`
+	Verdict  string  `json:"verdict"`
+	Error    string  `json:"error,omitempty"`
+	Seconds  float64 `json:"duration_seconds"`
+	MaxLagMs float64 `json:"pacing_max_lag_ms"`
+	// LateSends counts requests the load generator sent more than 20 ms
+	// behind schedule (a loaded machine).
+	LateSends int64            `json:"pacing_late_sends"`
+	Replicas  []ReplicaSummary `json:"replicas"`
+}
+
+// ReplicaSummary is one replica in the JSON output; times in seconds from
+// the strategy's start, null when it did not happen.
+type ReplicaSummary struct {
+	ID         int                `json:"id"`
+	Role       string             `json:"role"`
+	Addr       string             `json:"addr"`
+	Started    *float64           `json:"started"`
+	Ready      *float64           `json:"ready"`
+	SIGTERM    *float64           `json:"sigterm"`
+	Exited     *float64           `json:"exited"`
+	ExitCode   int                `json:"exit_code"`
+	Killed     bool               `json:"killed,omitempty"`
+	Requests   int                `json:"requests"`
+	Failed     int                `json:"failed"`
+	Late       *int64             `json:"late_arrivals"`
+	Steps      map[string]float64 `json:"steps,omitempty"`
+	StepErrors map[string]string  `json:"step_errors,omitempty"`
+	// LastSentSeconds is the last request a consumer sent this replica,
+	// from its SIGTERM (null if never signalled or no request after it).
+	LastSentSeconds *float64 `json:"last_sent_after_sigterm"`
+}
+
+func secs(d time.Duration) float64 { return float64(d.Round(time.Millisecond)) / float64(time.Second) }
+
+func optSecs(d time.Duration) *float64 {
+	if d < 0 {
+		return nil
+	}
+	v := secs(d)
+	return &v
+}
+
+// Summarize computes run's numbers and verdict under cfg.
+func Summarize(cfg Config, run StrategyRun) Summary {
+	s := Summary{
+		Name:           run.Name,
+		FailuresByKind: map[string]int{},
+		DrainSeconds:   []float64{},
+		Seconds:        secs(run.Duration),
+		MaxLagMs:       float64(run.MaxLag.Microseconds()) / 1000,
+		LateSends:      run.LateSends,
+		Replicas:       []ReplicaSummary{},
+	}
+	if run.Err != nil {
+		s.Error = run.Err.Error()
+	}
+	examples := map[string]string{}
+	perReplica := map[int][2]int{}
+	lastSent := map[int]time.Duration{}
+	for _, r := range run.Records {
+		s.Requests++
+		c := perReplica[r.Replica]
+		c[0]++
+		if r.Outcome.Failed() {
+			s.Failed++
+			c[1]++
+			k := r.Outcome.String()
+			s.FailuresByKind[k]++
+			if _, ok := examples[k]; !ok {
+				examples[k] = r.Err
+			}
+		}
+		perReplica[r.Replica] = c
+		if r.Sent > lastSent[r.Replica] {
+			lastSent[r.Replica] = r.Sent
+		}
+	}
+	if len(examples) > 0 {
+		s.FailureExamples = examples
+	}
+
+	var drains []float64
+	var windowCut []string
+	for _, rp := range run.Replicas {
+		rs := ReplicaSummary{
+			ID: rp.ID, Role: rp.Role, Addr: rp.HTTPAddr,
+			Started: optSecs(rp.Started), Ready: optSecs(rp.Ready), SIGTERM: optSecs(rp.Signalled), Exited: optSecs(rp.Exited),
+			ExitCode: rp.ExitCode, Killed: rp.Killed,
+			Requests: perReplica[rp.ID][0], Failed: perReplica[rp.ID][1],
+		}
+		if rp.Signalled >= 0 && lastSent[rp.ID] > rp.Signalled {
+			rs.LastSentSeconds = optSecs(lastSent[rp.ID] - rp.Signalled)
+		}
+		if tl := rp.Timeline; tl != nil {
+			late := tl.LateArrivals
+			rs.Late = &late
+			rs.Steps = map[string]float64{}
+			for k, v := range tl.Steps {
+				rs.Steps[k] = secs(v)
+			}
+			if len(tl.StepErrors) > 0 {
+				rs.StepErrors = tl.StepErrors
+			}
+		}
+		s.Replicas = append(s.Replicas, rs)
+		if !rp.Rolled {
+			continue
+		}
+		if rp.Signalled >= 0 && rp.Exited >= 0 {
+			drains = append(drains, secs(rp.Exited-rp.Signalled))
+		}
+		if rs.LastSentSeconds != nil && *rs.LastSentSeconds > s.StalenessSeconds {
+			s.StalenessSeconds = *rs.LastSentSeconds
+		}
+		if tl := rp.Timeline; tl != nil {
+			s.LateReportedBy++
+			s.LateRequests += tl.LateArrivals
+			if v := secs(tl.LastLateArrival); v > s.LastLateArrivalSeconds {
+				s.LastLateArrivalSeconds = v
+			}
+			if closed, ok := tl.Steps["listeners_closed"]; ok {
+				s.WindowSeconds = max(s.WindowSeconds, secs(closed))
+				// The window was cut short while consumers were still
+				// sending: late arrivals continued into the last quiet
+				// period before the listener closed.
+				if tl.LateArrivals > 0 && closed-tl.LastLateArrival < cfg.Timings.PropagationQuiet {
+					windowCut = append(windowCut, fmt.Sprintf("r%d", rp.ID))
+				}
+			}
+		}
+	}
+	s.DrainSeconds = drains
+	if len(drains) > 0 {
+		sorted := slices.Clone(drains)
+		sort.Float64s(sorted)
+		s.DrainMaxSeconds = sorted[len(sorted)-1]
+		if n := len(sorted); n%2 == 1 {
+			s.DrainMedianSeconds = sorted[n/2]
+		} else {
+			s.DrainMedianSeconds = (sorted[n/2-1] + sorted[n/2]) / 2
+		}
+	}
+	s.Pass = s.Failed == 0 && run.Err == nil && s.Requests > 0
+	s.Verdict = verdict(cfg, run, s, windowCut)
+	return s
+}
+
+// verdict explains the outcome in one line.
+func verdict(cfg Config, run StrategyRun, s Summary, windowCut []string) string {
+	if run.Err != nil {
+		return "ERROR: the run did not complete: " + run.Err.Error()
+	}
+	if s.Requests == 0 {
+		return "ERROR: no request was sent"
+	}
+	kinds := kindList(s.FailuresByKind)
+	if s.Failed == 0 {
+		if s.LateReportedBy > 0 {
+			return fmt.Sprintf("PASS: 0 of %d requests failed; consumers kept sending up to %.2fs after SIGTERM (%d late arrivals) and the window stayed open until %.2fs",
+				s.Requests, s.StalenessSeconds, s.LateRequests, s.WindowSeconds)
+		}
+		return fmt.Sprintf("PASS: 0 of %d requests failed", s.Requests)
+	}
+	head := fmt.Sprintf("FAIL: %d of %d requests failed (%s)", s.Failed, s.Requests, kinds)
+	switch {
+	case run.Name == StrategyShutdown && cfg.Exec == "":
+		return fmt.Sprintf("%s: http.Server.Shutdown closed the listener at SIGTERM, but consumers kept sending for %.2fs until discovery dropped the replica", head, s.StalenessSeconds)
+	case run.Name == StrategyExit && cfg.Exec == "":
+		return fmt.Sprintf("%s: the process died at SIGTERM, cutting requests in flight, and consumers kept sending for %.2fs until discovery dropped the replica", head, s.StalenessSeconds)
+	case len(windowCut) > 0 || (s.LateReportedBy > 0 && s.StalenessSeconds > s.WindowSeconds):
+		cut := ""
+		if len(windowCut) > 0 {
+			cut = fmt.Sprintf(" (on %s still within propagation.quiet %s of the listener closing: propagation.max cut the window short)",
+				strings.Join(windowCut, ", "), cfg.Timings.PropagationQuiet)
+		}
+		return fmt.Sprintf("%s: the propagation window is shorter than the consumers' staleness: the replicas saw late arrivals until %.2fs after the drain began%s and consumers kept sending for %.2fs, but the listeners closed at %.2fs (propagation.max %s); raise propagation.max above %.1fs or shorten the consumers' caching",
+			head, s.LastLateArrivalSeconds, cut, s.StalenessSeconds, s.WindowSeconds, cfg.Timings.PropagationMax,
+			s.StalenessSeconds+cfg.Timings.PropagationQuiet.Seconds())
+	case s.LateReportedBy > 0:
+		return fmt.Sprintf("%s although the window (%.2fs) outlasted the consumers' staleness (%.2fs): see the failure examples", head, s.WindowSeconds, s.StalenessSeconds)
+	default:
+		return fmt.Sprintf("%s; consumers kept sending for %.2fs after SIGTERM and the replicas reported no drain timeline", head, s.StalenessSeconds)
+	}
+}
+
+// kindList renders failure counts as "refused 12, reset 3", in Outcome order.
+func kindList(m map[string]int) string {
+	var parts []string
+	for o := Outcome(1); o < numOutcomes; o++ {
+		if n := m[o.String()]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", o, n))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Summaries returns one Summary per run of res.
+func Summaries(res *Result) []Summary {
+	out := make([]Summary, len(res.Runs))
+	for i, r := range res.Runs {
+		out[i] = Summarize(res.Config, r)
+	}
+	return out
+}
+
+// Passed reports whether the gating strategy (drainkit when it ran, the
+// executable with Exec, else every strategy) had zero failures.
+func Passed(res *Result, sums []Summary) bool {
+	gate := res.Config.gate()
+	ok := true
+	for _, s := range sums {
+		if gate == "" || s.Name == gate {
+			ok = ok && s.Pass
+		}
+	}
+	return ok && len(sums) > 0
+}

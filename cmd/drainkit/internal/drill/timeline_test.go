@@ -1,0 +1,121 @@
+package drill
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/drainkit/drainkit/lifecycle"
+)
+
+// syncBuffer is a bytes.Buffer safe for the logger's and the test's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestTimelineFromRealLifecycle drains a real lifecycle with late arrivals and
+// checks that the JSON exit log line and GET /state's timeline parse to the
+// same report.
+func TestTimelineFromRealLifecycle(t *testing.T) {
+	var logs syncBuffer
+	tm := lifecycle.DefaultTimings()
+	tm.PropagationMin, tm.PropagationQuiet, tm.PropagationMax = 100*time.Millisecond, 50*time.Millisecond, time.Second
+	lc, err := lifecycle.New(lifecycle.WithTimings(tm), lifecycle.WithSignals(),
+		lifecycle.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- lc.Run(context.Background()) }()
+	deadline := time.Now().Add(5 * time.Second)
+	for lc.State() != lifecycle.Ready {
+		if time.Now().After(deadline) {
+			t.Fatal("never READY")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := lc.Drain("test"); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		lc.Arrived()
+	}
+	status, err := json.Marshal(lc.Status())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	fromState, ok := parseStateTimeline(status)
+	if !ok {
+		t.Fatalf("no timeline in %s", status)
+	}
+	if fromState.LateArrivals != 3 || fromState.T0.IsZero() {
+		t.Fatalf("state timeline: %+v", fromState)
+	}
+	var fromLog ReplicaTimeline
+	var t0 time.Time
+	found, foundT0 := false, false
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if tl, ok := parseLogTimeline([]byte(line)); ok {
+			fromLog, found = tl, true
+		}
+		if at, ok := parseDrainingLine([]byte(line)); ok {
+			t0, foundT0 = at, true
+		}
+	}
+	if !found || !foundT0 {
+		t.Fatalf("no timeline (%v) or DRAINING line (%v) in the log:\n%s", found, foundT0, logs.String())
+	}
+	if fromLog.LateArrivals != 3 || fromLog.LastLateArrival <= 0 {
+		t.Fatalf("log timeline: %+v", fromLog)
+	}
+	if !fromLog.T0.Equal(fromState.T0) {
+		t.Fatalf("t0: log %v, state %v", fromLog.T0, fromState.T0)
+	}
+	if d := t0.Sub(fromLog.T0); d < -time.Second || d > time.Second {
+		t.Fatalf("DRAINING line at %v, timeline start %v", t0, fromLog.T0)
+	}
+	for _, step := range []string{lifecycle.StepNotReady, lifecycle.StepWindowEnded, lifecycle.StepListenersClosed, lifecycle.StepStopHooksDone} {
+		if _, ok := fromLog.Steps[step]; !ok {
+			t.Errorf("log timeline lacks step %s: %v", step, fromLog.Steps)
+		}
+	}
+	if w := fromLog.Steps[lifecycle.StepWindowEnded]; w < tm.PropagationMin {
+		t.Errorf("window ended at %v, before propagation.min %v", w, tm.PropagationMin)
+	}
+}
+
+func TestParseTimelineRejectsOtherLines(t *testing.T) {
+	for _, line := range []string{``, `not json`, `{"msg":"hello"}`, `{"timeline":"text"}`} {
+		if _, ok := parseLogTimeline([]byte(line)); ok {
+			t.Errorf("parseLogTimeline(%q) ok", line)
+		}
+		if _, ok := parseStateTimeline([]byte(line)); ok {
+			t.Errorf("parseStateTimeline(%q) ok", line)
+		}
+	}
+	tl, ok := parseLogTimeline([]byte(`{"timeline":{"late_arrivals":2,"deregistered":{"at":1000,"error":"agent down"},"not_ready":5}}`))
+	if !ok || tl.StepErrors["deregistered"] != "agent down" || tl.Steps["deregistered"] != 1000 || tl.Steps["not_ready"] != 5 || tl.LateArrivals != 2 {
+		t.Fatalf("failed step: %+v", tl)
+	}
+}

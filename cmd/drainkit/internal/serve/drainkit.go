@@ -1,0 +1,70 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/drainkit/drainkit/examples/httpservice/app"
+	"github.com/drainkit/drainkit/httpdrain"
+	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/probes"
+	"github.com/drainkit/drainkit/registry/consul"
+)
+
+// runDrainkit serves with the full drain sequence.
+func runDrainkit(o Options, logger *slog.Logger) (int, error) {
+	cfg := o.Config
+	lc, err := lifecycle.New(append(cfg.LifecycleOptions(), lifecycle.WithLogger(logger))...)
+	if err != nil {
+		return 1, err
+	}
+	ph, err := probes.New(lc, probes.Options{Token: string(cfg.Admin.Token), Logger: logger})
+	if err != nil {
+		return 1, err
+	}
+	defer ph.Close()
+	httpLn, adminLn, err := listen(o)
+	if err != nil {
+		return 1, err
+	}
+	srv := &http.Server{Handler: app.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	lc.AddServer("http", httpdrain.New(lc, srv, httpLn))
+
+	if o.Service != "" {
+		host, port := splitAddr(httpLn.Addr())
+		reg, err := consul.New(consul.Options{
+			Service: o.Service, Address: host, Port: port,
+			TTL:                            cfg.Registry.TTL,
+			HeartbeatInterval:              cfg.Registry.HeartbeatInterval,
+			CallTimeout:                    cfg.Registry.CallTimeout,
+			DeregisterCriticalServiceAfter: cfg.Registry.DeregisterCriticalServiceAfter,
+			Logger:                         logger,
+		})
+		if err != nil {
+			_ = httpLn.Close()
+			_ = adminLn.Close()
+			return 1, err
+		}
+		defer reg.Close()
+		lc.AddRegistrar("consul", reg)
+	}
+
+	admin := &http.Server{Handler: ph, ReadHeaderTimeout: 10 * time.Second}
+	adminDone := make(chan error, 1)
+	go func() { adminDone <- admin.Serve(adminLn) }()
+
+	runErr := lc.Run(context.Background())
+
+	// The admin listener served the probes through the whole drain; close it
+	// last.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = admin.Shutdown(ctx)
+	if err := <-adminDone; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		logger.Warn("admin listener failed", "error", err.Error())
+	}
+	return lifecycle.ExitCode(runErr), nil
+}

@@ -1,0 +1,37 @@
+package serve
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/drainkit/drainkit/examples/httpservice/app"
+)
+
+// runExit serves with no drain at all: it installs no signal handler, so
+// SIGTERM's default action kills the process mid-request. It returns only if
+// a listener fails.
+func runExit(o Options, logger *slog.Logger) (int, error) {
+	httpLn, adminLn, err := listen(o)
+	if err != nil {
+		return 1, err
+	}
+	if _, err := register(o, httpLn, logger); err != nil {
+		return 1, err
+	}
+	srv := &http.Server{Handler: app.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	admin := &http.Server{Handler: alwaysReady(), ReadHeaderTimeout: 10 * time.Second}
+	errs := make(chan error, 2)
+	go func() { errs <- srv.Serve(httpLn) }()
+	go func() { errs <- admin.Serve(adminLn) }()
+	return 1, fmt.Errorf("listener failed: %w", <-errs)
+}
+
+func splitAddr(a net.Addr) (string, int) {
+	host, p, _ := net.SplitHostPort(a.String())
+	port, _ := strconv.Atoi(p)
+	return host, port
+}

@@ -1,0 +1,79 @@
+// Package serve is `drainkit serve`, the hidden service mode the drill
+// re-executes itself in: the example service's handlers
+// (examples/httpservice/app) behind one of three shutdown strategies, so
+// that the drill compares strategies on identical request handling.
+//
+//   - drainkit: lifecycle + httpdrain + probes, the full drain sequence
+//     (DESIGN.md section 4), registering in Consul when --service is set and
+//     CONSUL_HTTP_ADDR names an agent.
+//   - shutdown: what most Go services do: readiness 200 until SIGTERM, then
+//     http.Server.Shutdown at once (after deregistering from Consul, if
+//     registered), no propagation window.
+//   - exit: no drain at all; SIGTERM's default action kills the process.
+//
+// Every strategy logs JSON to stderr; drainkit and shutdown end with one line
+// carrying a "timeline" group (the lifecycle's drain timeline, or the
+// shutdown strategy's own), which the drill reads.
+package serve
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+
+	"github.com/drainkit/drainkit/config"
+)
+
+// Options configure one serve process.
+type Options struct {
+	// Strategy is "drainkit", "shutdown" or "exit".
+	Strategy string
+	// HTTPAddr is the service listener's address (host:port).
+	HTTPAddr string
+	// Service, if set, registers the instance in Consul under this name (the
+	// agent from CONSUL_HTTP_ADDR and the other CONSUL_* variables).
+	Service string
+	// Config is the loaded configuration: timings, admin listener (its Addr
+	// and Token), registry settings.
+	Config *config.Config
+}
+
+// Run serves until the strategy's shutdown is done and returns the process
+// exit code. The exit strategy never returns after SIGTERM: the signal kills
+// the process.
+func Run(o Options) int {
+	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("strategy", o.Strategy)
+	var err error
+	code := 1
+	switch o.Strategy {
+	case "drainkit":
+		code, err = runDrainkit(o, logger)
+	case "shutdown":
+		code, err = runShutdown(o, logger)
+	case "exit":
+		code, err = runExit(o, logger)
+	default:
+		err = fmt.Errorf("--strategy: %q is not a strategy: want drainkit, shutdown or exit", o.Strategy)
+	}
+	if err != nil {
+		logger.Error("serve failed", "error", err.Error())
+		fmt.Fprintln(os.Stderr, "drainkit serve:", err)
+		return 1
+	}
+	return code
+}
+
+// listen opens both listeners; it fails before anything is served.
+func listen(o Options) (httpLn, adminLn net.Listener, err error) {
+	httpLn, err = net.Listen("tcp", o.HTTPAddr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--http-addr: %w", err)
+	}
+	adminLn, err = net.Listen("tcp", o.Config.Admin.Addr)
+	if err != nil {
+		_ = httpLn.Close()
+		return nil, nil, fmt.Errorf("--admin-addr: %w", err)
+	}
+	return httpLn, adminLn, nil
+}

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"github.com/drainkit/drainkit/cmd/drainkit/internal/serve"
+	"github.com/drainkit/drainkit/config"
+	"github.com/spf13/cobra"
+)
+
+// newServeCmd is the hidden service mode the drill re-executes itself in.
+func newServeCmd() *cobra.Command {
+	var o serve.Options
+	cmd := &cobra.Command{
+		Use:    "serve",
+		Short:  "run the example service under one shutdown strategy (used by drill)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := config.Load(config.Sources{Flags: cmd.Flags()})
+			if err != nil {
+				return &exitError{code: 2, msg: "serve: " + err.Error()}
+			}
+			o.Config = cfg
+			if o.Service == "" {
+				o.Service = cfg.Registry.Service
+			}
+			if code := serve.Run(o); code != 0 {
+				return &exitError{code: code}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Strategy, "strategy", "drainkit", "shutdown strategy: drainkit, shutdown or exit")
+	f.StringVar(&o.HTTPAddr, "http-addr", "127.0.0.1:8080", "service listener address")
+	f.StringVar(&o.Service, "service", "", "register in Consul (CONSUL_HTTP_ADDR) under this service name")
+	config.BindFlags(f)
+	return cmd
+}
