@@ -74,7 +74,12 @@ type trackedConn struct {
 	// and cleared when its handler returns (see tracker.done).
 	hijackedReq atomic.Bool
 
-	grace *time.Timer // guarded by s.mu
+	// Writes started and finished: after the drain, an idle HTTP/2
+	// connection is closed only once its writes have been quiet for a while.
+	wstart, wdone atomic.Int64
+
+	grace     *time.Timer // guarded by s.mu
+	seenWrite int64       // wstart at the last linger check; Serve's goroutine only
 }
 
 // Read marks the arrival of request bytes on an idle (or, without TLS, a
@@ -96,6 +101,14 @@ func (c *trackedConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Write counts writes for the post-drain quiet check.
+func (c *trackedConn) Write(p []byte) (int, error) {
+	c.wstart.Add(1)
+	n, err := c.Conn.Write(p)
+	c.wdone.Add(1)
+	return n, err
+}
+
 // Close closes the connection. For a hijacked connection this is the end of
 // its in-flight life: net/http reports no StateClosed for it.
 func (c *trackedConn) Close() error {
@@ -108,6 +121,8 @@ func (c *trackedConn) Close() error {
 
 // ReadFrom keeps net/http's sendfile/splice path when the inner conn has one.
 func (c *trackedConn) ReadFrom(r io.Reader) (int64, error) {
+	c.wstart.Add(1)
+	defer c.wdone.Add(1)
 	if rf, ok := c.Conn.(io.ReaderFrom); ok {
 		return rf.ReadFrom(r)
 	}

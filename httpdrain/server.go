@@ -45,8 +45,9 @@ type Server struct {
 	finishOnce sync.Once
 	serving    atomic.Bool
 
-	mu        sync.Mutex
-	conns     map[*trackedConn]struct{}
+	mu    sync.Mutex
+	conns map[*trackedConn]struct{}
+
 	finishing bool // finish ran: allGone closes when conns is empty
 	gone      bool // allGone is closed
 }
@@ -137,8 +138,10 @@ func New(lc *lifecycle.Lifecycle, srv *http.Server, ln net.Listener, opts ...Opt
 // Serve serves srv on the listener (with TLS when srv.TLSConfig has a
 // certificate). After CloseListeners it waits until the drain is over for this
 // server (AwaitIdle succeeded or ForceClose ran) and its connections have
-// closed (HTTP/2 connections close themselves after GOAWAY; any left after
-// 2s are closed), then returns nil. Any other end is an error naming the
+// closed, then returns nil. HTTP/2 connections, idle after GOAWAY, are closed
+// once they have written nothing for 50-100ms (net/http itself would keep
+// them up to 1s unless the client closes them, and Go's client does not);
+// anything left after 2s is closed. Any other end is an error naming the
 // listener's address; calling Serve twice is an error.
 func (s *Server) Serve() error {
 	if !s.serving.CompareAndSwap(false, true) {
@@ -155,20 +158,53 @@ func (s *Server) Serve() error {
 		return fmt.Errorf("httpdrain: serving on %s: %w", s.ln.Addr(), err)
 	}
 	<-s.finished
-	t := time.NewTimer(lingerMax)
-	defer t.Stop()
-	select {
-	case <-s.allGone:
-	case <-t.C:
-		s.closeAll()
+	limit := time.NewTimer(lingerMax)
+	defer limit.Stop()
+	tick := time.NewTicker(lingerQuiet)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.allGone:
+			return nil
+		case <-tick.C:
+			s.closeQuietH2()
+		case <-limit.C:
+			s.closeAll()
+			return nil
+		}
 	}
-	return nil
 }
 
-// lingerMax bounds how long Serve waits, after the drain, for connections to
-// close themselves: HTTP/2 connections close within 1s of GOAWAY once idle
-// (net/http's goAwayTimeout).
-const lingerMax = 2 * time.Second
+const (
+	// lingerMax bounds how long Serve waits, after the drain, for
+	// connections to close.
+	lingerMax = 2 * time.Second
+	// lingerQuiet is how long an idle HTTP/2 connection must have written
+	// nothing (so the last response's frames have been flushed) before Serve
+	// closes it.
+	lingerQuiet = 50 * time.Millisecond
+)
+
+// closeQuietH2 closes idle HTTP/2 connections (GOAWAY already sent, no
+// stream open) whose writes have been quiet since the previous call.
+func (s *Server) closeQuietH2() {
+	var quiet []*trackedConn
+	s.mu.Lock()
+	for c := range s.conns {
+		if c.phase.Load() != phH2Idle {
+			continue
+		}
+		started := c.wstart.Load()
+		if started == c.seenWrite && c.wdone.Load() == started {
+			quiet = append(quiet, c)
+		}
+		c.seenWrite = started
+	}
+	s.mu.Unlock()
+	for _, c := range quiet {
+		c.closeIf(phH2Idle)
+	}
+}
 
 // LameDuck starts the drain for this server: every response from now on
 // carries Connection: close (HTTP/1.1: the connection closes after it;

@@ -1,0 +1,206 @@
+package httpdrain_test
+
+import (
+	"crypto/tls"
+	"io"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/drainkit/drainkit/lifecycle"
+	"golang.org/x/net/http2"
+)
+
+// rawH2 speaks just enough HTTP/2 on conn to see the server's frames.
+type rawH2 struct {
+	conn net.Conn
+	fr   *http2.Framer
+}
+
+func newRawH2(t *testing.T, conn net.Conn) *rawH2 {
+	t.Helper()
+	if _, err := io.WriteString(conn, http2.ClientPreface); err != nil {
+		t.Fatal(err)
+	}
+	fr := http2.NewFramer(conn, conn)
+	if err := fr.WriteSettings(); err != nil {
+		t.Fatal(err)
+	}
+	return &rawH2{conn, fr}
+}
+
+// awaitGoAway reads frames until GOAWAY or d passes.
+func (r *rawH2) awaitGoAway(d time.Duration) (*http2.GoAwayFrame, error) {
+	_ = r.conn.SetReadDeadline(time.Now().Add(d))
+	for {
+		f, err := r.fr.ReadFrame()
+		if err != nil {
+			return nil, err
+		}
+		switch f := f.(type) {
+		case *http2.SettingsFrame:
+			if !f.IsAck() {
+				_ = r.fr.WriteSettingsAck()
+			}
+		case *http2.PingFrame:
+			if !f.IsAck() {
+				_ = r.fr.WritePing(true, f.Data)
+			}
+		case *http2.GoAwayFrame:
+			return f, nil
+		}
+	}
+}
+
+type h2Setup struct {
+	name      string
+	configure func(t *testing.T, srv *http.Server) (client *http.Client, dialRaw func() net.Conn)
+}
+
+var h2Setups = []h2Setup{
+	{"tls", func(t *testing.T, srv *http.Server) (*http.Client, func() net.Conn) {
+		cert, pool := selfSigned(t)
+		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}}
+		tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}
+		return &http.Client{Transport: tr, Timeout: 10 * time.Second}, func() net.Conn {
+			c, err := tls.Dial("tcp", srv.Addr, &tls.Config{RootCAs: pool, NextProtos: []string{"h2"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p := c.ConnectionState().NegotiatedProtocol; p != "h2" {
+				t.Fatalf("ALPN %q", p)
+			}
+			return c
+		}
+	}},
+	{"h2c", func(t *testing.T, srv *http.Server) (*http.Client, func() net.Conn) {
+		srv.Protocols = new(http.Protocols)
+		srv.Protocols.SetHTTP1(true)
+		srv.Protocols.SetUnencryptedHTTP2(true)
+		tr := &http.Transport{Protocols: new(http.Protocols)}
+		tr.Protocols.SetUnencryptedHTTP2(true)
+		return &http.Client{Transport: tr, Timeout: 10 * time.Second}, func() net.Conn {
+			c, err := net.Dial("tcp", srv.Addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}
+	}},
+}
+
+// HTTP/2 over TLS and h2c: idle connections get GOAWAY at the drain's start,
+// requests during the window are served (on new connections), a stream in
+// flight when the listener closes is waited for and completes, its context is
+// not cancelled, and the drain ends as soon as it does.
+func TestHTTP2(t *testing.T) {
+	for _, setup := range h2Setups {
+		t.Run(setup.name, func(t *testing.T) {
+			release := make(chan struct{})
+			slowStarted := make(chan struct{}, 1)
+			var client *http.Client
+			var dialRaw func() net.Conn
+			scheme := "http"
+			in := start(t, timings(300*time.Millisecond, 5*time.Second), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.ProtoMajor != 2 {
+					t.Errorf("%s: request over HTTP/%d", r.URL.Path, r.ProtoMajor)
+				}
+				if r.URL.Path == "/slow" {
+					slowStarted <- struct{}{}
+					<-release
+					if err := r.Context().Err(); err != nil {
+						t.Errorf("slow request's context: %v", err)
+					}
+				}
+				io.WriteString(w, "ok")
+			}), func(srv *http.Server) {
+				// start() listens on its own; the raw dialer reads srv.Addr.
+				client, dialRaw = setup.configure(t, srv)
+				if srv.TLSConfig != nil {
+					scheme = "https"
+				}
+			})
+			in.srv.Addr = in.addr
+			defer client.CloseIdleConnections()
+			url := scheme + "://" + in.addr
+
+			get := func(path string) error {
+				resp, err := client.Get(url + path)
+				if err != nil {
+					return err
+				}
+				defer resp.Body.Close()
+				if resp.ProtoMajor != 2 {
+					t.Errorf("response over HTTP/%d", resp.ProtoMajor)
+				}
+				_, err = io.Copy(io.Discard, resp.Body)
+				return err
+			}
+			if err := get("/"); err != nil {
+				t.Fatal(err)
+			}
+			raw := newRawH2(t, dialRaw())
+			defer raw.conn.Close()
+			if _, err := raw.awaitGoAway(50 * time.Millisecond); err == nil {
+				t.Fatal("GOAWAY before the drain")
+			}
+			slowErr := make(chan error, 1)
+			go func() { slowErr <- get("/slow") }()
+			<-slowStarted
+
+			t0 := time.Now()
+			if err := in.lc.Drain("test"); err != nil {
+				t.Fatal(err)
+			}
+			ga, err := raw.awaitGoAway(2 * time.Second)
+			goAwayAfter := time.Since(t0)
+			if err != nil {
+				t.Fatalf("idle HTTP/2 connection got no GOAWAY: %v", err)
+			}
+			if ga.ErrCode != http2.ErrCodeNo {
+				t.Fatalf("GOAWAY %v", ga.ErrCode)
+			}
+			if goAwayAfter > 250*time.Millisecond {
+				t.Fatalf("GOAWAY %s after drain start, want it within the window", goAwayAfter)
+			}
+			// During the window: still served.
+			for i := 0; i < 3; i++ {
+				if err := get("/"); err != nil {
+					t.Fatalf("request during the window: %v", err)
+				}
+			}
+			// After the window, the in-flight stream is waited for.
+			waitFor(t, 5*time.Second, "listeners closed", func() bool {
+				_, ok := in.steps.time(lifecycle.StepListenersClosed)
+				return ok
+			})
+			if got := in.hs.InFlight().Requests; got != 1 {
+				t.Fatalf("in flight after close: %d, want 1", got)
+			}
+			select {
+			case <-in.runErr:
+				t.Fatal("drain ended with a stream in flight")
+			default:
+			}
+			releasedAt := time.Now()
+			close(release)
+			if err := <-slowErr; err != nil {
+				t.Fatalf("in-flight stream failed: %v", err)
+			}
+			waitFor(t, 2*time.Second, "idle step", func() bool {
+				_, ok := in.steps.time(lifecycle.StepIdle)
+				return ok
+			})
+			idleAt, _ := in.steps.time(lifecycle.StepIdle)
+			if d := idleAt.Sub(releasedAt); d > 100*time.Millisecond {
+				t.Fatalf("idle %s after the last stream was released", d)
+			}
+			if err := in.wait(5 * time.Second); err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			t.Logf("GOAWAY at t0+%s; idle %s after release; Run returned %s after release",
+				goAwayAfter, idleAt.Sub(releasedAt), in.endAt.Sub(releasedAt))
+		})
+	}
+}
