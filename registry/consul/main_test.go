@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"os"
 	"sync"
 	"syscall"
 	"testing"
@@ -16,7 +17,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		removeExampleBuild()
+		os.Exit(code)
+	}))
 }
 
 // Test timings: TTL 3s, heartbeat 1s.

@@ -1,0 +1,218 @@
+package consul
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/drainkit/drainkit/internal/consultest"
+	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/hashicorp/consul/api"
+)
+
+// countingClient returns a consul/api client for a whose HTTP requests are
+// counted (instrumentation of the real client; the agent is real).
+func countingClient(t *testing.T, a *consultest.Agent) (*api.Client, *atomic.Int64) {
+	n := &atomic.Int64{}
+	base := &http.Transport{}
+	t.Cleanup(base.CloseIdleConnections)
+	cfg := a.Config()
+	cfg.HttpClient = &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		n.Add(1)
+		return base.RoundTrip(r)
+	})}
+	c, err := api.NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, n
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// recorder collects every view a watch delivers.
+type recorder struct {
+	mu    sync.Mutex
+	views []View
+}
+
+func (r *recorder) add(v View) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.views = append(r.views, v)
+}
+
+func (r *recorder) all() []View {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]View(nil), r.views...)
+}
+
+// TestWatchSeesAddAndRemove: a watch delivers the passing instances as they
+// come and go, stamped with increasing indexes; a timed-out blocking query
+// delivers nothing.
+func TestWatchSeesAddAndRemove(t *testing.T) {
+	a := consultest.Start(t)
+	c := a.Client(t)
+	wc, reqs := countingClient(t, a)
+	w := NewWatcher(wc, "web", WatchOptions{WaitTime: 300 * time.Millisecond})
+	defer w.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	v, err := w.WaitFor(ctx, func(v View) bool { return v.Index > 0 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Instances) != 0 || v.Instances == nil || v.Err != nil || v.Received.IsZero() || v.Service != "web" {
+		t.Fatalf("first view %+v; want an empty, non-nil list", v)
+	}
+	reg := func(id string, port int) {
+		if err := c.Agent().ServiceRegister(&api.AgentServiceRegistration{ID: id, Name: "web", Port: port,
+			Check: &api.AgentServiceCheck{CheckID: "service:" + id, TTL: "1h", Status: api.HealthPassing}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reg("web-b", 2)
+	reg("web-a", 1)
+	v2, err := w.WaitFor(ctx, func(v View) bool { return len(v.Instances) == 2 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v2.Index <= v.Index || v2.Instances[0].ID != "web-a" || v2.Instances[0].Address != "127.0.0.1" ||
+		v2.Instances[0].Node != a.Node || v2.Instances[1].HostPort() != "127.0.0.1:2" {
+		t.Fatalf("view %+v after %+v", v2, v)
+	}
+	if err := c.Agent().UpdateTTL("service:web-b", "", api.HealthCritical); err != nil {
+		t.Fatal(err)
+	}
+	v3, err := w.WaitFor(ctx, func(v View) bool { return !v.Has("web-b") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v3.Has("web-a") || v3.Index <= v2.Index {
+		t.Fatalf("view after web-b went critical: %+v", v3)
+	}
+
+	// Quiet: queries time out every 300ms and deliver nothing new.
+	before, n0 := v3, reqs.Load()
+	time.Sleep(time.Second) // observation period for the rate of queries
+	n := reqs.Load() - n0
+	latest, _ := w.Latest()
+	if latest.Index != before.Index || latest.Received != before.Received {
+		t.Fatalf("a view was delivered without a change: %+v", latest)
+	}
+	if n < 2 || n > 6 {
+		t.Fatalf("%d queries in 1s of quiet with WaitTime 300ms; want about 3", n)
+	}
+
+	// Close ends the watch and closes C.
+	w.Close()
+	for range w.C {
+	}
+	w.Close()
+}
+
+// TestWatchKeepsLastKnownGoodAcrossAgentRestart: while the agent is down the
+// watch delivers errors carrying the last good instances and backs off
+// instead of spinning; after a restart without state the index goes
+// backwards, the watch starts again from 0, and follows the instance as its
+// registrar registers it again.
+func TestWatchKeepsLastKnownGoodAcrossAgentRestart(t *testing.T) {
+	a := consultest.Start(t)
+	c := a.Client(t)
+	o, _ := testOptions(t, a, "watched", 18095)
+	r := newRegistrar(t, o)
+	if err := r.Sync(context.Background(), lifecycle.Transition{To: lifecycle.Ready, Cause: lifecycle.CauseWarmup}); err != nil {
+		t.Fatal(err)
+	}
+	// Raise the service's index well above what a fresh agent starts with.
+	for i := range 20 {
+		id := fmt.Sprintf("churn-%d", i)
+		if err := c.Agent().ServiceRegister(&api.AgentServiceRegistration{ID: id, Name: o.Service, Port: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Agent().ServiceDeregister(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	wc, reqs := countingClient(t, a)
+	rec := &recorder{}
+	w := NewWatcher(wc, o.Service, WatchOptions{WaitTime: 2 * time.Second, MinBackoff: 50 * time.Millisecond, MaxBackoff: 400 * time.Millisecond})
+	defer w.Close()
+	go func() {
+		for v := range w.C {
+			rec.add(v)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	good, err := w.WaitFor(ctx, func(v View) bool { return v.Err == nil && v.Has(r.ID()) && !v.Has("churn-19") })
+	if err != nil {
+		t.Fatalf("%v: %+v", err, good)
+	}
+	t.Logf("index before the restart: %d", good.Index)
+
+	a.Stop()
+	bad, err := w.WaitFor(ctx, func(v View) bool { return v.Err != nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bad.Has(r.ID()) || bad.Index != good.Index || !bad.Received.Equal(good.Received) || bad.ErrAt.Before(good.Received) {
+		t.Fatalf("error view %+v does not keep the last good view %+v", bad, good)
+	}
+	n0 := reqs.Load()
+	time.Sleep(1500 * time.Millisecond) // observation period with the agent down
+	down := reqs.Load() - n0
+	t.Logf("%d queries in 1.5s with the agent down (backoff 50ms..400ms)", down)
+	if down > 20 {
+		t.Fatalf("%d queries in 1.5s with the agent down: the watch spins", down)
+	}
+	if down < 3 {
+		t.Fatalf("only %d queries in 1.5s with the agent down: the watch stopped retrying", down)
+	}
+
+	a.Restart(t)
+	after, err := w.WaitFor(ctx, func(v View) bool { return v.Err == nil && v.Has(r.ID()) && v.Received.After(bad.ErrAt) })
+	if err != nil {
+		t.Fatalf("instance not back in the watch: %v (latest %+v)", err, after)
+	}
+	t.Logf("index after the restart: %d", after.Index)
+	if after.Index >= good.Index {
+		t.Fatalf("index after the restart %d is not below %d: the test did not exercise a backwards index", after.Index, good.Index)
+	}
+	// The recorded sequence: good views, then errors (all keeping the
+	// instance), then good views with the lower index.
+	var sawErr bool
+	for _, v := range rec.all() {
+		if v.Err != nil {
+			sawErr = true
+			if !v.Has(r.ID()) {
+				t.Fatalf("an error view lost the last good instances: %+v", v)
+			}
+		}
+	}
+	if !sawErr {
+		t.Fatal("no error view reached the channel reader")
+	}
+}
+
+func TestWatchArguments(t *testing.T) {
+	if err := Watch(context.Background(), nil, "x", WatchOptions{}, func(View) {}); err == nil {
+		t.Fatal("nil client accepted")
+	}
+	c, err := api.NewClient(api.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Watch(context.Background(), c, "", WatchOptions{}, func(View) {}); err == nil {
+		t.Fatal("empty service accepted")
+	}
+}
