@@ -68,6 +68,7 @@ type instance struct {
 	addr   string
 	steps  *stepRecorder
 	runErr chan error
+	cancel context.CancelFunc // cancels Run's context, which starts a drain
 	err    error
 	ended  bool
 	endAt  time.Time
@@ -93,10 +94,11 @@ func start(t *testing.T, tm lifecycle.Timings, h http.Handler, configure func(*h
 	}
 	hs := httpdrain.New(lc, srv, ln, opts...)
 	lc.AddServer("http", hs)
-	in := &instance{t: t, lc: lc, srv: srv, hs: hs, addr: ln.Addr().String(), steps: rec, runErr: make(chan error, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	in := &instance{t: t, lc: lc, srv: srv, hs: hs, addr: ln.Addr().String(), steps: rec, runErr: make(chan error, 1), cancel: cancel}
 	sub := lc.Subscribe()
 	defer sub.Close()
-	go func() { in.runErr <- lc.Run(context.Background()) }()
+	go func() { in.runErr <- lc.Run(ctx) }()
 	deadline := time.After(5 * time.Second)
 	for lc.State() != lifecycle.Ready {
 		select {
@@ -106,7 +108,7 @@ func start(t *testing.T, tm lifecycle.Timings, h http.Handler, configure func(*h
 		}
 	}
 	t.Cleanup(func() {
-		_ = lc.Drain("test cleanup")
+		cancel()
 		in.wait(15 * time.Second)
 	})
 	return in
