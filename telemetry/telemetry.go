@@ -1,0 +1,182 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/drainkit/drainkit/lifecycle"
+)
+
+// ScopeName is the instrumentation scope of drainkit's meter and tracer.
+const ScopeName = "github.com/drainkit/drainkit/telemetry"
+
+// Options configure New. The zero value uses the global providers.
+type Options struct {
+	// MeterProvider creates the instruments; nil means otel.GetMeterProvider()
+	// (which follows a later otel.SetMeterProvider).
+	MeterProvider metric.MeterProvider
+	// TracerProvider creates the drain spans; nil means
+	// otel.GetTracerProvider().
+	TracerProvider trace.TracerProvider
+}
+
+// Telemetry observes one lifecycle and exports it (see the package
+// documentation for the instruments and the span). Create it with New, pass
+// it to lifecycle.New with lifecycle.WithObserver, then call Attach. Its
+// methods are safe for concurrent use. Use one Telemetry per Lifecycle.
+type Telemetry struct {
+	opts   Options
+	tracer trace.Tracer
+	inst   instruments
+	reg    metric.Registration
+
+	state atomic.Int32 // lifecycle.State from the last transition observed
+	lc    atomic.Pointer[lifecycle.Lifecycle]
+
+	mu      sync.Mutex
+	drain   *drainSpan         // the open drain span, nil if none
+	emitted int                // steps of the current drain already handled
+	last    lifecycle.Timeline // the most complete timeline observed
+	hasLast bool
+}
+
+// New creates the instruments and registers the collection callback with the
+// meter provider of opts. It returns an error if an instrument cannot be
+// created or the callback cannot be registered (the API's no-op provider
+// never fails). Call Close to unregister the callback.
+func New(opts Options) (*Telemetry, error) {
+	if opts.MeterProvider == nil {
+		opts.MeterProvider = otel.GetMeterProvider()
+	}
+	if opts.TracerProvider == nil {
+		opts.TracerProvider = otel.GetTracerProvider()
+	}
+	t := &Telemetry{
+		opts:   opts,
+		tracer: opts.TracerProvider.Tracer(ScopeName),
+	}
+	meter := opts.MeterProvider.Meter(ScopeName)
+	inst, err := newInstruments(meter)
+	if err != nil {
+		return nil, err
+	}
+	t.inst = inst
+	t.reg, err = meter.RegisterCallback(t.observe, inst.observables()...)
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// Attach lets the observable instruments read lc at collection time: its
+// state, the drain's late and forced counts, and its servers' in-flight work.
+// lc must be the Lifecycle this Telemetry was passed to with
+// lifecycle.WithObserver. Attaching again replaces lc.
+func (t *Telemetry) Attach(lc *lifecycle.Lifecycle) error {
+	if lc == nil {
+		return errors.New("telemetry: Attach(nil)")
+	}
+	t.lc.Store(lc)
+	return nil
+}
+
+// Close unregisters the collection callback; the instruments stop reporting
+// observed values. It does not end an open drain span (see Flush) and does
+// not shut the providers down, which the caller owns.
+func (t *Telemetry) Close() error {
+	return t.reg.Unregister()
+}
+
+// Flush makes what this Telemetry recorded leave the process: it ends a drain
+// span that is still open (marked drainkit.drain.truncated=true: Flush ran
+// before the drain finished, e.g. from a stop hook), then calls ForceFlush on
+// the tracer and meter providers that have one (the SDK's do), within ctx. It
+// returns the providers' errors joined. Call it after lifecycle's Run
+// returns, before the process exits.
+func (t *Telemetry) Flush(ctx context.Context) error {
+	t.mu.Lock()
+	if t.drain != nil {
+		t.drain.truncate(time.Now(), t.finalTimeline())
+		t.drain = nil
+	}
+	t.mu.Unlock()
+	type flusher interface{ ForceFlush(context.Context) error }
+	var errs []error
+	for _, p := range []any{t.opts.TracerProvider, t.opts.MeterProvider} {
+		if f, ok := p.(flusher); ok {
+			errs = append(errs, f.ForceFlush(ctx))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// OnTransition implements lifecycle.Observer: it counts the transition,
+// remembers the state, starts the drain span on DRAINING and ends it on
+// STOPPED.
+func (t *Telemetry) OnTransition(tr lifecycle.Transition) {
+	t.state.Store(int32(tr.To))
+	t.inst.transitions.Add(context.Background(), 1, metric.WithAttributeSet(transitionAttrs(tr)))
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch tr.To {
+	case lifecycle.Draining:
+		if t.drain == nil {
+			t.drain = startDrainSpan(t.tracer, tr)
+			t.emitted = 0
+		}
+		t.drain.transition(tr)
+	case lifecycle.Stopped:
+		if t.drain != nil {
+			t.drain.transition(tr)
+			t.drain.end(tr.At, t.finalTimeline())
+			t.drain = nil
+		}
+	}
+}
+
+// OnDrainStep implements lifecycle.Observer: it adds the steps not yet seen
+// as span events, in timeline order (steps recorded concurrently may be
+// observed out of order; the timeline snapshot is not), and records each
+// phase's duration.
+func (t *Telemetry) OnDrainStep(tl lifecycle.Timeline, _ lifecycle.Step) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.hasLast || len(tl.Steps) >= len(t.last.Steps) {
+		t.last, t.hasLast = tl, true
+	}
+	for ; t.emitted < len(tl.Steps); t.emitted++ {
+		if t.drain != nil { // nil once ended: grace period exceeded, or flushed
+			t.drain.step(tl, t.emitted)
+		}
+		for _, p := range phasesAt(tl.Steps, t.emitted) {
+			t.inst.duration.Record(context.Background(), p.d.Seconds(), metric.WithAttributeSet(phaseAttrs[p.name]))
+		}
+	}
+}
+
+// finalTimeline is the freshest timeline: the lifecycle's when attached, else
+// the last one observed. t.mu is held.
+func (t *Telemetry) finalTimeline() lifecycle.Timeline {
+	if lc := t.lc.Load(); lc != nil {
+		if tl, ok := lc.Timeline(); ok {
+			return tl
+		}
+	}
+	return t.last
+}
+
+// currentState is the lifecycle's state when attached, else the last
+// transition's.
+func (t *Telemetry) currentState() lifecycle.State {
+	if lc := t.lc.Load(); lc != nil {
+		return lc.State()
+	}
+	return lifecycle.State(t.state.Load())
+}
