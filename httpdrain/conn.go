@@ -232,7 +232,6 @@ func (s *Server) connState(nc net.Conn, st http.ConnState) {
 			c.hijackedReq.Store(true)
 			s.hijackedInHandler.Add(1)
 			s.hijacked.Add(1)
-			s.requests.Add(-1)
 		case http.StateClosed:
 			c.closed()
 		}

@@ -31,22 +31,23 @@ func (t *tracker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.Header()["Connection"] = connectionClose
 		}
 	}
-	s.requests.Add(1)
-	defer t.done(r)
+	i := stripeOf(r)
+	s.handlers.add(i, 1)
+	defer t.done(r, i)
 	t.next.ServeHTTP(w, r)
 }
 
-// done ends the request's in-flight life, unless it hijacked its connection:
-// then the count moved to the hijacked connection at StateHijacked.
-func (t *tracker) done(r *http.Request) {
+// done ends the handler's in-flight life. If it hijacked its connection, it
+// no longer counts as a hijacking handler either (the connection stays
+// counted as hijacked until it closes).
+func (t *tracker) done(r *http.Request, i int) {
 	s := t.s
 	if s.hijackedInHandler.Load() != 0 {
 		if c, _ := r.Context().Value(connKey{}).(*trackedConn); c != nil && c.hijackedReq.CompareAndSwap(true, false) {
 			s.hijackedInHandler.Add(-1)
-			return
 		}
 	}
-	s.requests.Add(-1)
+	s.handlers.add(i, -1)
 	if s.closed.Load() {
 		s.wake()
 	}

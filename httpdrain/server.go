@@ -28,13 +28,16 @@ type Server struct {
 	userConnState   func(net.Conn, http.ConnState)
 	userConnContext func(context.Context, net.Conn) context.Context
 
-	// Request path.
+	// Request path. The counters written per request sit on their own cache
+	// lines, away from the flags every request reads.
 	lameDuck          atomic.Bool
-	closed            atomic.Bool // listeners closed: completions wake AwaitIdle
-	requests          atomic.Int64
+	closed            atomic.Bool  // listeners closed: completions wake AwaitIdle
+	hijackedInHandler atomic.Int64 // handlers that hijacked and still run
+	_                 [cacheLine]byte
+	handlers          requestCounter // running handlers, hijacked or not
+	busy              atomic.Int64   // connections in a busy phase
+	_                 [cacheLine]byte
 	hijacked          atomic.Int64
-	hijackedInHandler atomic.Int64
-	busy              atomic.Int64 // connections in a busy phase
 
 	drainCh  chan struct{} // closed by LameDuck
 	wakeCh   chan struct{} // capacity 1: "something finished, re-check"
@@ -286,8 +289,19 @@ func (s *Server) AwaitIdle(ctx context.Context) error {
 	}
 }
 
+// idle reports whether nothing is in flight. The order of the reads matters;
+// see requestCounter.sum.
 func (s *Server) idle() bool {
-	return s.busy.Load() == 0 && s.requests.Load() == 0 && s.hijacked.Load() == 0
+	return s.handlers.sum() == 0 && s.busy.Load() == 0 && s.hijacked.Load() == 0
+}
+
+// requests is the number of running handlers that did not hijack.
+func (s *Server) requests() int64 {
+	n := s.handlers.sum() - s.hijackedInHandler.Load()
+	if n < 0 { // the two reads are not one snapshot
+		n = 0
+	}
+	return n
 }
 
 // ForceClose closes every connection that is still open, which ends their
@@ -297,7 +311,7 @@ func (s *Server) idle() bool {
 // return.
 func (s *Server) ForceClose() int {
 	s.closed.Store(true)
-	n := s.requests.Load() + s.hijacked.Load()
+	n := s.requests() + s.hijacked.Load()
 	s.closeAll()
 	s.finish()
 	return int(n)
@@ -347,7 +361,7 @@ func (s *Server) finish() {
 // InFlight reports requests whose handler is running (HTTP/1 and HTTP/2) and
 // hijacked connections not yet closed.
 func (s *Server) InFlight() lifecycle.InFlight {
-	return lifecycle.InFlight{Requests: s.requests.Load(), Hijacked: s.hijacked.Load()}
+	return lifecycle.InFlight{Requests: s.requests(), Hijacked: s.hijacked.Load()}
 }
 
 func (s *Server) track(c *trackedConn) {
