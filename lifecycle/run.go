@@ -128,7 +128,11 @@ func (l *Lifecycle) finish(forced int, failure error) error {
 	case forced > 0:
 		err = &ExitError{Code: 1, Err: fmt.Errorf("%d force-closed at drain.timeout", forced)}
 	}
-	l.opts.logger.Info("drainkit: drain complete", "exit_code", ExitCode(err), "timeline", tl)
+	if err != nil {
+		l.opts.logger.Warn("drainkit: drain complete", "exit_code", ExitCode(err), "error", err.Error(), "timeline", tl)
+		return err
+	}
+	l.opts.logger.Info("drainkit: drain complete", "exit_code", 0, "timeline", tl)
 	return err
 }
 
