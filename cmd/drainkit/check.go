@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -55,21 +54,22 @@ does not load.`,
 // budget fits.
 func writeBudget(w io.Writer, cfg *config.Config, tgps time.Duration) bool {
 	t := cfg.Timings
+	// src annotates a value that did not come from the defaults.
 	src := func(k string) string {
 		if s := cfg.Source(k); s.Kind != config.FromDefault {
-			return "(" + s.String() + ")"
+			return " (" + s.String() + ")"
 		}
-		return "(default)"
+		return ""
 	}
 	need := t.PropagationMax + t.DrainTimeout + t.StopTimeout
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "window\tmin %s, quiet %s, max %s\tserve on after readiness fails: at least min, until quiet, at most max %s\n",
-		t.PropagationMin, t.PropagationQuiet, t.PropagationMax, strings.Join([]string{src("propagation.min"), src("propagation.quiet"), src("propagation.max")}, " "))
-	fmt.Fprintf(tw, "drain\t%s\tin-flight work after the listeners close, then force-close %s\n", t.DrainTimeout, src("drain.timeout"))
-	fmt.Fprintf(tw, "stop\t%s\tstop hooks %s\n", t.StopTimeout, src("stop.timeout"))
+	fmt.Fprintf(tw, "window\tmin %s%s, quiet %s%s, max %s%s\tserve on after readiness fails: at least min, then until no request for quiet, at most max\n",
+		t.PropagationMin, src("propagation.min"), t.PropagationQuiet, src("propagation.quiet"), t.PropagationMax, src("propagation.max"))
+	fmt.Fprintf(tw, "drain\t%s%s\tin-flight work after the listeners close, then force-close\n", t.DrainTimeout, src("drain.timeout"))
+	fmt.Fprintf(tw, "stop\t%s%s\tstop hooks\n", t.StopTimeout, src("stop.timeout"))
 	fmt.Fprintf(tw, "margin\t%s\tdrainkit's slack for deregistration, scheduling and exit (10%% of grace_period, at least 1s)\n", t.Margin())
 	fmt.Fprintf(tw, "total\t%s\tmax + drain + stop + margin: the longest a drain can take\n", need+t.Margin())
-	fmt.Fprintf(tw, "grace\t%s\tgrace_period, the drain's whole budget %s\n", t.GracePeriod, src("grace_period"))
+	fmt.Fprintf(tw, "grace\t%s%s\tgrace_period, the drain's whole budget\n", t.GracePeriod, src("grace_period"))
 	fmt.Fprintf(tw, "pod\t%s\tterminationGracePeriodSeconds: SIGKILL after this\n", tgps)
 	_ = tw.Flush()
 

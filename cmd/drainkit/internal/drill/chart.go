@@ -83,6 +83,7 @@ func ChartSVG(run StrategyRun) ([]byte, error) {
 	top.Title.Text = run.Name + ": requests per 100 ms"
 	top.Y.Label.Text = "requests / 100 ms"
 	top.X.Min, top.X.Max = 0, xmax
+	top.X.Tick.Marker = secondTicks(end)
 	top.Y.Min = 0
 	okLine, err := plotter.NewLine(ok)
 	if err != nil {
@@ -94,13 +95,13 @@ func ChartSVG(run StrategyRun) ([]byte, error) {
 	top.Add(plotter.NewGrid(), okLine)
 	top.Legend.Add("ok", okLine)
 	if len(failed) > 0 {
-		failLine, err := plotter.NewScatter(failed)
+		marks, err := plotter.NewScatter(failed)
 		if err != nil {
 			return nil, err
 		}
-		failLine.GlyphStyle = draw.GlyphStyle{Color: colFail, Radius: vg.Points(2.5), Shape: draw.CrossGlyph{}}
-		top.Add(failLine)
-		top.Legend.Add("failed", failLine)
+		marks.GlyphStyle = draw.GlyphStyle{Color: colFail, Radius: vg.Points(3.5), Shape: draw.CrossGlyph{}}
+		top.Add(marks)
+		top.Legend.Add("failed", marks)
 	}
 	top.Legend.Top = true
 	top.Legend.XOffs = vg.Points(-4)
@@ -122,6 +123,31 @@ func ChartSVG(run StrategyRun) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// secondTicks labels the time axis in whole seconds at a step that gives
+// at most about 15 labels, up to end (the legends' room right of it stays
+// unlabelled).
+func secondTicks(end float64) plot.Ticker {
+	return plot.TickerFunc(func(lo, hi float64) []plot.Tick {
+		step := 1.0
+		for _, s := range []float64{1, 2, 5, 10, 15, 30, 60, 120, 300, 600} {
+			step = s
+			if end/s <= 15 {
+				break
+			}
+		}
+		var ts []plot.Tick
+		for v := math.Ceil(lo/step) * step; v <= math.Min(hi, end)+1e-9; v += step {
+			ts = append(ts, plot.Tick{Value: v, Label: fmt.Sprintf("%gs", v)})
+			for k := 1; k < 5 && step >= 5; k++ {
+				if m := v + float64(k)*step/5; m <= math.Min(hi, end) {
+					ts = append(ts, plot.Tick{Value: m})
+				}
+			}
+		}
+		return ts
+	})
 }
 
 // perBucket counts ok requests per 100 ms (by scheduled start) for every
@@ -160,6 +186,7 @@ func lanePlot(run StrategyRun, xmax float64) (*plot.Plot, error) {
 	p.Title.Text = "replicas: serving (green), draining (orange), drain steps"
 	p.X.Label.Text = "seconds since the strategy's start"
 	p.X.Min, p.X.Max = 0, xmax
+	p.X.Tick.Marker = secondTicks(run.Duration.Seconds())
 	reps := append([]ReplicaReport(nil), run.Replicas...)
 	sort.Slice(reps, func(i, j int) bool { return reps[i].ID < reps[j].ID })
 	p.Y.Min, p.Y.Max = -float64(len(reps))-0.5, -0.5

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// startExample starts `drainkit serve --strategy drainkit` (the example
+// handlers with the full drain) and waits until /readyz answers 200.
+func startExample(t *testing.T, env ...string) (adminAddr string, ex *example) {
+	t.Helper()
+	adminAddr = freeAddr(t)
+	cmd := exec.Command(binary, "serve", "--strategy", "drainkit", "--http-addr", freeAddr(t), "--admin-addr", adminAddr)
+	cmd.Env = append(os.Environ(), env...)
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	ex = &example{exited: exited, stderr: stderr}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	go func() { _ = cmd.Wait(); ex.code = cmd.ProcessState.ExitCode(); close(exited) }()
+	client := &http.Client{Timeout: time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := client.Get("http://" + adminAddr + "/readyz")
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return adminAddr, ex
+			}
+		}
+		select {
+		case <-exited:
+			t.Fatalf("example exited before it was ready:\n%s", stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("example not ready after 20s:\n%s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond) // poll interval, bounded by the deadline
+	}
+}
+
+// example is a running `drainkit serve`; code is valid once exited is closed.
+type example struct {
+	exited <-chan struct{}
+	code   int
+	stderr *syncBuffer
+}
+
+// TestPrestopReturnsAfterWindow: prestop starts the drain and returns when the
+// 1 s window has ended; the service then finishes its drain and exits 0.
+func TestPrestopReturnsAfterWindow(t *testing.T) {
+	admin, ex := startExample(t, "DRAINKIT_PROPAGATION_MIN=1s", "DRAINKIT_PROPAGATION_MAX=3s")
+	r := drainkit(t, 30*time.Second, nil, "prestop", "--admin-addr", admin)
+	if r.code != 0 {
+		t.Fatalf("prestop exit %d: %s", r.code, r.stderr)
+	}
+	if r.took < 900*time.Millisecond || r.took > 3*time.Second {
+		t.Errorf("prestop returned after %s, want about the 1s window", r.took)
+	}
+	if !strings.Contains(r.stdout, "propagation window ended") {
+		t.Errorf("stdout %q", r.stdout)
+	}
+	select {
+	case <-ex.exited:
+	case <-time.After(15 * time.Second):
+		t.Fatalf("the service did not exit after its drain:\n%s", ex.stderr.String())
+	}
+	if ex.code != 0 {
+		t.Fatalf("service exit code %d:\n%s", ex.code, ex.stderr.String())
+	}
+	if n := strings.Count(ex.stderr.String(), `"to":"DRAINING"`); n != 1 {
+		t.Errorf("%d DRAINING transitions, want 1", n)
+	}
+}
+
+func TestPrestopUnreachable(t *testing.T) {
+	addr := freeAddr(t)
+	r := drainkit(t, 10*time.Second, nil, "prestop", "--admin-addr", addr)
+	if r.code == 0 {
+		t.Fatal("prestop against nothing exited 0")
+	}
+	if r.took > 2*time.Second {
+		t.Errorf("took %s, want under 2s", r.took)
+	}
+	if !strings.Contains(r.stderr, addr) || !strings.Contains(r.stderr, "unreachable") {
+		t.Errorf("message does not name the address %s: %q", addr, r.stderr)
+	}
+}
+
+// TestPrestopConnectTimeout: a listener whose accept queue is full drops
+// new SYNs (Linux), so the connect hangs; prestop gives up at
+// --connect-timeout and names the address. All on loopback.
+func TestPrestopConnectTimeout(t *testing.T) {
+	addr, cleanup := fullListener(t)
+	defer cleanup()
+	r := drainkit(t, 10*time.Second, nil, "prestop", "--admin-addr", addr, "--connect-timeout", "500ms")
+	if r.code == 0 || r.took > 2*time.Second || !strings.Contains(r.stderr, addr) || !strings.Contains(r.stderr, "unreachable") {
+		t.Fatalf("exit %d after %s: %q", r.code, r.took, r.stderr)
+	}
+	if r.took < 400*time.Millisecond {
+		t.Fatalf("gave up after %s, before --connect-timeout: the listener did not hang the connect (%q)", r.took, r.stderr)
+	}
+}
+
+// fullListener listens on loopback with a backlog of 0 and never accepts;
+// it fills the accept queue so that further connects hang.
+func fullListener(t *testing.T) (string, func()) {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Listen(fd, 0); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(sa.(*syscall.SockaddrInet4).Port))
+	var fillers []net.Conn
+	for range 4 {
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err != nil {
+			break // the queue is full
+		}
+		fillers = append(fillers, c)
+	}
+	return addr, func() {
+		for _, c := range fillers {
+			_ = c.Close()
+		}
+		_ = syscall.Close(fd)
+	}
+}
