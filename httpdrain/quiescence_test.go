@@ -1,0 +1,174 @@
+package httpdrain_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/drainkit/drainkit/httpdrain"
+	"github.com/drainkit/drainkit/lifecycle"
+)
+
+// quiescenceWorkload starts `requests` concurrent requests whose handlers take
+// 5..5+requests*3 ms, and returns once all handlers are running. lastEnd
+// receives the time the last handler returned (unix ns).
+type quiescenceWorkload struct {
+	requests int
+	started  sync.WaitGroup
+	lastEnd  atomic.Int64
+	clients  sync.WaitGroup
+}
+
+func (q *quiescenceWorkload) handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		d, _ := time.ParseDuration(r.URL.Query().Get("d"))
+		q.started.Done()
+		time.Sleep(d)
+		io.WriteString(w, "done")
+		for { // record the latest handler end
+			now, cur := time.Now().UnixNano(), q.lastEnd.Load()
+			if now <= cur || q.lastEnd.CompareAndSwap(cur, now) {
+				break
+			}
+		}
+	})
+}
+
+func (q *quiescenceWorkload) run(b *testing.B, addr string, tr *http.Transport) {
+	q.started.Add(q.requests)
+	for i := 0; i < q.requests; i++ {
+		q.clients.Add(1)
+		d := time.Duration(5+3*i) * time.Millisecond
+		go func() {
+			defer q.clients.Done()
+			resp, err := (&http.Client{Transport: tr}).Get("http://" + addr + "/?d=" + d.String())
+			if err != nil {
+				b.Errorf("request: %v", err)
+				q.started.Done()
+				return
+			}
+			_, err = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				b.Errorf("response: %v", err)
+			}
+		}()
+	}
+	q.started.Wait()
+}
+
+// reportLags reports the median and 90th percentile of lags.
+func reportLags(b *testing.B, lags []time.Duration) {
+	slices.Sort(lags)
+	b.ReportMetric(float64(lags[len(lags)/2].Microseconds()), "µs-median-lag")
+	b.ReportMetric(float64(lags[len(lags)*9/10].Microseconds()), "µs-p90-lag")
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkQuiescence measures how long after the last in-flight request
+// finishes (its handler returns) the drain notices: httpdrain's AwaitIdle,
+// the lifecycle's "idle" drain step, and plain http.Server.Shutdown, on the
+// same workload (8 concurrent requests of 5-26 ms in flight when the
+// listener closes). Metric: µs-median-lag (also µs-p90-lag).
+func BenchmarkQuiescence(b *testing.B) {
+	const requests = 8
+	listen := func(b *testing.B) net.Listener {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		return ln
+	}
+	b.Run("drainkit_AwaitIdle", func(b *testing.B) {
+		var lags []time.Duration
+		for b.Loop() {
+			lc, err := lifecycle.New(lifecycle.WithLogger(slog.New(slog.DiscardHandler)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			q := &quiescenceWorkload{requests: requests}
+			ln := listen(b)
+			hs := httpdrain.New(lc, &http.Server{Handler: q.handler()}, ln)
+			served := make(chan error, 1)
+			go func() { served <- hs.Serve() }()
+			tr := &http.Transport{}
+			q.run(b, ln.Addr().String(), tr)
+			hs.LameDuck()
+			if err := hs.CloseListeners(); err != nil {
+				b.Fatal(err)
+			}
+			if err := hs.AwaitIdle(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			lags = append(lags, time.Since(time.Unix(0, q.lastEnd.Load())))
+			q.clients.Wait()
+			if err := <-served; err != nil {
+				b.Fatal(err)
+			}
+			tr.CloseIdleConnections()
+		}
+		reportLags(b, lags)
+	})
+	b.Run("drainkit_lifecycle", func(b *testing.B) {
+		var lags []time.Duration
+		for b.Loop() {
+			rec := &stepRecorder{at: map[string]time.Time{}, steps: make(chan lifecycle.Step, 32)}
+			lc, err := lifecycle.New(lifecycle.WithLogger(slog.New(slog.DiscardHandler)),
+				lifecycle.WithObserver(rec), lifecycle.WithTimings(timings(0, 5*time.Second)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			q := &quiescenceWorkload{requests: requests}
+			ln := listen(b)
+			lc.AddServer("http", httpdrain.New(lc, &http.Server{Handler: q.handler()}, ln))
+			sub := lc.Subscribe()
+			runErr := make(chan error, 1)
+			go func() { runErr <- lc.Run(context.Background()) }()
+			for lc.State() != lifecycle.Ready {
+				<-sub.C
+			}
+			sub.Close()
+			tr := &http.Transport{}
+			q.run(b, ln.Addr().String(), tr)
+			_ = lc.Drain("benchmark")
+			if err := <-runErr; err != nil {
+				b.Fatal(err)
+			}
+			idleAt, ok := rec.time(lifecycle.StepIdle)
+			if !ok {
+				b.Fatal("no idle step")
+			}
+			lags = append(lags, idleAt.Sub(time.Unix(0, q.lastEnd.Load())))
+			q.clients.Wait()
+			tr.CloseIdleConnections()
+		}
+		reportLags(b, lags)
+	})
+	b.Run("net_http_Shutdown", func(b *testing.B) {
+		var lags []time.Duration
+		for b.Loop() {
+			q := &quiescenceWorkload{requests: requests}
+			ln := listen(b)
+			srv := &http.Server{Handler: q.handler()}
+			served := make(chan error, 1)
+			go func() { served <- srv.Serve(ln) }()
+			tr := &http.Transport{}
+			q.run(b, ln.Addr().String(), tr)
+			if err := srv.Shutdown(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			lags = append(lags, time.Since(time.Unix(0, q.lastEnd.Load())))
+			q.clients.Wait()
+			<-served
+			tr.CloseIdleConnections()
+		}
+		reportLags(b, lags)
+	})
+}
