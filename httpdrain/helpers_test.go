@@ -114,6 +114,19 @@ func start(t *testing.T, tm lifecycle.Timings, h http.Handler, configure func(*h
 	return in
 }
 
+// drain starts the drain and waits until the servers are in lame duck (the
+// lifecycle calls LameDuck just after Drain returns, in Run's goroutine).
+func (in *instance) drain() {
+	in.t.Helper()
+	if err := in.lc.Drain("test"); err != nil {
+		in.t.Fatal(err)
+	}
+	waitFor(in.t, 2*time.Second, "lame duck", func() bool {
+		_, ok := in.steps.time(lifecycle.StepNotReady)
+		return ok
+	})
+}
+
 func (in *instance) url(path string) string { return "http://" + in.addr + path }
 
 // wait waits for Run to return and records its result.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drainkit/drainkit/httpdrain"
 	"github.com/drainkit/drainkit/lifecycle"
 	"golang.org/x/net/http2"
 )
@@ -107,6 +108,9 @@ func TestHTTP2(t *testing.T) {
 					t.Errorf("%s: request over HTTP/%d", r.URL.Path, r.ProtoMajor)
 				}
 				if r.URL.Path == "/slow" {
+					if httpdrain.Draining(r.Context()) == nil {
+						t.Error("no drain signal in an HTTP/2 request's context")
+					}
 					slowStarted <- struct{}{}
 					<-release
 					if err := r.Context().Err(); err != nil {

@@ -310,7 +310,9 @@ func (s *Server) requests() int64 {
 // hijacked connections still open. It does not wait for the handlers to
 // return.
 func (s *Server) ForceClose() int {
-	s.closed.Store(true)
+	if !s.closed.Swap(true) {
+		_ = s.ln.Close() // CloseListeners was skipped
+	}
 	n := s.requests() + s.hijacked.Load()
 	s.closeAll()
 	s.finish()

@@ -1,10 +1,18 @@
 package httpdrain_test
 
 import (
+	"context"
+	"crypto/tls"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/drainkit/drainkit/httpdrain"
+	"github.com/drainkit/drainkit/lifecycle"
 )
 
 func TestSmokeHTTP1(t *testing.T) {
@@ -22,9 +30,7 @@ func TestSmokeHTTP1(t *testing.T) {
 	if string(b) != "ok" || resp.Close {
 		t.Fatalf("body %q close %v", b, resp.Close)
 	}
-	if err := in.lc.Drain("test"); err != nil {
-		t.Fatal(err)
-	}
+	in.drain()
 	// During the window: served, with Connection: close.
 	resp, err = c.Get(in.url("/"))
 	if err != nil {
@@ -40,5 +46,36 @@ func TestSmokeHTTP1(t *testing.T) {
 	tl, _ := in.lc.Timeline()
 	if tl.LateArrivals != 1 {
 		t.Fatalf("late arrivals %d, want 1", tl.LateArrivals)
+	}
+}
+
+// A listener that yields *tls.Conn cannot be tracked: Serve fails, so the
+// process exits with code 1 at its first connection instead of draining
+// wrongly.
+func TestTLSListenerIsRejected(t *testing.T) {
+	cert, _ := selfSigned(t)
+	lc, err := lifecycle.New(lifecycle.WithLogger(slog.New(slog.DiscardHandler)), lifecycle.WithTimings(timings(0, time.Second)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := tls.NewListener(raw, &tls.Config{Certificates: []tls.Certificate{cert}})
+	lc.AddServer("https", httpdrain.New(lc, &http.Server{}, ln))
+	runErr := make(chan error, 1)
+	go func() { runErr <- lc.Run(context.Background()) }()
+	c, err := net.Dial("tcp", raw.Addr().String())
+	if err == nil {
+		c.Close()
+	}
+	select {
+	case err := <-runErr:
+		if exitCode(err) != 1 || !strings.Contains(err.Error(), "plain listener") {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not fail")
 	}
 }
