@@ -1,0 +1,42 @@
+package main
+
+import (
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A bad timing fails at start, before any listener opens, with one line
+// naming the key; exit code 2.
+func TestBadSettingsFailAtStart(t *testing.T) {
+	// Hold the admin port: if the child tried to listen first, it would
+	// report the port in use instead of the bad key.
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	for _, tc := range []struct {
+		env  []string
+		args []string
+		want string
+	}{
+		{[]string{"DRAINKIT_PROPAGATION_MIN=banana"}, nil, "propagation.min"},
+		{[]string{"DRAINKIT_PROPAGATION_MIN=20s"}, nil, "propagation.min"}, // > max 15s
+		{[]string{"DRAINKIT_GRACE_PERIOD=5s"}, nil, "grace_period"},
+		{[]string{"DRAINKIT_CHECKS_FAILURE_THRESHOLD=0"}, nil, "checks.failure_threshold"},
+		{nil, []string{"--warmup", "-1s"}, "--warmup"},
+		{nil, []string{"--nope"}, "unknown flag: --nope"},
+	} {
+		c := startChildNoWait(t, tc.env, append([]string{"--admin-addr", held.Addr().String()}, tc.args...)...)
+		code := c.waitExit(10 * time.Second)
+		out := strings.TrimSpace(c.logs())
+		if code != 2 || !strings.Contains(out, tc.want) || strings.Contains(out, "\n") {
+			t.Errorf("env %v args %v: exit %d, stderr %q; want 2 and one line naming %s", tc.env, tc.args, code, out, tc.want)
+		}
+		if strings.Contains(out, "address already in use") {
+			t.Errorf("env %v: a listener was opened before the settings were checked", tc.env)
+		}
+	}
+}

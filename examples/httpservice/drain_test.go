@@ -1,0 +1,152 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A 2 s request in flight, SIGTERM at 0.5 s: the request completes with 200,
+// the process exits only after it, main's deferred cleanup runs, exit code 0.
+func TestInFlightRequestCompletesOnSIGTERM(t *testing.T) {
+	c := startChild(t, noWindow)
+	c.waitState("READY")
+
+	start := time.Now()
+	res := c.getWork("2s")
+	c.waitFor(5*time.Second, "the request in flight", func() bool {
+		_, body := c.adminDo("GET", "/state", nil)
+		var s struct {
+			InFlight struct{ Requests int } `json:"in_flight"`
+		}
+		return json.Unmarshal([]byte(body), &s) == nil && s.InFlight.Requests == 1
+	})
+	if time.Since(start) > 400*time.Millisecond {
+		t.Logf("request took %s to arrive; SIGTERM is late", time.Since(start))
+	}
+	<-time.After(time.Until(start.Add(500 * time.Millisecond))) // the scenario's time, not synchronisation
+	sigAt := time.Now()
+	c.signal(syscall.SIGTERM)
+
+	// The drain has started while the request runs.
+	c.waitFor(time.Second, "readyz 503 after SIGTERM", func() bool { return c.probe("/readyz") == http.StatusServiceUnavailable })
+	select {
+	case <-c.exited:
+		t.Fatalf("exited %s after SIGTERM, with the request in flight", c.exitAt.Sub(sigAt))
+	default:
+	}
+
+	r := <-res
+	if r.err != nil || r.code != http.StatusOK || r.body != "worked 2s\n" {
+		t.Fatalf("request: %d %q %v", r.code, r.body, r.err)
+	}
+	if took := r.at.Sub(start); took < 2*time.Second {
+		t.Errorf("request answered after %s, want >= 2s", took)
+	}
+	if code := c.waitExit(10 * time.Second); code != 0 {
+		t.Errorf("exit code %d, want 0", code)
+	}
+	if c.exitAt.Before(start.Add(2 * time.Second)) {
+		t.Errorf("exited %s after the request started, before it could complete", c.exitAt.Sub(start))
+	}
+	if after := c.exitAt.Sub(r.at); after > 3*time.Second {
+		t.Errorf("exited %s after the request completed, want promptly", after)
+	}
+	assertCleanupRan(t, c)
+}
+
+// assertCleanupRan checks that main's deferred cleanup logged its line last,
+// after the drain completed.
+func assertCleanupRan(t *testing.T, c *child) {
+	t.Helper()
+	if len(c.logLines("cleanup done")) != 1 {
+		t.Fatalf("no \"cleanup done\" line from main's defer:\n%s", c.logs())
+	}
+	lines := strings.Split(strings.TrimSpace(c.logs()), "\n")
+	if !strings.Contains(lines[len(lines)-1], `"msg":"cleanup done"`) {
+		t.Errorf("cleanup was not the last thing logged:\n%s", c.logs())
+	}
+	if len(c.logLines("drainkit: drain complete")) != 1 {
+		t.Errorf("no drain-complete line:\n%s", c.logs())
+	}
+}
+
+// Warm-up of 2 s, SIGTERM at 100 ms: exit within 1 s, /readyz never 200,
+// exit code 0.
+func TestSIGTERMDuringWarmup(t *testing.T) {
+	c := startChild(t, nil, "--warmup", "2s")
+
+	type poll struct{ ok, unavailable, failed int }
+	polled := make(chan poll, 1)
+	go func() {
+		var p poll
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			switch c.probe("/readyz") {
+			case http.StatusOK:
+				p.ok++
+			case http.StatusServiceUnavailable:
+				p.unavailable++
+			default:
+				p.failed++
+			}
+			select {
+			case <-c.exited:
+				polled <- p
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+
+	<-time.After(time.Until(c.startedAt.Add(100 * time.Millisecond))) // the scenario's time
+	sigAt := time.Now()
+	c.signal(syscall.SIGTERM)
+	code := c.waitExit(5 * time.Second)
+	if took := c.exitAt.Sub(sigAt); took > time.Second {
+		t.Errorf("exited %s after SIGTERM during warm-up, want within 1s", took)
+	}
+	if code != 0 {
+		t.Errorf("exit code %d, want 0", code)
+	}
+	p := <-polled
+	if p.ok != 0 {
+		t.Errorf("/readyz answered 200 %d times; the instance was never ready", p.ok)
+	}
+	if p.unavailable == 0 {
+		t.Errorf("/readyz never answered 503 (%+v): the poll proved nothing", p)
+	}
+	if n := c.transitionsTo("READY"); n != 0 {
+		t.Errorf("%d transitions to READY", n)
+	}
+	assertCleanupRan(t, c)
+}
+
+// A 10 s propagation window; SIGTERM, then a second SIGTERM 200 ms later:
+// exit within 500 ms of the second, code 143.
+func TestSecondSIGTERMForcesExit(t *testing.T) {
+	c := startChild(t, []string{"DRAINKIT_PROPAGATION_MIN=10s", "DRAINKIT_PROPAGATION_QUIET=0s",
+		"DRAINKIT_PROPAGATION_MAX=10s", "DRAINKIT_GRACE_PERIOD=30s"})
+	c.waitState("READY")
+	first := time.Now()
+	c.signal(syscall.SIGTERM)
+	c.waitFor(2*time.Second, "DRAINING", func() bool { return c.state() == "DRAINING" })
+
+	<-time.After(time.Until(first.Add(200 * time.Millisecond))) // the scenario's time
+	second := time.Now()
+	c.signal(syscall.SIGTERM)
+	code := c.waitExit(5 * time.Second)
+	if took := c.exitAt.Sub(second); took > 500*time.Millisecond {
+		t.Errorf("exited %s after the second SIGTERM, want within 500ms", took)
+	}
+	if code != 128+int(syscall.SIGTERM) {
+		t.Errorf("exit code %d, want 143", code)
+	}
+	if len(c.logLines("drainkit: second signal, forcing exit")) != 1 {
+		t.Errorf("no forced-exit line:\n%s", c.logs())
+	}
+}

@@ -1,0 +1,27 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/drainkit/drainkit/lifecycle"
+)
+
+// fileCheck is a readiness check that fails while path exists, so that an
+// operator or a test can flip readiness from outside the process.
+func fileCheck(path string) lifecycle.Checker {
+	return lifecycle.CheckFunc{CheckName: "fail-readiness-file", Fn: func(context.Context) error {
+		_, err := os.Stat(path)
+		switch {
+		case err == nil:
+			return fmt.Errorf("%s exists", path)
+		case errors.Is(err, fs.ErrNotExist):
+			return nil
+		default:
+			return err
+		}
+	}}
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A readiness check failing 3 times ejects (readyz 503, livez 200); 5
+// successes restore READY. The check is the example's --fail-readiness-file,
+// flipped from here; rounds run every 100ms.
+func TestReadinessCheckHysteresis(t *testing.T) {
+	const interval = 100 * time.Millisecond
+	flag := filepath.Join(t.TempDir(), "unhealthy")
+	c := startChild(t, append([]string{"DRAINKIT_CHECKS_INTERVAL=100ms", "DRAINKIT_CHECKS_TIMEOUT=50ms"}, noWindow...),
+		"--fail-readiness-file", flag)
+	c.waitState("READY")
+
+	if err := os.WriteFile(flag, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	failing := time.Now()
+	c.waitFor(5*time.Second, "readyz 503 after the check fails", func() bool { return c.probe("/readyz") == http.StatusServiceUnavailable })
+	if took := time.Since(failing); took < 2*interval-30*time.Millisecond {
+		t.Errorf("ejected %s after the check started failing: fewer than 3 rounds", took)
+	}
+	st := status(t, c)
+	if st.State != "EJECTED" || st.Cause != "checks" || st.Reason != "readiness checks failed 3 times in a row" {
+		t.Errorf("status %+v, want EJECTED by 3 failed check rounds", st)
+	}
+	if c.probe("/livez") != http.StatusOK || c.probe("/startupz") != http.StatusOK {
+		t.Errorf("livez/startupz not 200 while ejected by a check")
+	}
+
+	if err := os.Remove(flag); err != nil {
+		t.Fatal(err)
+	}
+	passing := time.Now()
+	// Poll every 20ms: readyz stays 503 until the 5th success.
+	c.waitFor(5*time.Second, "readyz 200 after the check passes", func() bool { return c.probe("/readyz") == http.StatusOK })
+	if took := time.Since(passing); took < 4*interval-30*time.Millisecond {
+		t.Errorf("restored %s after the check started passing: fewer than 5 rounds", took)
+	}
+	st = status(t, c)
+	if st.State != "READY" || st.Cause != "checks" || st.Reason != "readiness checks passed 5 times in a row" {
+		t.Errorf("status %+v, want READY after 5 passed rounds", st)
+	}
+	if n := c.transitionsTo("EJECTED"); n != 1 {
+		t.Errorf("%d transitions to EJECTED, want 1", n)
+	}
+
+	c.signal(syscall.SIGTERM)
+	if code := c.waitExit(10 * time.Second); code != 0 {
+		t.Errorf("exit code %d, want 0", code)
+	}
+}
+
+type statusView struct {
+	State, Cause, Reason string
+}
+
+func status(t *testing.T, c *child) statusView {
+	t.Helper()
+	code, body := c.adminDo("GET", "/state", nil)
+	var s statusView
+	if code != http.StatusOK || json.Unmarshal([]byte(body), &s) != nil {
+		t.Fatalf("GET /state = %d %q", code, body)
+	}
+	return s
+}
