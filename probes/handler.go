@@ -15,11 +15,16 @@ import (
 //	POST /eject, POST /restore            200; 409 for an illegal transition
 //
 // A wrong method gets 405 with an Allow header; an unknown path 404. The POST
-// endpoints follow the loopback-or-token rule of Options.Token (401 without a
-// token when one is configured, 403 for a wrong token or a non-loopback peer)
-// and reject cross-origin browser requests (http.CrossOriginProtection).
-// An optional ?reason=text (at most 200 bytes kept) is added to the
-// transition's reason.
+// endpoints follow the loopback-or-token rule of Options.Token: with a token,
+// 401 when the Authorization header is missing and 403 when the token is
+// wrong, from every peer; without one, 403 for a non-loopback peer or a Host
+// header that is not a loopback address or localhost (a DNS-rebinding
+// defence). They also reject cross-origin browser requests with 403
+// (http.CrossOriginProtection). Lifecycle errors map to 409 (an illegal
+// transition, or POST /restore of an instance the readiness checks ejected).
+// POST /drain?wait=propagation answers 503 if the caller goes away before the
+// window ended; the drain continues. An optional ?reason=text (at most 200
+// bytes kept) is added to the transition's reason.
 //
 // Create it with New and Close it when the admin server has shut down.
 type Handler struct {
