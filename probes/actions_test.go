@@ -181,3 +181,35 @@ func TestStateJSON(t *testing.T) {
 		t.Errorf("HEAD /state = %d", code)
 	}
 }
+
+// Subscribers that never read do not block transitions made over HTTP.
+func TestActionsNotBlockedByIdleSubscribers(t *testing.T) {
+	hs := newHarness(t, Options{})
+	for range 3 {
+		sub := hs.lc.Subscribe() // never read
+		defer sub.Close()
+	}
+	hs.run(t)
+	for _, step := range []struct {
+		path string
+		code int
+		want lifecycle.State
+	}{
+		{"/eject", http.StatusOK, lifecycle.Ejected},
+		{"/restore", http.StatusOK, lifecycle.Ready},
+		{"/eject", http.StatusOK, lifecycle.Ejected},
+		{"/restore", http.StatusOK, lifecycle.Ready},
+		{"/drain", http.StatusAccepted, lifecycle.Draining},
+	} {
+		start := time.Now()
+		if code := hs.code(t, "POST", step.path); code != step.code {
+			t.Fatalf("POST %s = %d, want %d", step.path, code, step.code)
+		}
+		if took := time.Since(start); took > 2*time.Second {
+			t.Errorf("POST %s took %s", step.path, took)
+		}
+		if st := hs.lc.State(); st != step.want {
+			t.Fatalf("after POST %s: %s, want %s", step.path, st, step.want)
+		}
+	}
+}

@@ -55,6 +55,8 @@ func TestInFlightRequestCompletesOnSIGTERM(t *testing.T) {
 	if after := c.exitAt.Sub(r.at); after > 3*time.Second {
 		t.Errorf("exited %s after the request completed, want promptly", after)
 	}
+	t.Logf("SIGTERM at %s, request answered at %s, exit at %s (from the request's start)",
+		sigAt.Sub(start).Round(time.Millisecond), r.at.Sub(start).Round(time.Millisecond), c.exitAt.Sub(start).Round(time.Millisecond))
 	assertCleanupRan(t, c)
 }
 
@@ -114,6 +116,7 @@ func TestSIGTERMDuringWarmup(t *testing.T) {
 		t.Errorf("exit code %d, want 0", code)
 	}
 	p := <-polled
+	t.Logf("exit %s after SIGTERM during warm-up; readyz polls: %+v", c.exitAt.Sub(sigAt).Round(time.Millisecond), p)
 	if p.ok != 0 {
 		t.Errorf("/readyz answered 200 %d times; the instance was never ready", p.ok)
 	}
@@ -143,6 +146,7 @@ func TestSecondSIGTERMForcesExit(t *testing.T) {
 	if took := c.exitAt.Sub(second); took > 500*time.Millisecond {
 		t.Errorf("exited %s after the second SIGTERM, want within 500ms", took)
 	}
+	t.Logf("exit %s after the second SIGTERM, code %d", c.exitAt.Sub(second).Round(time.Millisecond), code)
 	if code != 128+int(syscall.SIGTERM) {
 		t.Errorf("exit code %d, want 143", code)
 	}

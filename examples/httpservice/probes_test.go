@@ -35,6 +35,7 @@ func TestProbesThroughoutDraining(t *testing.T) {
 		samples++
 		<-tick.C
 	}
+	t.Logf("%d samples of 3 probes over 1.5s of DRAINING", samples)
 	if samples < 10 {
 		t.Errorf("only %d samples in 1.5s", samples)
 	}
@@ -106,6 +107,8 @@ func TestPreStopDrainThenSIGTERM(t *testing.T) {
 	if n := c.transitionsTo("DRAINING"); n != 1 {
 		t.Errorf("%d transitions to DRAINING, want 1", n)
 	}
+	t.Logf("POST answered after %s; SIGTERM at %s; exit at %s (from the POST)", answered.Round(time.Millisecond),
+		sigAt.Sub(start).Round(time.Millisecond), c.exitAt.Sub(start).Round(time.Millisecond))
 	done := c.logLines("drainkit: drain complete")
 	if len(done) != 1 {
 		t.Fatalf("%d drain-complete lines", len(done))
