@@ -26,6 +26,13 @@ type drillJSON struct {
 		Verdict        string         `json:"verdict"`
 		Error          string         `json:"error"`
 		LateSends      int64          `json:"pacing_late_sends"`
+		Replicas       []struct {
+			ID         int                `json:"id"`
+			Role       string             `json:"role"`
+			ExitStatus string             `json:"exit_status"`
+			Steps      map[string]float64 `json:"steps"`
+			StepErrors map[string]string  `json:"step_errors"`
+		} `json:"replicas"`
 	} `json:"strategies"`
 	Config      map[string]any `json:"config"`
 	WallSeconds float64        `json:"wall_seconds"`
@@ -158,6 +165,21 @@ func TestDrillConsul(t *testing.T) {
 	}
 	if out.Config["discovery"] != "consul watch" {
 		t.Errorf("discovery %v", out.Config["discovery"])
+	}
+	// Each replaced replica deregistered at the drain's start, the agent
+	// confirmed it, and the window began only then.
+	for _, rp := range s.Replicas {
+		if rp.Role != "initial" {
+			continue
+		}
+		dereg, ok := rp.Steps["deregistered"]
+		_, confirmed := rp.Steps["confirmed"]
+		if !ok || !confirmed || len(rp.StepErrors) > 0 || dereg > 1 {
+			t.Errorf("r%d: steps %v, errors %v: want deregistered (within 1s) and confirmed", rp.ID, rp.Steps, rp.StepErrors)
+		}
+		if rp.ExitStatus != "exit status 0" {
+			t.Errorf("r%d: %s", rp.ID, rp.ExitStatus)
+		}
 	}
 }
 

@@ -3,7 +3,6 @@ package drill
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -306,5 +305,3 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
-
-var errNoReplicas = errors.New("no replicas")

@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"io"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -100,7 +101,7 @@ func replicaRow(rp ReplicaReport, s Summary) htmlReplica {
 		Late: "–", LateN: "–", ExitCode: fmt.Sprint(rp.ExitCode),
 	}
 	if rp.ExitCode < 0 {
-		row.ExitCode = "signal"
+		row.ExitCode = strings.TrimPrefix(rp.ExitStatus, "signal: ")
 	}
 	if rp.Killed {
 		row.ExitCode += " (killed)"

@@ -51,7 +51,10 @@ type ReplicaReport struct {
 	// happened under load and counts in the drain statistics.
 	Rolled   bool
 	ExitCode int
-	Killed   bool // it outlived grace_period + 5s and got SIGKILL
+	// ExitStatus describes how it ended: "exit status 0", "signal:
+	// terminated", or "" while it still ran.
+	ExitStatus string
+	Killed     bool // it outlived grace_period + 5s and got SIGKILL
 	// Timeline is the replica's own drain report, nil when it gave none.
 	Timeline *ReplicaTimeline
 	// T0 is the replica's drain start as an offset (from its timeline, else
@@ -88,6 +91,9 @@ func (s *strategyRun) run(ctx context.Context) (res StrategyRun) {
 	s.roles, s.rolled, s.killed = map[int]string{}, map[int]bool{}, map[int]bool{}
 	defer func() {
 		s.killAll()
+		if res.Err != nil && ctx.Err() != nil {
+			res.Err = errInterrupted
+		}
 		res.Duration = time.Since(res.Start)
 		res.Records = rec.Records()
 		res.Replicas = s.reports(res.Start)
@@ -318,6 +324,12 @@ func (s *strategyRun) reports(start time.Time) []ReplicaReport {
 			Rolled: s.rolled[r.ID], Killed: s.killed[r.ID], ExitCode: r.ExitCode(),
 		}
 		s.mu.Unlock()
+		if rr.Exited >= 0 {
+			rr.ExitStatus = "exit status 0"
+			if err := r.ExitErr(); err != nil {
+				rr.ExitStatus = err.Error()
+			}
+		}
 		rr.T0 = rr.Signalled
 		if tl, ok := r.Timeline(); ok {
 			rr.Timeline = &tl
@@ -345,4 +357,5 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-var errInterrupted = errors.New("drill interrupted")
+// errInterrupted replaces the errors of a run cut short by SIGINT/SIGTERM.
+var errInterrupted = errors.New("interrupted (SIGINT or SIGTERM): replicas killed, numbers partial")

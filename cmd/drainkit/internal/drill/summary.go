@@ -61,6 +61,7 @@ type ReplicaSummary struct {
 	SIGTERM    *float64           `json:"sigterm"`
 	Exited     *float64           `json:"exited"`
 	ExitCode   int                `json:"exit_code"`
+	ExitStatus string             `json:"exit_status"`
 	Killed     bool               `json:"killed,omitempty"`
 	Requests   int                `json:"requests"`
 	Failed     int                `json:"failed"`
@@ -127,7 +128,7 @@ func Summarize(cfg Config, run StrategyRun) Summary {
 		rs := ReplicaSummary{
 			ID: rp.ID, Role: rp.Role, Addr: rp.HTTPAddr,
 			Started: optSecs(rp.Started), Ready: optSecs(rp.Ready), SIGTERM: optSecs(rp.Signalled), Exited: optSecs(rp.Exited),
-			ExitCode: rp.ExitCode, Killed: rp.Killed,
+			ExitCode: rp.ExitCode, ExitStatus: rp.ExitStatus, Killed: rp.Killed,
 			Requests: perReplica[rp.ID][0], Failed: perReplica[rp.ID][1],
 		}
 		if rp.Signalled >= 0 && lastSent[rp.ID] > rp.Signalled {
@@ -206,9 +207,9 @@ func verdict(cfg Config, run StrategyRun, s Summary, windowCut []string) string 
 	head := fmt.Sprintf("FAIL: %d of %d requests failed (%s)", s.Failed, s.Requests, kinds)
 	switch {
 	case run.Name == StrategyShutdown && cfg.Exec == "":
-		return fmt.Sprintf("%s: http.Server.Shutdown closed the listener at SIGTERM, but consumers kept sending for %.2fs until discovery dropped the replica", head, s.StalenessSeconds)
+		return fmt.Sprintf("%s: http.Server.Shutdown closed the listener at SIGTERM, but consumers kept sending to it for up to %.2fs after SIGTERM", head, s.StalenessSeconds)
 	case run.Name == StrategyExit && cfg.Exec == "":
-		return fmt.Sprintf("%s: the process died at SIGTERM, cutting requests in flight, and consumers kept sending for %.2fs until discovery dropped the replica", head, s.StalenessSeconds)
+		return fmt.Sprintf("%s: the process died at SIGTERM, cutting requests in flight, and consumers kept sending to it for up to %.2fs after SIGTERM", head, s.StalenessSeconds)
 	case len(windowCut) > 0 || (s.LateReportedBy > 0 && s.StalenessSeconds > s.WindowSeconds):
 		cut := ""
 		if len(windowCut) > 0 {
