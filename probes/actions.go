@@ -20,7 +20,7 @@ func (h *Handler) action(name string, fn func(w http.ResponseWriter, r *http.Req
 		peer := peerIP(r.RemoteAddr)
 		if code, msg := h.auth.authorize(r); code != 0 {
 			h.opts.Logger.Warn("drainkit: admin action refused", "action", name, "peer", peer, "status", code, "why", msg)
-			if code == http.StatusUnauthorized {
+			if r.Header.Get("Authorization") == "" && h.auth.hasToken {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="drainkit admin"`)
 			}
 			writeText(w, code, msg+"\n")

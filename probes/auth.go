@@ -24,13 +24,15 @@ func newAuthorizer(token string) authorizer {
 	return authorizer{hasToken: true, sum: sha256.Sum256([]byte(token))}
 }
 
-// authorize returns 0 when r may proceed, else the status code (401 or 403)
-// and a message for the caller. It never echoes the presented credential.
+// authorize returns 0 when r may proceed, else the status code and a message
+// for the caller. Every refusal is 403 Forbidden (DESIGN.md section 2); a
+// missing token also gets a Bearer challenge (see action). It never echoes
+// the presented credential.
 func (a authorizer) authorize(r *http.Request) (code int, msg string) {
 	if a.hasToken {
 		got, ok := bearer(r.Header.Get("Authorization"))
 		if !ok {
-			return http.StatusUnauthorized, "a bearer token is required: send Authorization: Bearer <token>"
+			return http.StatusForbidden, "a bearer token is required: send Authorization: Bearer <token>"
 		}
 		sum := sha256.Sum256([]byte(got))
 		if subtle.ConstantTimeCompare(sum[:], a.sum[:]) != 1 {

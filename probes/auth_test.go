@@ -79,16 +79,16 @@ func TestTokenRequiredFromEveryone(t *testing.T) {
 	hs.run(t)
 	remote := "203.0.113.7:40000"
 
-	// Remote peer: missing token 401 with a challenge, wrong token 403.
+	// Remote peer: missing token 403 with a challenge, wrong token 403.
 	rec := serveFrom(hs.h, remote, "POST", "/drain", nil)
-	if rec.Code != http.StatusUnauthorized || rec.Header().Get("WWW-Authenticate") == "" {
-		t.Errorf("remote POST /drain without token = %d (WWW-Authenticate %q), want 401 with a challenge",
+	if rec.Code != http.StatusForbidden || rec.Header().Get("WWW-Authenticate") == "" {
+		t.Errorf("remote POST /drain without token = %d (WWW-Authenticate %q), want 403 with a challenge",
 			rec.Code, rec.Header().Get("WWW-Authenticate"))
 	}
 	for _, auth := range []string{"Bearer wrong", "Bearer " + token + "x", "Basic " + token, token, "Bearer"} {
 		rec := serveFrom(hs.h, remote, "POST", "/drain", map[string]string{"Authorization": auth})
-		if rec.Code != http.StatusForbidden && rec.Code != http.StatusUnauthorized {
-			t.Errorf("remote POST /drain with Authorization %q = %d, want 401 or 403", auth, rec.Code)
+		if rec.Code != http.StatusForbidden {
+			t.Errorf("remote POST /drain with Authorization %q = %d, want 403", auth, rec.Code)
 		}
 		if strings.Contains(rec.Body.String(), token) {
 			t.Errorf("the answer echoes the credential: %q", rec.Body)
@@ -99,11 +99,11 @@ func TestTokenRequiredFromEveryone(t *testing.T) {
 	}
 
 	// Loopback over a real socket: refused without the token too.
-	if code, _, body := hs.do(t, "POST", "/eject", nil); code != http.StatusUnauthorized || !strings.Contains(body, "bearer token is required") {
-		t.Errorf("loopback POST /eject without token = %d %q, want 401", code, body)
+	if code, _, body := hs.do(t, "POST", "/eject", nil); code != http.StatusForbidden || !strings.Contains(body, "bearer token is required") {
+		t.Errorf("loopback POST /eject without token = %d %q, want 403", code, body)
 	}
-	if code := hs.code(t, "POST", "/drain"); code != http.StatusUnauthorized {
-		t.Errorf("loopback POST /drain without token = %d, want 401", code)
+	if code := hs.code(t, "POST", "/drain"); code != http.StatusForbidden {
+		t.Errorf("loopback POST /drain without token = %d, want 403", code)
 	}
 	if st := hs.lc.State(); st != lifecycle.Ready {
 		t.Fatalf("refused calls changed the state to %s", st)

@@ -16,8 +16,8 @@ import (
 //
 // A wrong method gets 405 with an Allow header; an unknown path 404. The POST
 // endpoints follow the loopback-or-token rule of Options.Token: with a token,
-// 401 when the Authorization header is missing and 403 when the token is
-// wrong, from every peer; without one, 403 for a non-loopback peer or a Host
+// 403 when the token is missing (with a Bearer challenge) or wrong, from every
+// peer; without one, 403 for a non-loopback peer or a Host
 // header that is not a loopback address or localhost (a DNS-rebinding
 // defence). They also reject cross-origin browser requests with 403
 // (http.CrossOriginProtection). Lifecycle errors map to 409 (an illegal

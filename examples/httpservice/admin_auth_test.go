@@ -17,8 +17,8 @@ func TestAdminTokenRequiredFromLoopback(t *testing.T) {
 	c := startChild(t, append([]string{"DRAINKIT_ADMIN_TOKEN=" + token}, noWindow...))
 	c.waitState("READY")
 
-	if code, body := c.adminDo("POST", "/drain", nil); code != http.StatusUnauthorized {
-		t.Errorf("POST /drain without token = %d %q, want 401", code, body)
+	if code, body := c.adminDo("POST", "/drain", nil); code != http.StatusForbidden {
+		t.Errorf("POST /drain without token = %d %q, want 403", code, body)
 	}
 	if code, _ := c.adminDo("POST", "/eject", map[string]string{"Authorization": "Bearer wrong"}); code != http.StatusForbidden {
 		t.Errorf("POST /eject with a wrong token = %d, want 403", code)
@@ -46,8 +46,8 @@ func TestAdminTokenRequiredFromLoopback(t *testing.T) {
 func TestAdminTokenFlag(t *testing.T) {
 	c := startChild(t, noWindow, "--admin-token", "flag-token")
 	c.waitState("READY")
-	if code, _ := c.adminDo("POST", "/eject", nil); code != http.StatusUnauthorized {
-		t.Errorf("POST /eject without the flag's token = %d, want 401", code)
+	if code, _ := c.adminDo("POST", "/eject", nil); code != http.StatusForbidden {
+		t.Errorf("POST /eject without the flag's token = %d, want 403", code)
 	}
 	if code, _ := c.adminDo("POST", "/eject", map[string]string{"Authorization": "Bearer flag-token"}); code != http.StatusOK {
 		t.Errorf("POST /eject with the flag's token = %d, want 200", code)
