@@ -209,7 +209,11 @@ func verdict(cfg Config, run StrategyRun, s Summary, windowCut []string) string 
 	case run.Name == StrategyShutdown && cfg.Exec == "":
 		return fmt.Sprintf("%s: http.Server.Shutdown closed the listener at SIGTERM, but consumers kept sending to it for up to %.2fs after SIGTERM", head, s.StalenessSeconds)
 	case run.Name == StrategyExit && cfg.Exec == "":
-		return fmt.Sprintf("%s: the process died at SIGTERM, cutting requests in flight, and consumers kept sending to it for up to %.2fs after SIGTERM", head, s.StalenessSeconds)
+		cut := ""
+		if n := s.FailuresByKind[Reset.String()] + s.FailuresByKind[EOF.String()]; n > 0 {
+			cut = fmt.Sprintf(", cutting %d requests in flight,", n)
+		}
+		return fmt.Sprintf("%s: the process died at SIGTERM%s and consumers kept sending to it for up to %.2fs after SIGTERM", head, cut, s.StalenessSeconds)
 	case len(windowCut) > 0 || (s.LateReportedBy > 0 && s.StalenessSeconds > s.WindowSeconds):
 		cut := ""
 		if len(windowCut) > 0 {
