@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -308,6 +309,7 @@ func (s *strategyRun) reports(start time.Time) []ReplicaReport {
 	s.mu.Lock()
 	reps := append([]*Replica(nil), s.reps...)
 	s.mu.Unlock()
+	slices.SortFunc(reps, func(a, b *Replica) int { return a.ID - b.ID })
 	off := func(t time.Time) time.Duration {
 		if t.IsZero() {
 			return -1
