@@ -41,7 +41,10 @@ func WithObserver(obs Observer) Option {
 }
 
 // WithSignals sets the signals that start a drain in Run (default SIGTERM and
-// SIGINT). A second one of them forces exit with code 128+signal number.
+// SIGINT). A second one of them forces exit with code 128+signal number. No
+// arguments means Run handles no signals (unlike signal.Notify, which would
+// relay all of them): the drain then starts only through Drain or Run's
+// context.
 func WithSignals(sigs ...os.Signal) Option { return func(o *options) { o.signals = sigs } }
 
 // WithExitFunc replaces os.Exit for the forced exit on a second signal; for

@@ -39,7 +39,9 @@ func (l *Lifecycle) Run(ctx context.Context) error {
 	l.mu.Unlock()
 
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, l.opts.signals...)
+	if len(l.opts.signals) > 0 { // Notify with no signals would relay all of them, SIGURG included
+		signal.Notify(sigs, l.opts.signals...)
+	}
 	quit := make(chan struct{})
 	var bg sync.WaitGroup
 	bg.Add(1)

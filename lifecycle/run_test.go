@@ -355,3 +355,27 @@ func recv(t *testing.T, ch <-chan int64) int64 {
 		return 0
 	}
 }
+
+// TestNoSignals: WithSignals() handles nothing, so the runtime's own signals
+// (SIGURG for preemption) never count as a first or second signal.
+func TestNoSignals(t *testing.T) {
+	exited := make(chan int, 1)
+	l := newTest(t, WithTimings(fastTimings(0, 0, 0)), WithSignals(), WithExitFunc(func(c int) { exited <- c }))
+	res := runAsync(l)
+	waitState(t, l, Ready)
+	for i := 0; i < 3; i++ {
+		_ = syscall.Kill(syscall.Getpid(), syscall.SIGURG)
+	}
+	_ = l.Drain("test") // the only way in
+	if err := waitResult(t, res, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case c := <-exited:
+		t.Fatalf("forced exit %d without any handled signal", c)
+	default:
+	}
+	if tl, _ := l.Timeline(); tl.Reason != "test" {
+		t.Fatalf("drain reason %q: a SIGURG started the drain", tl.Reason)
+	}
+}
