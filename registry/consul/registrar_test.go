@@ -97,7 +97,7 @@ func TestEjectMapsToCriticalAndMaintenance(t *testing.T) {
 	r := newRegistrar(t, o)
 	var failing atomic.Bool
 	lc := newLifecycle(t, r, lifecycle.WithCheckOptions(lifecycle.CheckOptions{
-		Interval: 100 * time.Millisecond, Timeout: 50 * time.Millisecond, FailureThreshold: 1, SuccessThreshold: 2}))
+		Interval: 100 * time.Millisecond, Timeout: 100 * time.Millisecond, FailureThreshold: 2, SuccessThreshold: 3}))
 	lc.AddCheck(lifecycle.CheckFunc{CheckName: "flip", Fn: func(context.Context) error {
 		if failing.Load() {
 			return errors.New("flipped")
@@ -135,7 +135,8 @@ func TestEjectMapsToCriticalAndMaintenance(t *testing.T) {
 		return m == api.HealthCritical && !hasID(ids, r.ID()), "maintenance check " + m
 	})
 	if s := checkStatus(c, r.CheckID()); s != api.HealthPassing {
-		t.Fatalf("TTL check %s in maintenance; want passing (never reaped while an operator holds it out)", s)
+		t.Fatalf("TTL check %s in maintenance; want passing (never reaped while an operator holds it out); state %s, registrar %+v",
+			s, lc.State(), r.Status())
 	}
 	if r.Status().Health != registry.Maintenance {
 		t.Fatalf("registrar %+v", r.Status())
