@@ -73,7 +73,7 @@ func (f *fakeRegistrar) Deregister(ctx context.Context) error {
 	f.rec.add("reg.deregister")
 	if f.slow {
 		<-ctx.Done()
-		return errors.New("agent unreachable: " + ctx.Err().Error())
+		return errors.New("consul: agent unreachable: " + ctx.Err().Error())
 	}
 	return nil
 }
@@ -179,3 +179,5 @@ func (c *counter) Check(ctx context.Context) error {
 	}
 	return nil
 }
+
+func (f *fakeRegistrar) StatusDetail() any { return map[string]string{"id": "fake-1"} }

@@ -292,7 +292,10 @@ type RegistryInfo struct {
 	LastOp    string    `json:"last_op,omitempty"` // "sync" or "deregister"
 	LastState State     `json:"last_state"`        // the state the last Sync applied
 	Err       string    `json:"error,omitempty"`
-	At        time.Time `json:"at,omitempty"`
+	At        time.Time `json:"at,omitzero"`
+	// Detail is the registrar's own StatusDetail, if it implements
+	// StatusDetailer.
+	Detail any `json:"detail,omitempty"`
 }
 
 // MarshalText renders the state's name, so JSON shows "READY".
@@ -309,8 +312,13 @@ func (l *Lifecycle) Status() Status {
 		Reason: l.last.Reason,
 		Checks: append([]CheckResult(nil), l.checkResults...),
 	}
+	var detailers []StatusDetailer
 	for _, r := range l.registrars {
-		st.Registry = append(st.Registry, r.info)
+		info := r.info
+		info.Name = r.name
+		st.Registry = append(st.Registry, info)
+		d, _ := r.r.(StatusDetailer)
+		detailers = append(detailers, d)
 	}
 	servers := append([]namedServer(nil), l.servers...)
 	if l.draining.Load() {
@@ -320,6 +328,11 @@ func (l *Lifecycle) Status() Status {
 	l.mu.Unlock()
 	for _, s := range servers {
 		st.InFlight = st.InFlight.Add(s.s.InFlight())
+	}
+	for i, d := range detailers {
+		if d != nil {
+			st.Registry[i].Detail = d.StatusDetail()
+		}
 	}
 	return st
 }

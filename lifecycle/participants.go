@@ -75,10 +75,20 @@ type Registrar interface {
 
 // DeregistrationConfirmer is an optional Registrar extension: Confirm blocks
 // until the registry no longer lists the instance as passing, or ctx is done.
-// The lifecycle calls it after Deregister succeeded, concurrently with the
-// propagation window, and records StepConfirmed.
+// The lifecycle calls it once Deregister has returned, whether or not it
+// succeeded (a failed deregistration can still end in the registry dropping
+// the instance, e.g. when its TTL check expires), concurrently with the
+// propagation window, cancels ctx when the window ends, and records
+// StepConfirmed with Confirm's error.
 type DeregistrationConfirmer interface {
 	Confirm(ctx context.Context) error
+}
+
+// StatusDetailer is an optional Registrar extension: StatusDetail returns a
+// JSON-encodable snapshot (instance ID, health, last error; never a secret)
+// shown in GET /state as registry[].detail. It must not block on the registry.
+type StatusDetailer interface {
+	StatusDetail() any
 }
 
 // Checker is one readiness check. It must honour ctx: the lifecycle cancels

@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"time"
 )
@@ -73,7 +74,11 @@ func (l *Lifecycle) deregisterAll(deadline time.Time) error {
 			err := rs.r.Deregister(ctx)
 			l.recordRegistry(rs, "deregister", Draining, err)
 			if err != nil {
-				errs[i] = errors.New(rs.name + ": " + err.Error())
+				msg := err.Error()
+				if !strings.HasPrefix(msg, rs.name+":") {
+					msg = rs.name + ": " + msg
+				}
+				errs[i] = errors.New(msg)
 			}
 		}()
 	}

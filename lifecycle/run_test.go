@@ -219,8 +219,15 @@ func TestSlowRegistryDoesNotBlockDrain(t *testing.T) {
 		t.Fatalf("deregistration failure not recorded: %+v", tl.Steps)
 	}
 	st := l.Status()
-	if len(st.Registry) != 1 || st.Registry[0].Err == "" || st.Registry[0].LastOp != "deregister" {
+	if len(st.Registry) != 1 || st.Registry[0].Err == "" || st.Registry[0].LastOp != "deregister" ||
+		st.Registry[0].Name != "consul" {
 		t.Fatalf("registry status %+v", st.Registry)
+	}
+	if d, _ := st.Registry[0].Detail.(map[string]string); d["id"] != "fake-1" {
+		t.Fatalf("registrar detail %#v, want the StatusDetailer's value", st.Registry[0].Detail)
+	}
+	if n := strings.Count(tl.Steps[1].Err, "consul:"); n != 1 {
+		t.Fatalf("step error %q names the registrar %d times", tl.Steps[1].Err, n)
 	}
 }
 

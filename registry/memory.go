@@ -221,3 +221,6 @@ func (m *Memory) record(op Op) {
 	close(m.changed)
 	m.changed = make(chan struct{})
 }
+
+// StatusDetail returns Status for GET /state (lifecycle.StatusDetailer).
+func (m *Memory) StatusDetail() any { return m.Status() }

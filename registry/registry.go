@@ -85,3 +85,7 @@ func HealthFor(t lifecycle.Transition) Health {
 	}
 	return Absent
 }
+
+var (
+	_ lifecycle.StatusDetailer = (*Memory)(nil)
+)

@@ -258,3 +258,6 @@ func (r *Registrar) failed(op string, err error) {
 		r.log.Debug("consul: agent call failed", "op", op, "error", err)
 	}
 }
+
+// StatusDetail returns Status for GET /state (lifecycle.StatusDetailer).
+func (r *Registrar) StatusDetail() any { return r.Status() }
