@@ -107,7 +107,11 @@ func (o *observer) OnTransition(t Transition) {
 		o.onT(t)
 	}
 }
-func (o *observer) OnDrainStep(_ Timeline, s Step) { o.mu.Lock(); o.steps = append(o.steps, s); o.mu.Unlock() }
+func (o *observer) OnDrainStep(_ Timeline, s Step) {
+	o.mu.Lock()
+	o.steps = append(o.steps, s)
+	o.mu.Unlock()
+}
 func (o *observer) reached(s State) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
