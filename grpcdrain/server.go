@@ -1,0 +1,439 @@
+package grpcdrain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/drainkit/drainkit/lifecycle"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+)
+
+// Server runs a grpc-go server on one listener as a lifecycle.Server. Create
+// it with New and add it with Lifecycle.AddServer; the lifecycle calls its
+// methods. All methods are safe for concurrent use.
+type Server struct {
+	lc          *lifecycle.Lifecycle
+	ln          net.Listener
+	register    func(*grpc.Server)
+	grpcOpts    []grpc.ServerOption
+	health      *health.Server
+	services    []string
+	goAwayAfter time.Duration
+
+	// Request path: the flag every call reads sits on its own cache lines,
+	// away from the counters every call writes (which are striped).
+	_        [cacheLine]byte
+	awaiting atomic.Bool // AwaitIdle may be waiting: completions wake it
+	_        [cacheLine]byte
+	counts   inFlight
+
+	closed     atomic.Bool   // the listener was closed by CloseListeners or ForceClose
+	drainCh    chan struct{} // closed by LameDuck
+	wakeCh     chan struct{} // capacity 1: "something ended, re-check"
+	finished   chan struct{} // closed when the drain is over for this server
+	stopAccept chan struct{} // closed with closed
+
+	watchCtx   context.Context // cancelled when the listeners close: health Watch streams end
+	endWatches context.CancelFunc
+
+	lameOnce, closeOnce, finishOnce, reapOnce sync.Once
+	closeErr                                  error
+	serving                                   atomic.Bool
+	orphaned                                  atomic.Bool // Serve failed and returned: finish reaps
+
+	mu    sync.Mutex
+	lame  bool
+	cur   *generation // accepting; nil before Serve and after CloseListeners
+	spare *generation // accepts from LameDuck on
+	live  map[*generation]struct{}
+	conns map[*conn]struct{}
+	wg    sync.WaitGroup // generations' Serve, GracefulStop and Stop goroutines
+}
+
+// Option configures New.
+type Option func(*Server)
+
+// WithServerOptions adds grpc.ServerOptions (credentials, keepalive,
+// interceptors, stats handlers, ...) to every grpc.Server that New's Server
+// builds. They come after drainkit's own interceptors, which are installed
+// with grpc.ChainUnaryInterceptor and grpc.ChainStreamInterceptor, so the
+// caller's interceptors, chained or not, keep working.
+func WithServerOptions(opts ...grpc.ServerOption) Option {
+	return func(s *Server) { s.grpcOpts = append(s.grpcOpts, opts...) }
+}
+
+// WithHealthServer makes the Server drive hs (instead of a health server of
+// its own) and register it on every grpc.Server unless register already
+// registered a grpc.health.v1.Health service, which must then be hs.
+func WithHealthServer(hs *health.Server) Option {
+	return func(s *Server) { s.health = hs }
+}
+
+// WithHealthServices names services whose health status follows the
+// lifecycle like the overall server's (""). Statuses of other services are
+// left to the caller until the drain starts, when every status becomes
+// NOT_SERVING.
+func WithHealthServices(names ...string) Option {
+	return func(s *Server) { s.services = append(s.services, names...) }
+}
+
+// DefaultGoAwayAfter is the default for WithGoAwayAfter.
+const DefaultGoAwayAfter = time.Second
+
+// WithGoAwayAfter sets how old a connection opened during the propagation
+// window gets before it is sent GOAWAY: between d and 2d (default
+// DefaultGoAwayAfter, 1s). Its calls succeed; the GOAWAY makes the client
+// re-resolve and open its next connection, to another instance once the
+// client has learned of the drain. 0 (or a negative d) sends such
+// connections GOAWAY only when the listeners close. Connections opened
+// before the drain get GOAWAY at its start, whatever d.
+func WithGoAwayAfter(d time.Duration) Option {
+	return func(s *Server) { s.goAwayAfter = max(d, 0) }
+}
+
+// New prepares a gRPC server to be served on ln and drained by lc, and
+// returns the lifecycle.Server to pass to lc.AddServer:
+//
+//	lc.AddServer("grpc", grpcdrain.New(lc, ln, func(gs *grpc.Server) {
+//		pb.RegisterGreeterServer(gs, greeter)
+//	}, grpcdrain.WithServerOptions(grpc.Creds(creds))))
+//
+// The Server builds its *grpc.Server values itself, with grpc.NewServer, its
+// own interceptors and the options given with WithServerOptions, then calls
+// register on each to register the caller's services, and registers the
+// health service (see WithHealthServer). It builds more than one: grpc-go
+// can send GOAWAY only by stopping a whole grpc.Server, so at the drain's
+// start a fresh one takes over the listener while the old one sends GOAWAY
+// to its connections (see the package documentation). register is therefore
+// called twice when Serve starts and once more for each rotation during the
+// propagation window, from the Server's goroutines; it must only register
+// services (the same implementations each time) and must not serve, stop
+// or keep the *grpc.Server. A nil register serves only the health service.
+//
+// ln must be a listener that nothing else accepts from or closes; the Server
+// closes it when the propagation window ends. New panics if lc or ln is nil.
+// Until the lifecycle becomes READY, the health status of "" and of
+// WithHealthServices' names is NOT_SERVING.
+func New(lc *lifecycle.Lifecycle, ln net.Listener, register func(*grpc.Server), opts ...Option) *Server {
+	if lc == nil || ln == nil {
+		panic("grpcdrain: New needs a non-nil *lifecycle.Lifecycle and net.Listener")
+	}
+	s := &Server{
+		lc:          lc,
+		ln:          ln,
+		register:    register,
+		goAwayAfter: DefaultGoAwayAfter,
+		drainCh:     make(chan struct{}),
+		wakeCh:      make(chan struct{}, 1),
+		finished:    make(chan struct{}),
+		stopAccept:  make(chan struct{}),
+		live:        map[*generation]struct{}{},
+		conns:       map[*conn]struct{}{},
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	if s.health == nil {
+		s.health = health.NewServer()
+	}
+	s.watchCtx, s.endWatches = context.WithCancel(context.Background())
+	s.setHealth(healthpb.HealthCheckResponse_NOT_SERVING)
+	return s
+}
+
+// Health returns the health server the Server drives. Its statuses for ""
+// and WithHealthServices' names belong to the Server; do not call its
+// Resume, which would undo the drain's NOT_SERVING.
+func (s *Server) Health() *health.Server { return s.health }
+
+// Serve builds the first two grpc.Servers (calling register), then accepts
+// connections on the listener and hands each to the grpc.Server currently
+// accepting. It keeps health in step with the lifecycle: SERVING in READY,
+// NOT_SERVING otherwise. After CloseListeners, it waits until the drain is
+// over for this server (AwaitIdle succeeded or ForceClose ran) and every
+// grpc.Server has stopped (up to 2s more, after which the remaining
+// connections are closed), then returns nil.
+//
+// If accepting fails for another reason, Serve closes the listener and
+// returns an error naming its address; the connections already open keep
+// being served through the drain that the lifecycle then starts. Calling
+// Serve twice is an error.
+func (s *Server) Serve() error {
+	if !s.serving.CompareAndSwap(false, true) {
+		return errors.New("grpcdrain: Serve called twice")
+	}
+	stopFollowing := s.followLifecycle()
+	defer stopFollowing()
+
+	first, spare := s.newGeneration(false), s.newGeneration(true)
+	s.mu.Lock()
+	var unused []*generation
+	switch {
+	case s.closed.Load():
+		unused = []*generation{first, spare}
+	case s.lame: // the drain began before this goroutine ran
+		s.startLocked(spare)
+		unused = []*generation{first}
+	default:
+		s.spare = spare
+		s.startLocked(first)
+	}
+	s.mu.Unlock()
+	for _, g := range unused {
+		g.gs.Stop()
+	}
+
+	if err := s.acceptLoop(); err != nil {
+		_ = s.ln.Close()
+		s.orphaned.Store(true)
+		select {
+		case <-s.finished: // the drain ended while we failed
+			s.reap(false)
+		default: // finish reaps
+		}
+		return fmt.Errorf("grpcdrain: serving on %s: %w", s.ln.Addr(), err)
+	}
+	<-s.finished
+	s.reap(false)
+	return nil
+}
+
+// acceptLoop accepts until the listener closes (nil after CloseListeners)
+// or fails. Temporary errors (such as EMFILE) are retried after 5ms,
+// doubling up to 1s, like grpc.Server.Serve.
+func (s *Server) acceptLoop() error {
+	var delay time.Duration
+	for {
+		nc, err := s.ln.Accept()
+		if err != nil {
+			if s.closed.Load() {
+				return nil
+			}
+			if te, ok := err.(interface{ Temporary() bool }); ok && te.Temporary() {
+				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+				t := time.NewTimer(delay)
+				select {
+				case <-t.C:
+				case <-s.stopAccept:
+					t.Stop()
+				}
+				continue
+			}
+			return err
+		}
+		delay = 0
+		c := &conn{Conn: nc, s: s}
+		c.local = &Addr{Addr: nc.LocalAddr(), s: s}
+		if !s.track(c) || !s.dispatch(c) {
+			_ = c.close()
+		}
+	}
+}
+
+// LameDuck starts the drain for this server (t0): health goes NOT_SERVING
+// for every service and ignores later attempts to set SERVING
+// (health.Server.Shutdown); Draining channels close; a fresh grpc.Server
+// takes over accepting, and the one that served until now sends GOAWAY to
+// all its connections and stops once their calls have ended
+// (grpc.Server.GracefulStop). The listener stays open: new connections are
+// accepted and served during the propagation window (and get GOAWAY
+// themselves, see WithGoAwayAfter). No call is cancelled. It does not wait
+// for anything and is idempotent.
+func (s *Server) LameDuck() {
+	s.lameOnce.Do(func() {
+		s.health.Shutdown()
+		close(s.drainCh)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.lame = true
+		if old := s.cur; old != nil && !old.window && s.spare != nil {
+			s.startLocked(s.spare)
+			s.spare = nil
+			s.retireLocked(old)
+		}
+	})
+}
+
+// CloseListeners closes the listener, so new connections are refused, sends
+// GOAWAY to every connection that has not had it yet, and ends health Watch
+// streams (with codes.Unavailable). Calls and streams in flight continue. It
+// returns the listener's Close error, if any, and is idempotent.
+func (s *Server) CloseListeners() error {
+	s.LameDuck()
+	s.closeOnce.Do(s.closeListeners)
+	return s.closeErr
+}
+
+func (s *Server) closeListeners() {
+	s.awaiting.Store(true)
+	s.closed.Store(true)
+	close(s.stopAccept)
+	if err := s.ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+		s.closeErr = err
+	}
+	s.mu.Lock()
+	s.cur = nil
+	for g := range s.live {
+		s.retireLocked(g)
+	}
+	spare := s.spare
+	s.spare = nil
+	s.mu.Unlock()
+	if spare != nil {
+		spare.gs.Stop() // never served
+	}
+	s.endWatches()
+	s.wake()
+}
+
+// AwaitIdle blocks until no call or stream is in flight (nil) or ctx is done
+// (ctx.Err()). Every handler's return wakes it, without polling, so it
+// returns as soon as the last one ends. Health Watch streams do not count
+// (CloseListeners ends them). Call it after CloseListeners.
+func (s *Server) AwaitIdle(ctx context.Context) error {
+	s.awaiting.Store(true)
+	for {
+		if s.idle() {
+			s.finish(false)
+			return nil
+		}
+		select {
+		case <-s.wakeCh:
+		case <-ctx.Done():
+			if s.idle() {
+				s.finish(false)
+				return nil
+			}
+			return ctx.Err()
+		}
+	}
+}
+
+func (s *Server) idle() bool {
+	calls, streams := s.counts.snapshot()
+	return calls == 0 && streams == 0
+}
+
+// ForceClose closes the listener (if CloseListeners did not) and every
+// connection, which cancels the contexts of the calls and streams still
+// running (their clients see codes.Unavailable), stops every grpc.Server
+// (grpc.Server.Stop) and returns how many calls and streams were in flight.
+// It does not wait for their handlers to return.
+func (s *Server) ForceClose() int {
+	calls, streams := s.counts.snapshot()
+	s.LameDuck()
+	s.closeOnce.Do(s.closeListeners)
+	s.cut()
+	s.finish(true)
+	return int(calls + streams)
+}
+
+// InFlight reports the unary calls (Calls) and streaming calls (Streams)
+// whose handlers are running, health Watch streams excepted.
+func (s *Server) InFlight() lifecycle.InFlight {
+	calls, streams := s.counts.snapshot()
+	return lifecycle.InFlight{Calls: calls, Streams: streams}
+}
+
+// finish ends this server's drain and releases Serve. If Serve has already
+// returned (it failed), finish reaps the grpc.Servers itself.
+func (s *Server) finish(force bool) {
+	s.finishOnce.Do(func() {
+		close(s.finished)
+		if s.orphaned.Load() {
+			s.reap(force)
+		}
+	})
+}
+
+// lingerMax bounds how long, after the drain is over, the grpc.Servers may
+// take to stop (flush the last statuses, close their connections) before
+// their connections are closed.
+const lingerMax = 2 * time.Second
+
+// reap waits for every grpc.Server to stop, up to lingerMax (not at all if
+// force), then closes what is left and waits up to lingerMax more. A handler
+// that ignores its context's cancellation can outlive it.
+func (s *Server) reap(force bool) {
+	s.reapOnce.Do(func() {
+		if !force && waitFor(&s.wg, lingerMax) {
+			return
+		}
+		s.cut()
+		waitFor(&s.wg, lingerMax)
+	})
+}
+
+// cut closes every connection and stops every grpc.Server. Only called once
+// every generation has been retired (after closeListeners): each one in
+// s.live still has its GracefulStop goroutine counted in s.wg, so the Adds
+// below never start from zero.
+func (s *Server) cut() {
+	s.mu.Lock()
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	for g := range s.live {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			g.gs.Stop()
+		}()
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		_ = c.close()
+	}
+}
+
+// waitFor waits for wg up to d and reports whether it finished.
+func waitFor(wg *sync.WaitGroup, d time.Duration) bool {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// track records an accepted connection; false once the listener is closed.
+func (s *Server) track(c *conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed.Load() {
+		return false
+	}
+	s.conns[c] = struct{}{}
+	return true
+}
+
+func (s *Server) untrack(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+}
+
+// wake tells AwaitIdle to re-check; it never blocks.
+func (s *Server) wake() {
+	select {
+	case s.wakeCh <- struct{}{}:
+	default:
+	}
+}
+
+var _ lifecycle.Server = (*Server)(nil)
