@@ -121,9 +121,17 @@ func (l *Lifecycle) applyCheckRound(fails, oks int) {
 	switch {
 	case st == Ready && fails >= co.FailureThreshold:
 		_, _ = l.transition(Ejected, CauseChecks, fmt.Sprintf("readiness checks failed %d times in a row", fails),
-			func(s State) bool { return s != Ready })
+			func(s State) error { return skipUnless(s == Ready) })
 	case st == Ejected && !op && oks >= co.SuccessThreshold:
 		_, _ = l.transition(Ready, CauseChecks, fmt.Sprintf("readiness checks passed %d times in a row", oks),
-			func(s State) bool { return s != Ejected || l.operatorEjected })
+			func(s State) error { return skipUnless(s == Ejected && !l.operatorEjected) })
 	}
+}
+
+// skipUnless is a transition guard's answer: proceed when ok, else a no-op.
+func skipUnless(ok bool) error {
+	if ok {
+		return nil
+	}
+	return errSkip
 }

@@ -4,16 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 )
 
-// drainSequence runs DESIGN.md section 4 from t0 and returns how many
-// requests, calls, streams or connections were force-closed. served says
+// drainSequence runs DESIGN.md section 4 from t0 and reports whether
+// anything had to be force-closed at the drain deadline. served says
 // whether the servers were started (false when the drain began in STARTING:
 // nothing was registered, so there is no window). stopSync ends the registry
 // and check loops and waits for them.
-func (l *Lifecycle) drainSequence(served bool, servers []namedServer, stopSync func()) int {
+func (l *Lifecycle) drainSequence(served bool, servers []namedServer, stopSync func()) bool {
 	tm := l.opts.timings
 	graceEnd := l.t0.Add(tm.GracePeriod)
 
@@ -32,7 +33,7 @@ func (l *Lifecycle) drainSequence(served bool, servers []namedServer, stopSync f
 		bound = tm.PropagationMax
 	}
 	if cs := l.registrarsSynced(); cs > 0 {
-		l.step(StepDeregistered, l.deregisterAll(l.t0.Add(bound)))
+		l.step(StepDeregistered, l.deregisterAll(time.Now().Add(bound)))
 	}
 	dereg := time.Now()
 
@@ -57,19 +58,19 @@ func (l *Lifecycle) drainSequence(served bool, servers []namedServer, stopSync f
 	if served {
 		l.awaitWindow(dereg)
 	}
-	close(l.windowEnded)
+	l.endWindow()
 	l.step(StepWindowEnded, nil)
 	endConfirm()
 	confirmWG.Wait()
 
-	forced := 0
+	cut := false
 	if served {
-		forced = l.closeAndAwait(servers, graceEnd)
+		cut = l.closeAndAwait(servers, graceEnd)
 	}
 
 	l.runStopHooks(graceEnd)
 	l.step(StepStopHooksDone, nil)
-	return forced
+	return cut
 }
 
 func (l *Lifecycle) registrarsSynced() int {
@@ -86,8 +87,9 @@ func (l *Lifecycle) registrarsSynced() int {
 
 // closeAndAwait closes all listeners, waits for in-flight work up to
 // drain.timeout (and never into the stop hooks' share of the grace period),
-// then force-closes what is left.
-func (l *Lifecycle) closeAndAwait(servers []namedServer, graceEnd time.Time) int {
+// then force-closes what is left. It reports whether any server had to be
+// force-closed, even if that server counted nothing as cut.
+func (l *Lifecycle) closeAndAwait(servers []namedServer, graceEnd time.Time) bool {
 	var inflight InFlight
 	var errs []error
 	for _, s := range servers {
@@ -123,23 +125,14 @@ func (l *Lifecycle) closeAndAwait(servers []namedServer, graceEnd time.Time) int
 			l.opts.logger.Warn("drainkit: force-closed at drain timeout", "server", s.name, "cut", n)
 		}
 	}
-	if forced > 0 || ctx.Err() != nil && !allTrue(idle) {
-		l.mu.Lock()
-		l.timeline.ForceClosed = forced
-		l.mu.Unlock()
-		l.step(StepForceClosed, fmt.Errorf("drain.timeout %s reached: %d cut", l.opts.timings.DrainTimeout, forced))
-	} else {
+	if !slices.Contains(idle, false) {
 		l.step(StepIdle, nil)
+		return false
 	}
-	return forced
-}
-
-func allTrue(bs []bool) bool {
-	for _, b := range bs {
-		if !b {
-			return false
-		}
-	}
+	l.mu.Lock()
+	l.timeline.ForceClosed = forced
+	l.mu.Unlock()
+	l.step(StepForceClosed, fmt.Errorf("drain.timeout %s reached: %d cut", l.opts.timings.DrainTimeout, forced))
 	return true
 }
 

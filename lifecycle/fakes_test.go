@@ -54,10 +54,11 @@ func (f *fakeServer) InFlight() InFlight { return InFlight{Requests: 1} }
 // fakeRegistrar records Sync/Deregister/Confirm; slow makes Deregister wait
 // for its context.
 type fakeRegistrar struct {
-	rec    *recorder
-	slow   bool
-	synced chan struct{}
-	once   sync.Once
+	rec              *recorder
+	deregisterBudget atomic.Int64 // time left until Deregister's deadline, ns
+	slow             bool
+	synced           chan struct{}
+	once             sync.Once
 }
 
 func newFakeRegistrar(rec *recorder) *fakeRegistrar {
@@ -65,12 +66,19 @@ func newFakeRegistrar(rec *recorder) *fakeRegistrar {
 }
 
 func (f *fakeRegistrar) Sync(_ context.Context, t Transition) error {
-	f.rec.add("reg.sync." + t.To.String())
+	name := "reg.sync." + t.To.String()
+	if t.Cause == CauseOperator {
+		name += ".operator"
+	}
+	f.rec.add(name)
 	f.once.Do(func() { close(f.synced) })
 	return nil
 }
 func (f *fakeRegistrar) Deregister(ctx context.Context) error {
 	f.rec.add("reg.deregister")
+	if d, ok := ctx.Deadline(); ok {
+		f.deregisterBudget.Store(int64(time.Until(d)))
+	}
 	if f.slow {
 		<-ctx.Done()
 		return errors.New("consul: agent unreachable: " + ctx.Err().Error())

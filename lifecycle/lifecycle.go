@@ -25,7 +25,8 @@ type Lifecycle struct {
 	lastLate atomic.Int64 // offset of the last late arrival from t0, ns
 
 	drainStarted chan struct{} // closed at t0
-	windowEnded  chan struct{} // closed when the propagation window is over
+	windowEnded  chan struct{} // closed when the propagation window is over, or on STOPPED
+	windowOnce   sync.Once
 	stopped      chan struct{} // closed on STOPPED
 
 	mu              sync.Mutex
@@ -179,42 +180,65 @@ func (l *Lifecycle) Drain(reason string) error {
 }
 
 func (l *Lifecycle) startDrain(cause Cause, reason string) error {
-	_, err := l.transition(Draining, cause, reason, func(from State) bool { return from == Draining || from == Stopped })
+	_, err := l.transition(Draining, cause, reason, func(from State) error {
+		if from == Draining || from == Stopped {
+			return errSkip
+		}
+		return nil
+	})
 	return err
 }
 
 // Eject takes a READY instance out of rotation (POST /eject): readiness fails,
 // liveness passes, registrars mark the instance critical or in maintenance.
-// Only Restore brings it back. Ejecting an EJECTED instance marks it as
-// operator-ejected and returns nil; other states return a *TransitionError.
+// Only Restore brings it back. Ejecting an instance the readiness checks
+// already ejected makes it operator-ejected (subscribers and registrars get
+// EJECTED -> EJECTED with CauseOperator, so Consul switches to maintenance
+// mode) and returns nil; other states return a *TransitionError.
 func (l *Lifecycle) Eject(reason string) error {
-	l.mu.Lock()
-	if State(l.state.Load()) == Ejected {
-		l.operatorEjected = true
-		l.mu.Unlock()
-		return nil
+	var reEject *Transition
+	_, err := l.transition(Ejected, CauseOperator, reason, func(from State) error {
+		if from != Ejected {
+			return nil
+		}
+		if !l.operatorEjected {
+			l.operatorEjected = true
+			t := Transition{From: Ejected, To: Ejected, Cause: CauseOperator, Reason: reason, At: l.opts.now()}
+			l.last = t
+			for s := range l.subs {
+				s.offer(t)
+			}
+			reEject = &t
+		}
+		return errSkip
+	})
+	if reEject != nil {
+		l.opts.logger.Info("drainkit: operator eject of an instance the checks had ejected", "reason", reason)
 	}
-	l.mu.Unlock()
-	_, err := l.transition(Ejected, CauseOperator, reason, nil)
 	return err
 }
 
 // Restore returns an operator-ejected instance to READY (POST /restore). It
 // returns nil for a READY instance, ErrNotOperatorEjected when the readiness
-// checks ejected it, and a *TransitionError in other states.
+// checks ejected it (their success threshold restores it), and a
+// *TransitionError in any other state: Restore never ends warm-up early.
 func (l *Lifecycle) Restore(reason string) error {
-	l.mu.Lock()
-	st, op := State(l.state.Load()), l.operatorEjected
-	l.mu.Unlock()
-	switch {
-	case st == Ready:
+	_, err := l.transition(Ready, CauseOperator, reason, func(from State) error {
+		switch {
+		case from == Ready:
+			return errSkip
+		case from != Ejected:
+			return &TransitionError{From: from, To: Ready}
+		case !l.operatorEjected:
+			return ErrNotOperatorEjected
+		}
 		return nil
-	case st == Ejected && !op:
-		return ErrNotOperatorEjected
-	}
-	_, err := l.transition(Ready, CauseOperator, reason, nil)
+	})
 	return err
 }
+
+// endWindow closes windowEnded once.
+func (l *Lifecycle) endWindow() { l.windowOnce.Do(func() { close(l.windowEnded) }) }
 
 // WaitPropagation blocks until the propagation window has ended (nil) or ctx
 // is done (ctx.Err()). It does not start a drain; POST /drain?wait=propagation
@@ -228,14 +252,23 @@ func (l *Lifecycle) WaitPropagation(ctx context.Context) error {
 	}
 }
 
-// transition moves to `to`. If join is non-nil and returns true for the current
-// state, the call is a no-op that returns (zero, nil).
-func (l *Lifecycle) transition(to State, cause Cause, reason string, join func(State) bool) (Transition, error) {
+// errSkip, returned by a transition guard, makes the call a no-op.
+var errSkip = errors.New("lifecycle: no transition")
+
+// transition moves to `to`. guard, if non-nil, runs with l.mu held and sees
+// the current state: an error aborts the call (errSkip: a no-op returning
+// nil). Guards may update fields that l.mu protects.
+func (l *Lifecycle) transition(to State, cause Cause, reason string, guard func(from State) error) (Transition, error) {
 	l.mu.Lock()
 	from := State(l.state.Load())
-	if join != nil && join(from) {
-		l.mu.Unlock()
-		return Transition{}, nil
+	if guard != nil {
+		if err := guard(from); err != nil {
+			l.mu.Unlock()
+			if err == errSkip {
+				err = nil
+			}
+			return Transition{}, err
+		}
 	}
 	if !canMove(from, to) {
 		l.mu.Unlock()
@@ -263,6 +296,7 @@ func (l *Lifecycle) transition(to State, cause Cause, reason string, join func(S
 	case Draining:
 		close(l.drainStarted)
 	case Stopped:
+		l.endWindow()
 		close(l.stopped)
 	}
 	l.opts.logger.Info("drainkit: transition", "from", from.String(), "to", to.String(),

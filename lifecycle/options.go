@@ -28,7 +28,10 @@ func WithTimings(t Timings) Option { return func(o *options) { o.timings = t } }
 func WithCheckOptions(c CheckOptions) Option { return func(o *options) { o.checks = c } }
 
 // WithDeregisterTimeout bounds the registrars' Deregister calls at the drain's
-// start (default 5s; also capped by Timings.PropagationMax when that is > 0).
+// start, counted from the call (default 5s, key registry.deregister_timeout;
+// capped by Timings.PropagationMax when that is > 0). With no propagation
+// window, Run checks at start that it fits the grace period together with
+// drain.timeout and stop.timeout, and returns a *RangeError if not.
 func WithDeregisterTimeout(d time.Duration) Option { return func(o *options) { o.deregister = d } }
 
 // WithLogger sets the slog logger (default slog.Default()). The lifecycle logs

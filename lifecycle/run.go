@@ -37,6 +37,10 @@ func (l *Lifecycle) Run(ctx context.Context) error {
 	servers := append([]namedServer(nil), l.servers...)
 	registrars := append([]*registrarState(nil), l.registrars...)
 	l.mu.Unlock()
+	if err := l.checkDeregisterBudget(len(registrars)); err != nil {
+		l.endWindow()
+		return &ExitError{Code: 1, Err: err}
+	}
 
 	sigs := make(chan os.Signal, 2)
 	if len(l.opts.signals) > 0 { // Notify with no signals would relay all of them, SIGURG included
@@ -60,7 +64,7 @@ func (l *Lifecycle) Run(ctx context.Context) error {
 	}
 	if l.draining.Load() {
 		l.drainSequence(false, servers, func() {})
-		return l.finish(0, nil)
+		return l.finish(false, nil)
 	}
 
 	// Serve, then READY, then registry and checks.
@@ -75,19 +79,24 @@ func (l *Lifecycle) Run(ctx context.Context) error {
 			}
 		}()
 	}
-	_, _ = l.transition(Ready, CauseWarmup, "warm-up succeeded", func(s State) bool { return s == Draining })
+	_, _ = l.transition(Ready, CauseWarmup, "warm-up succeeded", func(s State) error { return skipUnless(s == Starting) })
 	syncCtx, cancelSync := context.WithCancel(context.Background())
-	var syncing sync.WaitGroup
+	defer cancelSync()
+	var syncing, checking sync.WaitGroup
 	for _, rs := range registrars {
 		syncing.Add(1)
 		go func() { defer syncing.Done(); l.syncRegistrar(syncCtx, rs) }()
 	}
-	syncing.Add(1)
-	go func() { defer syncing.Done(); l.runChecks(syncCtx) }()
+	checking.Add(1)
+	go func() { defer checking.Done(); l.runChecks(syncCtx) }()
+	// At t0: stop syncing and checking. A Sync that ignores its context may
+	// hold up deregistration briefly, never a check: checks are not waited
+	// for until the end.
 	stopSync := func() {
 		cancelSync()
-		waitBounded(&syncing, l.opts.deregister)
+		waitBounded(&syncing, syncGrace)
 	}
+	defer waitBounded(&checking, l.opts.checks.Timeout)
 
 	var failure error
 	select {
@@ -99,15 +108,21 @@ func (l *Lifecycle) Run(ctx context.Context) error {
 	}
 
 	// The drain sequence, within the grace period.
-	done := make(chan int, 1)
+	done := make(chan bool, 1)
 	go func() { done <- l.drainSequence(true, servers, stopSync) }()
 	grace := time.NewTimer(time.Until(l.t0.Add(l.opts.timings.GracePeriod)))
 	defer grace.Stop()
-	var forced int
+	var cut bool
 	select {
-	case forced = <-done:
+	case cut = <-done:
 	case <-grace.C:
-		return l.finish(0, fmt.Errorf("grace period %s exceeded", l.opts.timings.GracePeriod))
+		// Something ignored its deadline. Stop accepting and cut what is
+		// left before the kubelet's SIGKILL does; stop hooks are skipped.
+		for _, s := range servers {
+			_ = s.s.CloseListeners()
+			s.s.ForceClose()
+		}
+		return l.finish(true, fmt.Errorf("grace period %s exceeded", l.opts.timings.GracePeriod))
 	}
 	if !waitBounded(&serving, time.Until(l.t0.Add(l.opts.timings.GracePeriod))) {
 		failure = errors.Join(failure, errors.New("a server's Serve did not return after its listeners closed"))
@@ -115,20 +130,41 @@ func (l *Lifecycle) Run(ctx context.Context) error {
 	for len(serveErrs) > 0 {
 		failure = errors.Join(failure, <-serveErrs)
 	}
-	return l.finish(forced, failure)
+	return l.finish(cut, failure)
+}
+
+// syncGrace bounds how long the drain waits for a registrar's running Sync to
+// return after its context was cancelled, before deregistering anyway.
+const syncGrace = 500 * time.Millisecond
+
+// checkDeregisterBudget: without a propagation window, deregistration is not
+// hidden inside propagation.max, so its bound must fit the grace period too.
+// Checked at the start of Run, when the registrars are known.
+func (l *Lifecycle) checkDeregisterBudget(registrars int) error {
+	tm := l.opts.timings
+	if registrars == 0 || tm.PropagationMax > 0 {
+		return nil
+	}
+	need := l.opts.deregister + syncGrace + tm.DrainTimeout + tm.StopTimeout + tm.Margin()
+	if need <= tm.GracePeriod {
+		return nil
+	}
+	return &RangeError{Key: "registry.deregister_timeout", Value: l.opts.deregister.String(), Allowed: fmt.Sprintf(
+		"with no propagation window, registry.deregister_timeout + %s + drain.timeout + stop.timeout + margin (%s) must fit grace_period %s",
+		syncGrace, need, tm.GracePeriod)}
 }
 
 // finish moves to STOPPED, logs the timeline and maps the outcome to an exit
-// code.
-func (l *Lifecycle) finish(forced int, failure error) error {
+// code: 1 when something was cut at the deadline or failed.
+func (l *Lifecycle) finish(cut bool, failure error) error {
 	_, _ = l.transition(Stopped, CauseDrain, "drain sequence done", nil)
 	tl, _ := l.Timeline()
 	var err error
 	switch {
 	case failure != nil:
 		err = &ExitError{Code: 1, Err: failure}
-	case forced > 0:
-		err = &ExitError{Code: 1, Err: fmt.Errorf("%d force-closed at drain.timeout", forced)}
+	case cut:
+		err = &ExitError{Code: 1, Err: fmt.Errorf("drain.timeout reached: %d force-closed", tl.ForceClosed)}
 	}
 	if err != nil {
 		l.opts.logger.Warn("drainkit: drain complete", "exit_code", ExitCode(err), "error", err.Error(), "timeline", tl)

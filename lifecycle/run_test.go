@@ -33,11 +33,11 @@ func TestRunDrainSequenceOrder(t *testing.T) {
 	if err := waitResult(t, res, 5*time.Second); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	// Serve runs in its own goroutine, started before READY: its order
-	// relative to the registrar's Sync is not fixed.
+	// Serve runs in its own goroutine, started before READY: when it gets
+	// to run relative to Sync or LameDuck is up to the scheduler.
 	got := rec.list()
-	if i, j := slices.Index(got, "http.serve"), slices.Index(got, "http.lameduck"); i < 1 || j < i {
-		t.Fatalf("Serve not called between warm-up and the lame duck: %v", got)
+	if i, j := slices.Index(got, "http.serve"), slices.Index(got, "http.close"); i < 1 || j < i {
+		t.Fatalf("Serve not called between warm-up and closing the listeners: %v", got)
 	}
 	got = slices.DeleteFunc(got, func(s string) bool { return s == "http.serve" })
 	want := []string{"warmup", "reg.sync.READY", "http.lameduck", "reg.deregister", "reg.confirm",
@@ -159,6 +159,11 @@ func TestWarmupFailure(t *testing.T) {
 	}
 	if l.State() != Stopped || !slices.Equal(rec.list(), []string{"stop"}) {
 		t.Fatalf("state %s calls %v", l.State(), rec.list())
+	}
+	select { // POST /drain?wait=propagation must not hang after a failed warm-up
+	case <-l.WindowEnded():
+	default:
+		t.Fatal("WindowEnded not closed after a failed warm-up")
 	}
 }
 
@@ -391,5 +396,119 @@ func TestNoSignals(t *testing.T) {
 	}
 	if tl, _ := l.Timeline(); tl.Reason != "test" {
 		t.Fatalf("drain reason %q: a SIGURG started the drain", tl.Reason)
+	}
+}
+
+func TestRestoreNeverEndsWarmup(t *testing.T) {
+	l := newTest(t)
+	var te *TransitionError
+	if err := l.Restore("operator"); !errors.As(err, &te) || te.From != Starting {
+		t.Fatalf("Restore in STARTING: %v, want a STARTING -> READY TransitionError", err)
+	}
+	if l.State() != Starting {
+		t.Fatalf("Restore moved STARTING to %s", l.State())
+	}
+}
+
+// TestHungCheckDoesNotDelayDeregistration: a readiness check that ignores its
+// context must not eat the registrars' deregistration budget.
+func TestHungCheckDoesNotDelayDeregistration(t *testing.T) {
+	release := make(chan struct{})
+	entered := make(chan struct{}, 1)
+	hung := CheckFunc{CheckName: "ping", Fn: func(context.Context) error {
+		select {
+		case entered <- struct{}{}:
+		default:
+		}
+		<-release // ignores its context, like a Ping without a timeout
+		return nil
+	}}
+	rec := &recorder{}
+	reg := newFakeRegistrar(rec)
+	l := newTest(t, WithTimings(fastTimings(0, 0, time.Second)), WithDeregisterTimeout(time.Second),
+		WithCheckOptions(CheckOptions{Interval: 10 * time.Millisecond, Timeout: 5 * time.Millisecond, FailureThreshold: 999, SuccessThreshold: 1000}))
+	l.AddCheck(hung)
+	l.AddRegistrar("fake", reg)
+	res := runAsync(l)
+	<-reg.synced
+	<-entered
+	_ = l.Drain("test")
+	err := waitResult(t, res, 5*time.Second)
+	close(release)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left := time.Duration(reg.deregisterBudget.Load()); left < 500*time.Millisecond {
+		t.Fatalf("Deregister got %v before its deadline, want about 1s", left)
+	}
+}
+
+func TestDeregisterBudgetWithoutWindow(t *testing.T) {
+	tm := fastTimings(0, 0, 0)
+	tm.DrainTimeout, tm.StopTimeout, tm.GracePeriod = 2*time.Second, time.Second, 4*time.Second
+	l := newTest(t, WithTimings(tm)) // fits without a registry
+	l.AddRegistrar("consul", newFakeRegistrar(&recorder{}))
+	err := l.Run(context.Background())
+	var re *RangeError
+	if ExitCode(err) != 1 || !errors.As(err, &re) || re.Key != "registry.deregister_timeout" {
+		t.Fatalf("Run: %v, want a registry.deregister_timeout RangeError at start", err)
+	}
+	if l.State() != Starting {
+		t.Fatalf("state %s: nothing may start", l.State())
+	}
+}
+
+// TestCutCountingNothingStillExits1: a server that needed ForceClose exits 1
+// even when it could not count what it cut.
+func TestCutCountingNothingStillExits1(t *testing.T) {
+	tm := fastTimings(0, 0, 0)
+	tm.DrainTimeout = 100 * time.Millisecond
+	l := newTest(t, WithTimings(tm))
+	srv := newFakeServer(&recorder{}, "http")
+	srv.stuck = true // cut stays 0
+	l.AddServer("http", srv)
+	res := runAsync(l)
+	waitState(t, l, Ready)
+	_ = l.Drain("test")
+	if err := waitResult(t, res, 5*time.Second); ExitCode(err) != 1 {
+		t.Fatalf("Run: %v, want exit code 1", err)
+	}
+	if tl, _ := l.Timeline(); !slices.ContainsFunc(tl.Steps, func(s Step) bool { return s.Name == StepForceClosed }) {
+		t.Fatalf("no force_closed step: %+v", tl.Steps)
+	}
+}
+
+// TestOperatorEjectOfCheckEjectedReachesRegistrars: Consul must switch from
+// a critical check to maintenance mode.
+func TestOperatorEjectOfCheckEjectedReachesRegistrars(t *testing.T) {
+	c := &counter{}
+	rec := &recorder{}
+	reg := newFakeRegistrar(rec)
+	l := newTest(t, WithTimings(fastTimings(0, 0, 0)), WithDeregisterTimeout(time.Second),
+		WithCheckOptions(CheckOptions{Interval: 10 * time.Millisecond, Timeout: 5 * time.Millisecond, FailureThreshold: 1, SuccessThreshold: 2}))
+	l.AddCheck(c)
+	l.AddRegistrar("fake", reg)
+	res := runAsync(l)
+	waitState(t, l, Ready)
+	c.fail.Store(true)
+	waitState(t, l, Ejected)
+	if err := l.Eject("operator"); err != nil {
+		t.Fatal(err)
+	}
+	c.fail.Store(false)
+	deadline := time.Now().Add(5 * time.Second)
+	for !slices.Contains(rec.list(), "reg.sync.EJECTED.operator") {
+		if time.Now().After(deadline) {
+			t.Fatalf("registrar never saw the operator eject: %v", rec.list())
+		}
+		time.Sleep(5 * time.Millisecond) // poll with a deadline
+	}
+	waitCalls(t, c, c.calls.Load()+5)
+	if l.State() != Ejected {
+		t.Fatalf("passing checks undid an operator eject: %s", l.State())
+	}
+	_ = l.Drain("test")
+	if err := waitResult(t, res, 5*time.Second); err != nil {
+		t.Fatal(err)
 	}
 }
