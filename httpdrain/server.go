@@ -306,14 +306,22 @@ func (s *Server) requests() int64 {
 
 // ForceClose closes every connection that is still open, which ends their
 // requests (their contexts are cancelled) and hijacked connections, and
-// returns how many were cut: requests whose handler was still running plus
-// hijacked connections still open. It does not wait for the handlers to
+// returns how many were cut: requests whose handler was still running,
+// HTTP/1.1 requests still being read (bytes arrived, handler not yet called)
+// and hijacked connections still open. It does not wait for the handlers to
 // return.
 func (s *Server) ForceClose() int {
 	if !s.closed.Swap(true) {
 		_ = s.ln.Close() // CloseListeners was skipped
 	}
 	n := s.requests() + s.hijacked.Load()
+	s.mu.Lock()
+	for c := range s.conns {
+		if c.phase.Load() == phReading {
+			n++
+		}
+	}
+	s.mu.Unlock()
 	s.closeAll()
 	s.finish()
 	return int(n)
