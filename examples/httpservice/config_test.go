@@ -30,8 +30,8 @@ func TestBadSettingsFailAtStart(t *testing.T) {
 		{nil, []string{"--nope"}, "unknown flag: --nope"},
 	} {
 		c := startChildNoWait(t, tc.env, append([]string{"--admin-addr", held.Addr().String()}, tc.args...)...)
-		code := c.waitExit(10 * time.Second)
-		out := strings.TrimSpace(c.logs())
+		code := c.WaitExit(10 * time.Second)
+		out := strings.TrimSpace(c.Logs())
 		if code != 2 || !strings.Contains(out, tc.want) || strings.Contains(out, "\n") {
 			t.Errorf("env %v args %v: exit %d, stderr %q; want 2 and one line naming %s", tc.env, tc.args, code, out, tc.want)
 		}

@@ -13,12 +13,12 @@ import (
 // the process exits only after it, main's deferred cleanup runs, exit code 0.
 func TestInFlightRequestCompletesOnSIGTERM(t *testing.T) {
 	c := startChild(t, noWindow)
-	c.waitState("READY")
+	c.WaitState("READY")
 
 	start := time.Now()
-	res := c.getWork("2s")
-	c.waitFor(5*time.Second, "the request in flight", func() bool {
-		_, body := c.adminDo("GET", "/state", nil)
+	res := getWork(c, "2s")
+	c.WaitFor(5*time.Second, "the request in flight", func() bool {
+		_, body := c.AdminDo("GET", "/state", nil)
 		var s struct {
 			InFlight struct{ Requests int } `json:"in_flight"`
 		}
@@ -29,13 +29,13 @@ func TestInFlightRequestCompletesOnSIGTERM(t *testing.T) {
 	}
 	<-time.After(time.Until(start.Add(500 * time.Millisecond))) // the scenario's time, not synchronisation
 	sigAt := time.Now()
-	c.signal(syscall.SIGTERM)
+	c.Signal(syscall.SIGTERM)
 
 	// The drain has started while the request runs.
-	c.waitFor(time.Second, "readyz 503 after SIGTERM", func() bool { return c.probe("/readyz") == http.StatusServiceUnavailable })
+	c.WaitFor(time.Second, "readyz 503 after SIGTERM", func() bool { return c.Probe("/readyz") == http.StatusServiceUnavailable })
 	select {
-	case <-c.exited:
-		t.Fatalf("exited %s after SIGTERM, with the request in flight", c.exitAt.Sub(sigAt))
+	case <-c.Exited():
+		t.Fatalf("exited %s after SIGTERM, with the request in flight", c.ExitAt().Sub(sigAt))
 	default:
 	}
 
@@ -46,17 +46,17 @@ func TestInFlightRequestCompletesOnSIGTERM(t *testing.T) {
 	if took := r.at.Sub(start); took < 2*time.Second {
 		t.Errorf("request answered after %s, want >= 2s", took)
 	}
-	if code := c.waitExit(10 * time.Second); code != 0 {
+	if code := c.WaitExit(10 * time.Second); code != 0 {
 		t.Errorf("exit code %d, want 0", code)
 	}
-	if c.exitAt.Before(start.Add(2 * time.Second)) {
-		t.Errorf("exited %s after the request started, before it could complete", c.exitAt.Sub(start))
+	if c.ExitAt().Before(start.Add(2 * time.Second)) {
+		t.Errorf("exited %s after the request started, before it could complete", c.ExitAt().Sub(start))
 	}
-	if after := c.exitAt.Sub(r.at); after > 3*time.Second {
+	if after := c.ExitAt().Sub(r.at); after > 3*time.Second {
 		t.Errorf("exited %s after the request completed, want promptly", after)
 	}
 	t.Logf("SIGTERM at %s, request answered at %s, exit at %s (from the request's start)",
-		sigAt.Sub(start).Round(time.Millisecond), r.at.Sub(start).Round(time.Millisecond), c.exitAt.Sub(start).Round(time.Millisecond))
+		sigAt.Sub(start).Round(time.Millisecond), r.at.Sub(start).Round(time.Millisecond), c.ExitAt().Sub(start).Round(time.Millisecond))
 	assertCleanupRan(t, c)
 }
 
@@ -64,15 +64,15 @@ func TestInFlightRequestCompletesOnSIGTERM(t *testing.T) {
 // after the drain completed.
 func assertCleanupRan(t *testing.T, c *child) {
 	t.Helper()
-	if len(c.logLines("cleanup done")) != 1 {
-		t.Fatalf("no \"cleanup done\" line from main's defer:\n%s", c.logs())
+	if len(c.LogLines("cleanup done")) != 1 {
+		t.Fatalf("no \"cleanup done\" line from main's defer:\n%s", c.Logs())
 	}
-	lines := strings.Split(strings.TrimSpace(c.logs()), "\n")
+	lines := strings.Split(strings.TrimSpace(c.Logs()), "\n")
 	if !strings.Contains(lines[len(lines)-1], `"msg":"cleanup done"`) {
-		t.Errorf("cleanup was not the last thing logged:\n%s", c.logs())
+		t.Errorf("cleanup was not the last thing logged:\n%s", c.Logs())
 	}
-	if len(c.logLines("drainkit: drain complete")) != 1 {
-		t.Errorf("no drain-complete line:\n%s", c.logs())
+	if len(c.LogLines("drainkit: drain complete")) != 1 {
+		t.Errorf("no drain-complete line:\n%s", c.Logs())
 	}
 }
 
@@ -88,7 +88,7 @@ func TestSIGTERMDuringWarmup(t *testing.T) {
 		tick := time.NewTicker(20 * time.Millisecond)
 		defer tick.Stop()
 		for {
-			switch c.probe("/readyz") {
+			switch c.Probe("/readyz") {
 			case http.StatusOK:
 				p.ok++
 			case http.StatusServiceUnavailable:
@@ -97,7 +97,7 @@ func TestSIGTERMDuringWarmup(t *testing.T) {
 				p.failed++
 			}
 			select {
-			case <-c.exited:
+			case <-c.Exited():
 				polled <- p
 				return
 			case <-tick.C:
@@ -105,25 +105,25 @@ func TestSIGTERMDuringWarmup(t *testing.T) {
 		}
 	}()
 
-	<-time.After(time.Until(c.startedAt.Add(100 * time.Millisecond))) // the scenario's time
+	<-time.After(time.Until(c.StartedAt.Add(100 * time.Millisecond))) // the scenario's time
 	sigAt := time.Now()
-	c.signal(syscall.SIGTERM)
-	code := c.waitExit(5 * time.Second)
-	if took := c.exitAt.Sub(sigAt); took > time.Second {
+	c.Signal(syscall.SIGTERM)
+	code := c.WaitExit(5 * time.Second)
+	if took := c.ExitAt().Sub(sigAt); took > time.Second {
 		t.Errorf("exited %s after SIGTERM during warm-up, want within 1s", took)
 	}
 	if code != 0 {
 		t.Errorf("exit code %d, want 0", code)
 	}
 	p := <-polled
-	t.Logf("exit %s after SIGTERM during warm-up; readyz polls: %+v", c.exitAt.Sub(sigAt).Round(time.Millisecond), p)
+	t.Logf("exit %s after SIGTERM during warm-up; readyz polls: %+v", c.ExitAt().Sub(sigAt).Round(time.Millisecond), p)
 	if p.ok != 0 {
 		t.Errorf("/readyz answered 200 %d times; the instance was never ready", p.ok)
 	}
 	if p.unavailable == 0 {
 		t.Errorf("/readyz never answered 503 (%+v): the poll proved nothing", p)
 	}
-	if n := c.transitionsTo("READY"); n != 0 {
+	if n := c.TransitionsTo("READY"); n != 0 {
 		t.Errorf("%d transitions to READY", n)
 	}
 	assertCleanupRan(t, c)
@@ -134,23 +134,23 @@ func TestSIGTERMDuringWarmup(t *testing.T) {
 func TestSecondSIGTERMForcesExit(t *testing.T) {
 	c := startChild(t, []string{"DRAINKIT_PROPAGATION_MIN=10s", "DRAINKIT_PROPAGATION_QUIET=0s",
 		"DRAINKIT_PROPAGATION_MAX=10s", "DRAINKIT_GRACE_PERIOD=30s"})
-	c.waitState("READY")
+	c.WaitState("READY")
 	first := time.Now()
-	c.signal(syscall.SIGTERM)
-	c.waitFor(2*time.Second, "DRAINING", func() bool { return c.state() == "DRAINING" })
+	c.Signal(syscall.SIGTERM)
+	c.WaitFor(2*time.Second, "DRAINING", func() bool { return c.State() == "DRAINING" })
 
 	<-time.After(time.Until(first.Add(200 * time.Millisecond))) // the scenario's time
 	second := time.Now()
-	c.signal(syscall.SIGTERM)
-	code := c.waitExit(5 * time.Second)
-	if took := c.exitAt.Sub(second); took > 500*time.Millisecond {
+	c.Signal(syscall.SIGTERM)
+	code := c.WaitExit(5 * time.Second)
+	if took := c.ExitAt().Sub(second); took > 500*time.Millisecond {
 		t.Errorf("exited %s after the second SIGTERM, want within 500ms", took)
 	}
-	t.Logf("exit %s after the second SIGTERM, code %d", c.exitAt.Sub(second).Round(time.Millisecond), code)
+	t.Logf("exit %s after the second SIGTERM, code %d", c.ExitAt().Sub(second).Round(time.Millisecond), code)
 	if code != 128+int(syscall.SIGTERM) {
 		t.Errorf("exit code %d, want 143", code)
 	}
-	if len(c.logLines("drainkit: second signal, forcing exit")) != 1 {
-		t.Errorf("no forced-exit line:\n%s", c.logs())
+	if len(c.LogLines("drainkit: second signal, forcing exit")) != 1 {
+		t.Errorf("no forced-exit line:\n%s", c.Logs())
 	}
 }

@@ -6,37 +6,25 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/drainkit/drainkit/internal/childtest"
 )
 
 // binary is the example built once by TestMain.
 var binary string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "httpservice-test-")
+	bin, remove, err := childtest.Build("github.com/drainkit/drainkit/examples/httpservice")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	binary = filepath.Join(dir, "httpservice")
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	build := exec.Command(goBin, "build", "-o", binary, ".")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building the example:", err)
-		_ = os.RemoveAll(dir)
-		os.Exit(1)
-	}
+	binary = bin
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
-		_ = os.RemoveAll(dir)
+		remove()
 		os.Exit(code)
 	}))
 }

@@ -14,8 +14,8 @@ import (
 func TestAdminMetrics(t *testing.T) {
 	fast := []string{"DRAINKIT_PROPAGATION_MIN=0", "DRAINKIT_PROPAGATION_QUIET=0", "DRAINKIT_PROPAGATION_MAX=0"}
 	c := startChild(t, fast, "--admin-metrics")
-	c.waitState("READY")
-	code, body := c.adminDo("GET", "/metrics", nil)
+	c.WaitState("READY")
+	code, body := c.AdminDo("GET", "/metrics", nil)
 	if code != http.StatusOK {
 		t.Fatalf("GET /metrics: %d %s", code, body)
 	}
@@ -29,19 +29,19 @@ func TestAdminMetrics(t *testing.T) {
 			t.Errorf("READY gauge is not 1: %s", line)
 		}
 	}
-	if code := c.probe("/readyz"); code != http.StatusOK {
+	if code := c.Probe("/readyz"); code != http.StatusOK {
 		t.Errorf("/readyz behind the metrics mux: %d", code)
 	}
-	c.signal(syscall.SIGTERM)
-	if code := c.waitExit(20 * time.Second); code != 0 {
+	c.Signal(syscall.SIGTERM)
+	if code := c.WaitExit(20 * time.Second); code != 0 {
 		t.Errorf("exit %d", code)
 	}
 
 	plain := startChild(t, fast)
-	plain.waitState("READY")
-	if code := plain.probe("/metrics"); code != http.StatusNotFound {
+	plain.WaitState("READY")
+	if code := plain.Probe("/metrics"); code != http.StatusNotFound {
 		t.Errorf("GET /metrics without --admin-metrics: %d, want 404", code)
 	}
-	plain.signal(syscall.SIGTERM)
-	plain.waitExit(20 * time.Second)
+	plain.Signal(syscall.SIGTERM)
+	plain.WaitExit(20 * time.Second)
 }

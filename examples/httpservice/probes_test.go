@@ -13,22 +13,22 @@ import (
 // An illegal transition over HTTP (POST /restore while draining) is a 409.
 func TestProbesThroughoutDraining(t *testing.T) {
 	c := startChild(t, []string{"DRAINKIT_PROPAGATION_MIN=700ms", "DRAINKIT_PROPAGATION_QUIET=0s", "DRAINKIT_PROPAGATION_MAX=700ms"})
-	c.waitState("READY")
-	res := c.getWork("2500ms") // keeps the drain going after the window
-	c.waitFor(5*time.Second, "the request in flight", func() bool {
-		_, body := c.adminDo("GET", "/state", nil)
+	c.WaitState("READY")
+	res := getWork(c, "2500ms") // keeps the drain going after the window
+	c.WaitFor(5*time.Second, "the request in flight", func() bool {
+		_, body := c.AdminDo("GET", "/state", nil)
 		return strings.Contains(body, `"requests": 1`)
 	})
 
-	c.signal(syscall.SIGTERM)
-	c.waitFor(2*time.Second, "DRAINING", func() bool { return c.state() == "DRAINING" })
+	c.Signal(syscall.SIGTERM)
+	c.WaitFor(2*time.Second, "DRAINING", func() bool { return c.State() == "DRAINING" })
 	begin := time.Now()
 	samples := 0
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for time.Since(begin) < 1500*time.Millisecond {
 		for path, want := range map[string]int{"/readyz": 503, "/livez": 200, "/startupz": 200} {
-			if got := c.probe(path); got != want {
+			if got := c.Probe(path); got != want {
 				t.Errorf("%s at %s into the drain = %d, want %d", path, time.Since(begin).Round(time.Millisecond), got, want)
 			}
 		}
@@ -39,16 +39,16 @@ func TestProbesThroughoutDraining(t *testing.T) {
 	if samples < 10 {
 		t.Errorf("only %d samples in 1.5s", samples)
 	}
-	if st := c.state(); st != "DRAINING" {
+	if st := c.State(); st != "DRAINING" {
 		t.Fatalf("state %q after sampling, want DRAINING: the samples did not cover the drain", st)
 	}
 	// The window ended and the listeners closed during the sampling.
-	_, body := c.adminDo("GET", "/state", nil)
+	_, body := c.AdminDo("GET", "/state", nil)
 	if !strings.Contains(body, `"window_ended"`) || !strings.Contains(body, `"listeners_closed"`) {
 		t.Errorf("timeline lacks window_ended or listeners_closed: %s", body)
 	}
 
-	code, body := c.adminDo("POST", "/restore", nil)
+	code, body := c.AdminDo("POST", "/restore", nil)
 	if code != http.StatusConflict || !strings.Contains(body, "DRAINING -> READY") {
 		t.Errorf("POST /restore while draining = %d %q, want 409 naming DRAINING -> READY", code, body)
 	}
@@ -56,7 +56,7 @@ func TestProbesThroughoutDraining(t *testing.T) {
 	if r := <-res; r.err != nil || r.code != 200 {
 		t.Errorf("request in flight: %d %v", r.code, r.err)
 	}
-	if code := c.waitExit(10 * time.Second); code != 0 {
+	if code := c.WaitExit(10 * time.Second); code != 0 {
 		t.Errorf("exit code %d, want 0", code)
 	}
 }
@@ -69,15 +69,15 @@ func TestProbesThroughoutDraining(t *testing.T) {
 func TestPreStopDrainThenSIGTERM(t *testing.T) {
 	const window = time.Second
 	c := startChild(t, []string{"DRAINKIT_PROPAGATION_MIN=1s", "DRAINKIT_PROPAGATION_QUIET=0s", "DRAINKIT_PROPAGATION_MAX=1s"})
-	c.waitState("READY")
-	res := c.getWork("1300ms")
-	c.waitFor(5*time.Second, "the request in flight", func() bool {
-		_, body := c.adminDo("GET", "/state", nil)
+	c.WaitState("READY")
+	res := getWork(c, "1300ms")
+	c.WaitFor(5*time.Second, "the request in flight", func() bool {
+		_, body := c.AdminDo("GET", "/state", nil)
 		return strings.Contains(body, `"requests": 1`)
 	})
 
 	start := time.Now()
-	code, body := c.adminDo("POST", "/drain?wait=propagation", nil)
+	code, body := c.AdminDo("POST", "/drain?wait=propagation", nil)
 	answered := time.Since(start)
 	if code != http.StatusOK {
 		t.Fatalf("POST /drain?wait=propagation = %d %q, want 200", code, body)
@@ -88,28 +88,28 @@ func TestPreStopDrainThenSIGTERM(t *testing.T) {
 
 	<-time.After(100 * time.Millisecond) // the scenario: the kubelet sends SIGTERM after the preStop hook
 	select {
-	case <-c.exited:
-		t.Fatalf("exited before the SIGTERM, with a request in flight:\n%s", c.logs())
+	case <-c.Exited():
+		t.Fatalf("exited before the SIGTERM, with a request in flight:\n%s", c.Logs())
 	default:
 	}
 	sigAt := time.Now()
-	c.signal(syscall.SIGTERM)
+	c.Signal(syscall.SIGTERM)
 	if r := <-res; r.err != nil || r.code != http.StatusOK {
 		t.Errorf("request in flight: %d %v", r.code, r.err)
 	}
-	if code := c.waitExit(10 * time.Second); code != 0 {
+	if code := c.WaitExit(10 * time.Second); code != 0 {
 		t.Errorf("exit code %d, want 0", code)
 	}
 	// A window started by the SIGTERM could not end before sigAt + window.
-	if c.exitAt.After(sigAt.Add(window)) {
-		t.Errorf("exited %s after the SIGTERM (%s after the POST): a second window ran", c.exitAt.Sub(sigAt), c.exitAt.Sub(start))
+	if c.ExitAt().After(sigAt.Add(window)) {
+		t.Errorf("exited %s after the SIGTERM (%s after the POST): a second window ran", c.ExitAt().Sub(sigAt), c.ExitAt().Sub(start))
 	}
-	if n := c.transitionsTo("DRAINING"); n != 1 {
+	if n := c.TransitionsTo("DRAINING"); n != 1 {
 		t.Errorf("%d transitions to DRAINING, want 1", n)
 	}
 	t.Logf("POST answered after %s; SIGTERM at %s; exit at %s (from the POST)", answered.Round(time.Millisecond),
-		sigAt.Sub(start).Round(time.Millisecond), c.exitAt.Sub(start).Round(time.Millisecond))
-	done := c.logLines("drainkit: drain complete")
+		sigAt.Sub(start).Round(time.Millisecond), c.ExitAt().Sub(start).Round(time.Millisecond))
+	done := c.LogLines("drainkit: drain complete")
 	if len(done) != 1 {
 		t.Fatalf("%d drain-complete lines", len(done))
 	}

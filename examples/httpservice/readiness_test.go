@@ -18,13 +18,13 @@ func TestReadinessCheckHysteresis(t *testing.T) {
 	flag := filepath.Join(t.TempDir(), "unhealthy")
 	c := startChild(t, append([]string{"DRAINKIT_CHECKS_INTERVAL=100ms", "DRAINKIT_CHECKS_TIMEOUT=50ms"}, noWindow...),
 		"--fail-readiness-file", flag)
-	c.waitState("READY")
+	c.WaitState("READY")
 
 	if err := os.WriteFile(flag, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	failing := time.Now()
-	c.waitFor(5*time.Second, "readyz 503 after the check fails", func() bool { return c.probe("/readyz") == http.StatusServiceUnavailable })
+	c.WaitFor(5*time.Second, "readyz 503 after the check fails", func() bool { return c.Probe("/readyz") == http.StatusServiceUnavailable })
 	ejectedAfter := time.Since(failing)
 	if took := ejectedAfter; took < 2*interval-30*time.Millisecond {
 		t.Errorf("ejected %s after the check started failing: fewer than 3 rounds", took)
@@ -33,7 +33,7 @@ func TestReadinessCheckHysteresis(t *testing.T) {
 	if st.State != "EJECTED" || st.Cause != "checks" || st.Reason != "readiness checks failed 3 times in a row" {
 		t.Errorf("status %+v, want EJECTED by 3 failed check rounds", st)
 	}
-	if c.probe("/livez") != http.StatusOK || c.probe("/startupz") != http.StatusOK {
+	if c.Probe("/livez") != http.StatusOK || c.Probe("/startupz") != http.StatusOK {
 		t.Errorf("livez/startupz not 200 while ejected by a check")
 	}
 
@@ -42,7 +42,7 @@ func TestReadinessCheckHysteresis(t *testing.T) {
 	}
 	passing := time.Now()
 	// Poll every 20ms: readyz stays 503 until the 5th success.
-	c.waitFor(5*time.Second, "readyz 200 after the check passes", func() bool { return c.probe("/readyz") == http.StatusOK })
+	c.WaitFor(5*time.Second, "readyz 200 after the check passes", func() bool { return c.Probe("/readyz") == http.StatusOK })
 	restoredAfter := time.Since(passing)
 	t.Logf("ejected %s after the check began failing, restored %s after it began passing (interval %s)",
 		ejectedAfter.Round(time.Millisecond), restoredAfter.Round(time.Millisecond), interval)
@@ -53,12 +53,12 @@ func TestReadinessCheckHysteresis(t *testing.T) {
 	if st.State != "READY" || st.Cause != "checks" || st.Reason != "readiness checks passed 5 times in a row" {
 		t.Errorf("status %+v, want READY after 5 passed rounds", st)
 	}
-	if n := c.transitionsTo("EJECTED"); n != 1 {
+	if n := c.TransitionsTo("EJECTED"); n != 1 {
 		t.Errorf("%d transitions to EJECTED, want 1", n)
 	}
 
-	c.signal(syscall.SIGTERM)
-	if code := c.waitExit(10 * time.Second); code != 0 {
+	c.Signal(syscall.SIGTERM)
+	if code := c.WaitExit(10 * time.Second); code != 0 {
 		t.Errorf("exit code %d, want 0", code)
 	}
 }
@@ -69,7 +69,7 @@ type statusView struct {
 
 func status(t *testing.T, c *child) statusView {
 	t.Helper()
-	code, body := c.adminDo("GET", "/state", nil)
+	code, body := c.AdminDo("GET", "/state", nil)
 	var s statusView
 	if code != http.StatusOK || json.Unmarshal([]byte(body), &s) != nil {
 		t.Fatalf("GET /state = %d %q", code, body)

@@ -4,16 +4,11 @@ package consul
 // process registered in a real dev agent, and send it real signals.
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,34 +16,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drainkit/drainkit/internal/childtest"
 	"github.com/drainkit/drainkit/internal/consultest"
 	"github.com/hashicorp/consul/api"
 )
 
 var (
-	exampleOnce sync.Once
-	exampleDir  string
-	exampleBin  string
-	exampleErr  error
+	exampleOnce   sync.Once
+	exampleBin    string
+	exampleRemove func()
+	exampleErr    error
 )
 
 // exampleBinary builds examples/httpservice once per test run.
 func exampleBinary(t *testing.T) string {
 	t.Helper()
 	exampleOnce.Do(func() {
-		exampleDir, exampleErr = os.MkdirTemp("", "drainkit-consul-test-")
-		if exampleErr != nil {
-			return
-		}
-		exampleBin = filepath.Join(exampleDir, "httpservice")
-		goBin, err := exec.LookPath("go")
-		if err != nil {
-			goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-		}
-		out, err := exec.Command(goBin, "build", "-o", exampleBin, "github.com/drainkit/drainkit/examples/httpservice").CombinedOutput()
-		if err != nil {
-			exampleErr = fmt.Errorf("building examples/httpservice: %v\n%s", err, out)
-		}
+		exampleBin, exampleRemove, exampleErr = childtest.Build("github.com/drainkit/drainkit/examples/httpservice")
 	})
 	if exampleErr != nil {
 		t.Fatal(exampleErr)
@@ -57,8 +41,8 @@ func exampleBinary(t *testing.T) string {
 }
 
 func removeExampleBuild() {
-	if exampleDir != "" {
-		_ = os.RemoveAll(exampleDir)
+	if exampleRemove != nil {
+		exampleRemove()
 	}
 }
 
@@ -78,173 +62,21 @@ const (
 	childBudget         = 4*time.Second + 2*time.Second + time.Second + time.Second // max + drain + stop + margin
 )
 
-// child is examples/httpservice running as a child process.
-type child struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	admin  string
-	http   string
-	client *http.Client
-
-	mu       sync.Mutex
-	lines    []string
-	started  chan struct{}
-	exited   chan struct{}
-	exitCode int
-}
+// child is examples/httpservice running as a child process (see package
+// childtest).
+type child = childtest.Child
 
 // startChild runs the example with env added to the test's environment
 // (without its DRAINKIT_* and CONSUL_* variables) and waits for its
 // "started" line.
 func startChild(t *testing.T, env []string, args ...string) *child {
 	t.Helper()
-	c := startChildNoWait(t, env, args...)
-	select {
-	case <-c.started:
-	case <-c.exited:
-		t.Fatalf("child exited with %d before starting:\n%s", c.exitCode, c.logs())
-	case <-time.After(15 * time.Second):
-		t.Fatalf("child did not start within 15s:\n%s", c.logs())
-	}
-	return c
+	return childtest.Start(t, exampleBinary(t), env, args...)
 }
 
 func startChildNoWait(t *testing.T, env []string, args ...string) *child {
 	t.Helper()
-	bin := exampleBinary(t)
-	if !hasFlag(args, "--http-addr") {
-		args = append(args, "--http-addr", "127.0.0.1:0")
-	}
-	args = append(args, "--admin-addr", "127.0.0.1:0")
-	cmd := exec.Command(bin, args...)
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "DRAINKIT_") && !strings.HasPrefix(kv, "CONSUL_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := &http.Transport{DisableKeepAlives: true}
-	c := &child{t: t, cmd: cmd, client: &http.Client{Transport: tr, Timeout: 5 * time.Second},
-		started: make(chan struct{}), exited: make(chan struct{})}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go c.read(stderr)
-	t.Cleanup(func() {
-		select {
-		case <-c.exited:
-		default:
-			_ = cmd.Process.Kill()
-			<-c.exited
-		}
-		if t.Failed() {
-			t.Logf("child %d stderr:\n%s", cmd.Process.Pid, c.logs())
-		}
-	})
-	return c
-}
-
-func hasFlag(args []string, f string) bool {
-	for _, a := range args {
-		if a == f {
-			return true
-		}
-	}
-	return false
-}
-
-func (c *child) read(r io.Reader) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		c.mu.Lock()
-		c.lines = append(c.lines, line)
-		c.mu.Unlock()
-		var m struct{ Msg, Admin, HTTP string }
-		if json.Unmarshal([]byte(line), &m) == nil && m.Msg == "started" && c.admin == "" {
-			c.admin, c.http = m.Admin, m.HTTP
-			close(c.started)
-		}
-	}
-	_, _ = io.Copy(io.Discard, r)
-	_ = c.cmd.Wait()
-	c.exitCode = c.cmd.ProcessState.ExitCode()
-	close(c.exited)
-}
-
-func (c *child) logs() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return strings.Join(c.lines, "\n")
-}
-
-// logLines returns the decoded JSON log lines whose msg is msg.
-func (c *child) logLines(msg string) []map[string]any {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []map[string]any
-	for _, l := range c.lines {
-		var m map[string]any
-		if json.Unmarshal([]byte(l), &m) == nil && m["msg"] == msg {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-func (c *child) waitExit(d time.Duration) int {
-	c.t.Helper()
-	select {
-	case <-c.exited:
-		return c.exitCode
-	case <-time.After(d):
-		c.t.Fatalf("child still running after %s", d)
-		return 0
-	}
-}
-
-// probe returns the status of GET path on the admin listener (0 if the
-// request failed).
-func (c *child) probe(path string) int {
-	resp, err := c.client.Get("http://" + c.admin + path)
-	if err != nil {
-		return 0
-	}
-	resp.Body.Close()
-	return resp.StatusCode
-}
-
-// step is one drain step read from the child's "drain complete" log line.
-type step struct {
-	at  time.Duration
-	ok  bool
-	err string
-}
-
-// timelineStep reads step name of the timeline in the child's exit log line.
-// slog's JSON handler writes durations as nanoseconds; a failed step is a
-// group {"at": ns, "error": "..."}.
-func (c *child) timelineStep(name string) step {
-	lines := c.logLines("drainkit: drain complete")
-	if len(lines) != 1 {
-		c.t.Fatalf("%d drain complete lines", len(lines))
-	}
-	tl, _ := lines[0]["timeline"].(map[string]any)
-	switch v := tl[name].(type) {
-	case float64:
-		return step{at: time.Duration(v), ok: true}
-	case map[string]any:
-		at, _ := v["at"].(float64)
-		e, _ := v["error"].(string)
-		return step{at: time.Duration(at), ok: true, err: e}
-	}
-	return step{}
+	return childtest.StartNoWait(t, exampleBinary(t), env, args...)
 }
 
 // childEnv is the environment of a child registering in a.
@@ -282,7 +114,7 @@ func TestChildWarmupAbsentUntilReady(t *testing.T) {
 		if err != nil {
 			return false, err.Error()
 		}
-		code := ch.probe("/readyz") // after the catalog: if listed, READY came first
+		code := ch.Probe("/readyz") // after the catalog: if listed, READY came first
 		now := time.Now()
 		if code == http.StatusServiceUnavailable {
 			saw503 = true
@@ -307,8 +139,8 @@ func TestChildWarmupAbsentUntilReady(t *testing.T) {
 	if firstPassing.Sub(start) < time.Second {
 		t.Fatalf("passing %s after start, before the 1s warm-up ended", firstPassing.Sub(start))
 	}
-	ch.cmd.Process.Signal(syscall.SIGTERM)
-	if code := ch.waitExit(15 * time.Second); code != 0 {
+	ch.Cmd.Process.Signal(syscall.SIGTERM)
+	if code := ch.WaitExit(15 * time.Second); code != 0 {
 		t.Fatalf("exit code %d", code)
 	}
 }
@@ -337,7 +169,7 @@ func TestChildSIGTERM(t *testing.T) {
 	}()
 
 	sig := time.Now()
-	ch.cmd.Process.Signal(syscall.SIGTERM)
+	ch.Cmd.Process.Signal(syscall.SIGTERM)
 	gone := eventually(t, childPropagationMin, "gone from health/service?passing before the window ends", func() (bool, string) {
 		ids, err := passingIDs(c, svc)
 		return err == nil && !hasID(ids, id), fmt.Sprint(ids, err)
@@ -349,20 +181,20 @@ func TestChildSIGTERM(t *testing.T) {
 	case <-time.After(childPropagationMin):
 		t.Fatal("the watch did not see the removal within propagation.min")
 	}
-	if code := ch.waitExit(childBudget + 2*time.Second); code != 0 {
+	if code := ch.WaitExit(childBudget + 2*time.Second); code != 0 {
 		t.Fatalf("exit code %d", code)
 	}
-	dereg, conf, win := ch.timelineStep("deregistered"), ch.timelineStep("confirmed"), ch.timelineStep("window_ended")
-	if !dereg.ok || !conf.ok || !win.ok || dereg.err != "" || conf.err != "" {
+	dereg, conf, win := ch.TimelineStep("deregistered"), ch.TimelineStep("confirmed"), ch.TimelineStep("window_ended")
+	if !dereg.OK || !conf.OK || !win.OK || dereg.Err != "" || conf.Err != "" {
 		t.Fatalf("timeline: deregistered %+v confirmed %+v window_ended %+v", dereg, conf, win)
 	}
 	t.Logf("after SIGTERM: deregistered at %s, confirmed at %s (timeline); gone from ?passing by %s and from the watch by %s (observed); window ended at %s",
-		dereg.at, conf.at, gone.Round(time.Millisecond), watched.Round(time.Millisecond), win.at)
-	if conf.at > win.at || gone > win.at || watched > win.at {
+		dereg.At, conf.At, gone.Round(time.Millisecond), watched.Round(time.Millisecond), win.At)
+	if conf.At > win.At || gone > win.At || watched > win.At {
 		t.Fatal("the instance was still passing when the window ended")
 	}
-	if win.at < childPropagationMin {
-		t.Fatalf("window ended at %s, before propagation.min", win.at)
+	if win.At < childPropagationMin {
+		t.Fatalf("window ended at %s, before propagation.min", win.At)
 	}
 }
 
@@ -376,21 +208,21 @@ func TestChildAgentStoppedBeforeSIGTERM(t *testing.T) {
 	onlyInstance(t, c, svc, 10*time.Second)
 	a.Stop()
 	sig := time.Now()
-	ch.cmd.Process.Signal(syscall.SIGTERM)
-	code := ch.waitExit(childBudget + 5*time.Second)
+	ch.Cmd.Process.Signal(syscall.SIGTERM)
+	code := ch.WaitExit(childBudget + 5*time.Second)
 	took := time.Since(sig)
 	if code != 0 {
 		t.Fatalf("exit code %d", code)
 	}
-	dereg := ch.timelineStep("deregistered")
-	t.Logf("drain with the agent down: exit after %s (budget %s); deregistration gave up at %s: %s", took.Round(time.Millisecond), childBudget, dereg.at, dereg.err)
+	dereg := ch.TimelineStep("deregistered")
+	t.Logf("drain with the agent down: exit after %s (budget %s); deregistration gave up at %s: %s", took.Round(time.Millisecond), childBudget, dereg.At, dereg.Err)
 	if took > childBudget {
 		t.Fatalf("exit after %s, over the budget %s", took, childBudget)
 	}
-	if !dereg.ok || dereg.err == "" || dereg.at > childPropagationMax+time.Second {
+	if !dereg.OK || dereg.Err == "" || dereg.At > childPropagationMax+time.Second {
 		t.Fatalf("deregistered step %+v; want a failure within propagation.max", dereg)
 	}
-	if len(ch.logLines("consul: deregistration failed; the check turns critical after the TTL")) != 1 {
+	if len(ch.LogLines("consul: deregistration failed; the check turns critical after the TTL")) != 1 {
 		t.Fatal("the registrar did not log the deregistration failure")
 	}
 }
@@ -417,10 +249,10 @@ func TestChildKill9(t *testing.T) {
 	first := startChild(t, childEnv(a), "--service", svc, "--http-addr", addr)
 	oldID := onlyInstance(t, c, svc, 10*time.Second)
 
-	if err := first.cmd.Process.Kill(); err != nil {
+	if err := first.Cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	first.waitExit(5 * time.Second)
+	first.WaitExit(5 * time.Second)
 	critical := eventually(t, testTTL+time.Second, "check critical after kill -9", func() (bool, string) {
 		s := checkStatus(c, "service:"+oldID)
 		return s == api.HealthCritical, s
@@ -450,7 +282,7 @@ func TestChildKill9(t *testing.T) {
 	if svcs[oldID] != nil || svcs[newID] == nil || len(svcs) != 1 {
 		t.Fatalf("after the successor registered: %v; want only %s", svcs, newID)
 	}
-	if len(second.logLines("consul: removed a dead predecessor's registration on this address and port")) != 1 {
+	if len(second.LogLines("consul: removed a dead predecessor's registration on this address and port")) != 1 {
 		t.Fatal("the successor did not log the removal of its predecessor")
 	}
 }
@@ -495,13 +327,13 @@ func TestChildInvalidSettings(t *testing.T) {
 			// No agent is needed: the settings fail before any call.
 			env := append(append([]string{"CONSUL_HTTP_ADDR=127.0.0.1:1"}, childTimings...), c.env)
 			ch := startChildNoWait(t, env, "--service", "invalid")
-			if code := ch.waitExit(10 * time.Second); code != 2 {
-				t.Fatalf("exit code %d, want 2:\n%s", code, ch.logs())
+			if code := ch.WaitExit(10 * time.Second); code != 2 {
+				t.Fatalf("exit code %d, want 2:\n%s", code, ch.Logs())
 			}
-			if out := ch.logs(); !strings.Contains(out, c.key) {
+			if out := ch.Logs(); !strings.Contains(out, c.key) {
 				t.Fatalf("message does not name %s:\n%s", c.key, out)
 			}
-			t.Logf("%s -> %s", c.env, strings.TrimSpace(ch.logs()))
+			t.Logf("%s -> %s", c.env, strings.TrimSpace(ch.Logs()))
 		})
 	}
 }
