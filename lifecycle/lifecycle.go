@@ -24,6 +24,10 @@ type Lifecycle struct {
 	late     atomic.Int64 // late arrivals
 	lastLate atomic.Int64 // offset of the last late arrival from t0, ns
 
+	preStopWaited atomic.Bool   // a caller of WaitPropagation saw the window end
+	signaled      chan struct{} // closed on Run's first signal
+	signalOnce    sync.Once
+
 	drainStarted chan struct{} // closed at t0
 	windowEnded  chan struct{} // closed when the propagation window is over, or on STOPPED
 	windowOnce   sync.Once
@@ -83,6 +87,7 @@ func New(opts ...Option) (*Lifecycle, error) {
 		drainStarted: make(chan struct{}),
 		windowEnded:  make(chan struct{}),
 		stopped:      make(chan struct{}),
+		signaled:     make(chan struct{}),
 		subs:         map[*Subscription]struct{}{},
 	}
 	l.last = Transition{From: Starting, To: Starting, Cause: CauseWarmup, Reason: "created", At: o.now()}
@@ -237,15 +242,31 @@ func (l *Lifecycle) Restore(reason string) error {
 	return err
 }
 
+// stoppedEarly reports whether the lifecycle stopped without a window (a
+// failed warm-up): nothing to wait for then.
+func (l *Lifecycle) stoppedEarly() bool {
+	select {
+	case <-l.stopped:
+		return true
+	default:
+		return false
+	}
+}
+
 // endWindow closes windowEnded once.
 func (l *Lifecycle) endWindow() { l.windowOnce.Do(func() { close(l.windowEnded) }) }
 
 // WaitPropagation blocks until the propagation window has ended (nil) or ctx
 // is done (ctx.Err()). It does not start a drain; POST /drain?wait=propagation
-// calls Drain, then this.
+// (a Kubernetes preStop hook) calls Drain, then this. Because the kubelet
+// sends SIGTERM only after the hook returns, a drain whose window someone
+// waited for makes Run wait, after the drain, for that signal: see Run.
 func (l *Lifecycle) WaitPropagation(ctx context.Context) error {
 	select {
 	case <-l.windowEnded:
+		if l.draining.Load() && !l.stoppedEarly() {
+			l.preStopWaited.Store(true)
+		}
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()

@@ -21,7 +21,12 @@ import (
 //     readiness checks;
 //  4. waits for a drain request (signal, POST /drain, Drain, ctx done, or a
 //     server failing) and runs the drain sequence within Timings.GracePeriod;
-//  5. moves to STOPPED, logs the timeline and returns.
+//  5. if a preStop hook waited for the window (POST /drain?wait=propagation)
+//     and no signal has come yet, waits for the kubelet's SIGTERM, which
+//     follows the hook's return, at most PreStopLinger and never past the
+//     grace period: exiting earlier would kill the hook's exec and make the
+//     kubelet report a failed preStop hook;
+//  6. moves to STOPPED, logs the timeline and returns.
 //
 // It returns nil when the drain completed, or an *ExitError; pass the result
 // to ExitCode. Deferred functions in main run after Run returns, so call
@@ -124,6 +129,7 @@ func (l *Lifecycle) Run(ctx context.Context) error {
 		}
 		return l.finish(true, fmt.Errorf("grace period %s exceeded", l.opts.timings.GracePeriod))
 	}
+	l.lingerAfterPreStop(ctx)
 	if !waitBounded(&serving, time.Until(l.t0.Add(l.opts.timings.GracePeriod))) {
 		failure = errors.Join(failure, errors.New("a server's Serve did not return after its listeners closed"))
 	}
@@ -131,6 +137,30 @@ func (l *Lifecycle) Run(ctx context.Context) error {
 		failure = errors.Join(failure, <-serveErrs)
 	}
 	return l.finish(cut, failure)
+}
+
+// PreStopLinger bounds how long Run waits, after a drain whose window a
+// preStop hook waited for, for the signal that follows the hook.
+const PreStopLinger = 5 * time.Second
+
+// lingerAfterPreStop waits for the kubelet's SIGTERM after a preStop-started
+// drain, still in DRAINING (liveness passes, readiness fails).
+func (l *Lifecycle) lingerAfterPreStop(ctx context.Context) {
+	if !l.preStopWaited.Load() {
+		return
+	}
+	d := min(PreStopLinger, time.Until(l.t0.Add(l.opts.timings.GracePeriod-l.opts.timings.Margin()/2)))
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-l.signaled:
+	case <-ctx.Done():
+	case <-t.C:
+		l.opts.logger.Info("drainkit: no signal after the preStop hook; exiting", "waited", d)
+	}
 }
 
 // syncGrace bounds how long the drain waits for a registrar's running Sync to
@@ -212,6 +242,7 @@ func (l *Lifecycle) watchSignals(sigs <-chan os.Signal, quit <-chan struct{}) {
 			n++
 			if n == 1 {
 				_ = l.startDrain(CauseSignal, sig.String())
+				l.signalOnce.Do(func() { close(l.signaled) })
 				continue
 			}
 			code := 1

@@ -110,7 +110,8 @@ func TestWaitPropagation(t *testing.T) {
 		t.Fatalf("WaitPropagation returned after %v, before the window", d)
 	}
 	_ = l.Drain("SIGTERM joins")
-	if err := waitResult(t, res, 5*time.Second); err != nil {
+	// No signal follows in this test: Run waits up to PreStopLinger for it.
+	if err := waitResult(t, res, PreStopLinger+5*time.Second); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -510,5 +511,46 @@ func TestOperatorEjectOfCheckEjectedReachesRegistrars(t *testing.T) {
 	_ = l.Drain("test")
 	if err := waitResult(t, res, 5*time.Second); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPreStopWaitsForSignal: after a drain whose window a preStop hook waited
+// for, Run stays in DRAINING until the kubelet's SIGTERM, then returns.
+func TestPreStopWaitsForSignal(t *testing.T) {
+	l := newTest(t, WithTimings(fastTimings(100*time.Millisecond, 0, 100*time.Millisecond)), WithSignals(syscall.SIGUSR2))
+	l.AddServer("http", newFakeServer(&recorder{}, "http"))
+	res := runAsync(l)
+	waitState(t, l, Ready)
+	_ = l.Drain("POST /drain?wait=propagation")
+	if err := l.WaitPropagation(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// The hook has returned; its exec may still be exiting. Run must not
+	// end the process yet, even though the drain itself is over.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if tl, _ := l.Timeline(); slices.ContainsFunc(tl.Steps, func(s Step) bool { return s.Name == StepStopHooksDone }) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the drain did not finish")
+		}
+		time.Sleep(5 * time.Millisecond) // poll with a deadline
+	}
+	select {
+	case err := <-res:
+		t.Fatalf("Run returned (%v) before the signal that follows the preStop hook", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if l.State() != Draining {
+		t.Fatalf("state %s while waiting for the signal, want DRAINING (liveness passes)", l.State())
+	}
+	sent := time.Now()
+	_ = syscall.Kill(syscall.Getpid(), syscall.SIGUSR2)
+	if err := waitResult(t, res, 2*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(sent); d > time.Second {
+		t.Fatalf("Run returned %v after the signal", d)
 	}
 }

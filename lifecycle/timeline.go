@@ -64,7 +64,7 @@ func (t Timeline) LogValue() slog.Value {
 		slog.Int64("late_arrivals", t.LateArrivals),
 		slog.Duration("last_late_arrival", t.LastLateArrival),
 		slog.Int64("in_flight_at_close", t.InFlightAtClose.Total()),
-		slog.Int("force_closed", t.ForceClosed),
+		slog.Int("force_closed_count", t.ForceClosed), // the step is "force_closed"
 	}
 	for _, s := range t.Steps {
 		if s.Err != "" {

@@ -110,11 +110,25 @@ func (t Timings) Validate() error {
 		return &RangeError{"propagation.quiet", t.PropagationQuiet.String(),
 			"must be <= propagation.max (" + t.PropagationMax.String() + ")"}
 	}
-	need := t.PropagationMax + t.DrainTimeout + t.StopTimeout + t.Margin()
-	if need > t.GracePeriod {
+	if need := t.PropagationMax + t.DrainTimeout + t.StopTimeout + t.Margin(); need > t.GracePeriod {
 		return &RangeError{"grace_period", t.GracePeriod.String(), fmt.Sprintf(
-			"must be >= propagation.max + drain.timeout + stop.timeout + margin = %s + %s + %s + %s = %s",
-			t.PropagationMax, t.DrainTimeout, t.StopTimeout, t.Margin(), need)}
+			"must be >= %s: propagation.max + drain.timeout + stop.timeout (%s + %s + %s) + a margin of 10%% of grace_period, at least 1s",
+			t.MinGracePeriod(), t.PropagationMax, t.DrainTimeout, t.StopTimeout)}
 	}
 	return nil
+}
+
+// MinGracePeriod is the smallest GracePeriod that Validate accepts with these
+// PropagationMax, DrainTimeout and StopTimeout, rounded up to a whole second:
+// their sum plus Margin, which itself grows with the grace period.
+func (t Timings) MinGracePeriod() time.Duration {
+	base := t.PropagationMax + t.DrainTimeout + t.StopTimeout
+	g := base + time.Second // margin 1s while grace_period <= 10s
+	if g > 10*time.Second {
+		g = (base*10 + 8) / 9 // g - g/10 >= base
+	}
+	if r := g % time.Second; r != 0 {
+		g += time.Second - r
+	}
+	return g
 }

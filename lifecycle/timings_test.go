@@ -102,3 +102,44 @@ func TestWindowEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestMinGracePeriodIsAccepted: the minimum that the error message names is
+// accepted, and a second less is not.
+func TestMinGracePeriodIsAccepted(t *testing.T) {
+	for _, base := range []Timings{DefaultTimings(), fastTimings(0, 0, 0), fastTimings(2*time.Second, 0, 9*time.Second)} {
+		base.GracePeriod = time.Second
+		err := base.Validate()
+		min := base.MinGracePeriod()
+		if err == nil || !strings.Contains(err.Error(), "must be >= "+min.String()) {
+			t.Fatalf("error %v does not name the minimum %s", err, min)
+		}
+		base.GracePeriod = min
+		if err := base.Validate(); err != nil {
+			t.Errorf("the named minimum %s is rejected: %v", min, err)
+		}
+		base.GracePeriod = min - time.Second
+		if err := base.Validate(); err == nil {
+			t.Errorf("%s (a second under the minimum) is accepted", base.GracePeriod)
+		}
+	}
+	if got := DefaultTimings().MinGracePeriod(); got != 29*time.Second {
+		t.Errorf("minimum for the defaults %s, want 29s", got)
+	}
+}
+
+// TestTimelineLogKeysUnique: every member of the exit line's timeline group
+// has its own key (a JSON object with a repeated key loses a value).
+func TestTimelineLogKeysUnique(t *testing.T) {
+	tl := Timeline{ForceClosed: 2}
+	for _, name := range []string{StepNotReady, StepDeregistered, StepConfirmed, StepWindowEnded,
+		StepListenersClosed, StepIdle, StepForceClosed, StepStopHooksDone} {
+		tl.Steps = append(tl.Steps, Step{Name: name, Err: "x"})
+	}
+	seen := map[string]bool{}
+	for _, a := range tl.LogValue().Group() {
+		if seen[a.Key] {
+			t.Errorf("key %q twice in the timeline log group", a.Key)
+		}
+		seen[a.Key] = true
+	}
+}

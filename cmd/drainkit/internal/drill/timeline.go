@@ -77,7 +77,7 @@ func parseStateTimeline(body []byte) (ReplicaTimeline, bool) {
 // (lifecycle.Timeline.LogValue).
 var logCounters = map[string]bool{
 	"start": true, "reason": true, "late_arrivals": true, "last_late_arrival": true,
-	"in_flight_at_close": true, "force_closed": true,
+	"in_flight_at_close": true, "force_closed_count": true,
 }
 
 // parseLogTimeline reads a JSON log line (log/slog's JSONHandler, durations
@@ -103,7 +103,7 @@ func parseLogTimeline(line []byte) (ReplicaTimeline, bool) {
 	rt.LateArrivals = num("late_arrivals")
 	rt.LastLateArrival = time.Duration(num("last_late_arrival"))
 	rt.InFlightAtClose = num("in_flight_at_close")
-	rt.ForceClosed = num("force_closed")
+	rt.ForceClosed = num("force_closed_count")
 	for k, raw := range m.Timeline {
 		if logCounters[k] {
 			continue
