@@ -18,4 +18,10 @@
 // Serve the Handler on its own listener (the admin listener), not on the
 // service's public one, and keep serving it through the whole drain: close it
 // after lifecycle.Lifecycle.Run returns.
+//
+// A loopback peer is not an identity where a proxy on the same host forwards
+// remote traffic: behind a service-mesh sidecar (Istio, for one, delivers
+// inbound connections from 127.0.0.6) any caller the mesh admits would pass
+// the loopback rule. Configure Options.Token there, or keep the admin port out
+// of the mesh's inbound capture.
 package probes

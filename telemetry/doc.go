@@ -6,13 +6,16 @@
 // lifecycle is created, build the Telemetry first, pass it to lifecycle.New,
 // then Attach the lifecycle so that the observable instruments can read it:
 //
-//	tel, err := telemetry.New(telemetry.Options{})       // global providers
-//	lc, err := lifecycle.New(lifecycle.WithObserver(tel), ...)
-//	tel.Attach(lc)
-//	defer tel.Close()
-//	err = lc.Run(ctx)
-//	tel.Flush(flushCtx)                                   // after Run: the drain span is complete
-//	os.Exit(lifecycle.ExitCode(err))
+//	func run() int { // main: os.Exit(run()), so that the deferred Close runs
+//		tel, err := telemetry.New(telemetry.Options{}) // global providers
+//		...
+//		defer tel.Close()
+//		lc, err := lifecycle.New(lifecycle.WithObserver(tel), ...)
+//		tel.Attach(lc)
+//		err = lc.Run(ctx)
+//		tel.Flush(flushCtx) // after Run: the drain span is complete
+//		return lifecycle.ExitCode(err)
+//	}
 //
 // # Metrics
 //

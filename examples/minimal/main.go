@@ -37,7 +37,7 @@ func run() int {
 		return 2
 	}
 	defer probeHandler.Close()
-	adminLn, err := net.Listen("tcp", "127.0.0.1:8081") // startup, readiness, liveness, preStop
+	adminLn, err := net.Listen("tcp", cfg.Admin.Addr) // admin.addr, default :8081: probes, preStop
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -47,7 +47,7 @@ func run() int {
 
 	lc.OnWarmup("cache", func(ctx context.Context) error { return nil }) // readiness fails until warm-up succeeds
 	lc.OnStop("cache", func(ctx context.Context) error { return nil })   // stop hooks run last, in reverse order
-	ln, err := net.Listen("tcp", "127.0.0.1:8080")
+	ln, err := net.Listen("tcp", ":8080")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

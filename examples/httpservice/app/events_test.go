@@ -82,13 +82,13 @@ func TestEventsEndWithDrainEvent(t *testing.T) {
 	for ev := readEvent(); ev != ""; ev = readEvent() {
 		last = ev
 	}
-	if !strings.HasPrefix(last, "event: drain") {
-		t.Fatalf("last event %q, want event: drain (events %q)", last, lines)
+	if !strings.Contains(last, "event: drain") || !strings.HasPrefix(last, "retry: 1000|") {
+		t.Fatalf("last event %q, want retry: 1000 and event: drain (events %q)", last, lines)
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatalf("stream: %v", err)
 	}
-	if d := time.Since(drainAt); d > 150*time.Millisecond {
+	if d := time.Since(drainAt); d > 300*time.Millisecond { // issue 3: within 300 ms
 		t.Fatalf("stream ended %s after the drain began", d)
 	}
 	select {
