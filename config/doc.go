@@ -15,7 +15,7 @@
 // Load fails on the first bad value with an *Error that names the key, the
 // value given, where it came from and the allowed range, in one line:
 //
-//	propagation.min: "banana" from env DRAINKIT_PROPAGATION_MIN is not a duration (want e.g. 5s; range >= 0s, <= propagation.max, <= 24h)
+//	propagation.min: "banana" from env DRAINKIT_PROPAGATION_MIN is not a duration (want e.g. 5s; range >= 0s, <= propagation.max)
 //
 // Durations use Go's syntax (time.ParseDuration: "300ms", "1m30s"); a bare
 // number other than 0 has no unit and is rejected, and no duration may exceed

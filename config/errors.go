@@ -14,7 +14,7 @@ const KeyConfig = "config"
 //	<key>: <value> from <source> <problem> (<allowed>)
 //
 // e.g. `propagation.min: "banana" from env DRAINKIT_PROPAGATION_MIN is not a
-// duration (want e.g. 5s; range >= 0s, <= propagation.max, <= 24h)`. The admin
+// duration (want e.g. 5s; range >= 0s, <= propagation.max)`. The admin
 // token's value is never included.
 type Error struct {
 	// Key is the configuration key (e.g. "propagation.min"), KeyConfig for

@@ -172,6 +172,9 @@ func readFile(path string, src Source) (map[string]any, error) {
 	}
 	var unknown []string
 	for k := range flat {
+		if strings.Trim(k, ". \t") == "" || strings.Contains(k, "..") {
+			return nil, fileErr(fmt.Sprintf("has an empty key (%q)", k), "every key names a setting, e.g. propagation.min: 5s", nil)
+		}
 		if _, ok := lookupKey(k); !ok {
 			unknown = append(unknown, k)
 		}
