@@ -15,6 +15,7 @@ import (
 // nothing was registered, so there is no window). stopSync ends the registry
 // and check loops and waits for them.
 func (l *Lifecycle) drainSequence(served bool, servers []namedServer, stopSync func()) bool {
+	<-l.drainStarted // observers have seen DRAINING
 	tm := l.opts.timings
 	graceEnd := l.t0.Add(tm.GracePeriod)
 

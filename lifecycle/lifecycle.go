@@ -313,17 +313,20 @@ func (l *Lifecycle) transition(to State, cause Cause, reason string, guard func(
 	}
 	l.mu.Unlock()
 
+	l.opts.logger.Info("drainkit: transition", "from", from.String(), "to", to.String(),
+		"cause", string(cause), "reason", reason)
+	for _, o := range l.opts.observers {
+		o.OnTransition(t)
+	}
+	// Only now release what waits for these channels, the drain sequence
+	// among them: observers see DRAINING before any drain step, and every
+	// step before STOPPED.
 	switch to {
 	case Draining:
 		close(l.drainStarted)
 	case Stopped:
 		l.endWindow()
 		close(l.stopped)
-	}
-	l.opts.logger.Info("drainkit: transition", "from", from.String(), "to", to.String(),
-		"cause", string(cause), "reason", reason)
-	for _, o := range l.opts.observers {
-		o.OnTransition(t)
 	}
 	return t, nil
 }

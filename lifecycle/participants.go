@@ -122,8 +122,11 @@ type CheckResult struct {
 
 // Observer receives every transition and every drain step, synchronously, in
 // the goroutine that made the change and outside the lifecycle's locks. Unlike
-// Subscribe, it sees every event; it must return quickly and must not call
-// back into methods that change state. Telemetry uses it.
+// Subscribe, it sees every event, and in order for one drain: OnTransition to
+// DRAINING before the first OnDrainStep, every step before OnTransition to
+// STOPPED (StepConfirmed may come before or after StepWindowEnded). It must
+// return quickly and must not call back into methods that change state.
+// Telemetry uses it.
 type Observer interface {
 	OnTransition(Transition)
 	OnDrainStep(tl Timeline, s Step)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -552,5 +553,57 @@ func TestPreStopWaitsForSignal(t *testing.T) {
 	}
 	if d := time.Since(sent); d > time.Second {
 		t.Fatalf("Run returned %v after the signal", d)
+	}
+}
+
+// seqObserver records transitions and steps in one sequence; slow widens the
+// window in which a step could overtake the DRAINING transition.
+type seqObserver struct {
+	mu   sync.Mutex
+	seq  []string
+	slow time.Duration
+}
+
+func (o *seqObserver) OnTransition(t Transition) {
+	if t.To == Draining {
+		time.Sleep(o.slow) // a slow observer, not synchronisation
+	}
+	o.mu.Lock()
+	o.seq = append(o.seq, "to:"+t.To.String())
+	o.mu.Unlock()
+}
+func (o *seqObserver) OnDrainStep(_ Timeline, s Step) {
+	o.mu.Lock()
+	o.seq = append(o.seq, s.Name)
+	o.mu.Unlock()
+}
+
+func TestObserversSeeDrainInOrder(t *testing.T) {
+	for _, served := range []bool{true, false} {
+		obs := &seqObserver{slow: 50 * time.Millisecond}
+		l := newTest(t, WithTimings(fastTimings(0, 0, 0)), WithObserver(obs))
+		started := make(chan struct{})
+		if served {
+			l.AddServer("http", newFakeServer(&recorder{}, "http"))
+		} else {
+			l.OnWarmup("slow", func(ctx context.Context) error { close(started); <-ctx.Done(); return ctx.Err() })
+		}
+		res := runAsync(l)
+		if served {
+			waitState(t, l, Ready)
+		} else {
+			<-started
+		}
+		_ = l.Drain("test")
+		if err := waitResult(t, res, 5*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		obs.mu.Lock()
+		seq := append([]string(nil), obs.seq...)
+		obs.mu.Unlock()
+		d, s := slices.Index(seq, "to:DRAINING"), slices.Index(seq, "to:STOPPED")
+		if d < 0 || s != len(seq)-1 || slices.Index(seq, StepNotReady) < d {
+			t.Fatalf("served=%v: observer sequence %v: want DRAINING before every step, STOPPED last", served, seq)
+		}
 	}
 }
