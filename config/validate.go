@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"github.com/drainkit/drainkit/registry/consul"
 	"net"
 	"strconv"
 	"strings"
@@ -98,13 +99,8 @@ func (c *Config) checkOwn(k keyDef) string {
 			}
 		}
 	case "registry.service":
-		if len(r.Service) > 255 {
-			return "must be at most 255 bytes"
-		}
-		for _, ch := range r.Service {
-			if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '-' || ch == '_' || ch == '.') {
-				return "must be letters, digits, '-', '_' and '.'"
-			}
+		if r.Service != "" && !consul.ValidServiceName(r.Service) { // "": the program's default
+			return "must be 1 to 255 letters, digits, '-', '_' and '.'"
 		}
 	case "registry.ttl":
 		if r.TTL < time.Second || r.TTL > lifecycle.MaxDuration {

@@ -103,8 +103,9 @@ func (o Options) Validate() error {
 	o = o.withDefaults()
 	d := func(v time.Duration) string { return v.String() }
 	switch {
-	case o.Service == "":
-		return &lifecycle.RangeError{Key: "registry.service", Value: `""`, Allowed: "must be a non-empty Consul service name"}
+	case !ValidServiceName(o.Service):
+		return &lifecycle.RangeError{Key: "registry.service", Value: strconv.Quote(o.Service),
+			Allowed: "must be 1 to 255 letters, digits, '-', '_' and '.'"}
 	case o.Port < 1 || o.Port > 65535:
 		return &lifecycle.RangeError{Key: "registry.port", Value: strconv.Itoa(o.Port), Allowed: "must be between 1 and 65535"}
 	case o.TTL < MinTTL || o.TTL > lifecycle.MaxDuration:
@@ -123,4 +124,19 @@ func (o Options) Validate() error {
 		return &lifecycle.RangeError{Key: "registry.meta", Value: metaManaged, Allowed: "meta key " + metaManaged + " is reserved by drainkit"}
 	}
 	return nil
+}
+
+// ValidServiceName reports whether name is a Consul service name drainkit
+// accepts: 1 to 255 bytes of ASCII letters, digits, '-', '_' and '.', which
+// also keeps it usable in Consul DNS.
+func ValidServiceName(name string) bool {
+	if name == "" || len(name) > 255 {
+		return false
+	}
+	for _, ch := range name {
+		if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '-' || ch == '_' || ch == '.') {
+			return false
+		}
+	}
+	return true
 }

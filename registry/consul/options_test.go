@@ -27,6 +27,9 @@ func TestOptionsValidate(t *testing.T) {
 		{"heartbeat negative", func(o *Options) { o.HeartbeatInterval = -time.Second }, "registry.heartbeat_interval"},
 		{"call timeout longer than heartbeat", func(o *Options) { o.CallTimeout = 4 * time.Second }, "registry.call_timeout"},
 		{"no service", func(o *Options) { o.Service = "" }, "registry.service"},
+		{"service name with a space", func(o *Options) { o.Service = "bad name!" }, "registry.service"},
+		{"service name of 256 bytes", func(o *Options) { o.Service = strings.Repeat("a", 256) }, "registry.service"},
+		{"service name with dots and dashes", func(o *Options) { o.Service = "api-v2.internal_x" }, ""},
 		{"port 0", func(o *Options) { o.Port = 0 }, "registry.port"},
 		{"reserved meta", func(o *Options) { o.Meta = map[string]string{metaManaged: "x"} }, "registry.meta"},
 	} {
