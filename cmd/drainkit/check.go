@@ -8,8 +8,46 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/config"
+	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/spf13/cobra"
 )
+
+// PodSlack is how much longer than grace_period terminationGracePeriodSeconds
+// must be for an OK verdict. The kubelet's clock starts when it begins to
+// terminate the pod, before it execs the preStop hook; drainkit's
+// grace_period starts later, when the hook's POST /drain reaches the service
+// (the container runtime's exec takes from a fraction of a second to
+// seconds on a loaded node). After the drain, the process must still exit
+// and the runtime notice. 5 s covers both with room to spare; the example
+// manifest (examples/kubernetes) uses grace_period 30s and
+// terminationGracePeriodSeconds 35 for the same reason.
+const PodSlack = 5 * time.Second
+
+// Exit codes of `drainkit check`.
+const (
+	checkOK   = 0 // fits, with at least PodSlack to spare
+	checkFail = 1 // does not fit
+	checkWarn = 3 // fits, with less than PodSlack to spare
+)
+
+// verdictLevel is check's judgement of a budget.
+type verdictLevel int
+
+const (
+	verdictOK verdictLevel = iota
+	verdictWarn
+	verdictFail
+)
+
+func (v verdictLevel) exitCode() int {
+	switch v {
+	case verdictOK:
+		return checkOK
+	case verdictWarn:
+		return checkWarn
+	}
+	return checkFail
+}
 
 func newCheckCmd(stdout io.Writer) *cobra.Command {
 	var tgps time.Duration
@@ -21,10 +59,20 @@ variables, flags), prints the drain budget (propagation window, drain.timeout,
 stop.timeout, margin, grace_period) and judges it against Kubernetes'
 terminationGracePeriodSeconds: the kubelet sends SIGKILL that long after it started
 terminating the pod, and a preStop hook's time counts against it, so the whole drain
-(grace_period, counted from the drain's start) must fit inside it.
+(grace_period, counted from the drain's start) must fit inside it, with slack for
+what happens outside the drain: the kubelet's clock starts before it execs the
+preStop hook (which starts the drain), and after the drain the process must exit.
+check asks for 5s of slack (terminationGracePeriodSeconds >= grace_period + 5s).
 
-Exit status: 0 when the budget fits, 1 when it does not, 2 for a configuration that
-does not load.`,
+Verdicts and exit status:
+  0  OK    terminationGracePeriodSeconds >= grace_period + 5s
+  3  WARN  it fits grace_period, but with less than 5s of slack: a drain that
+           uses its whole budget may be SIGKILLed while it exits
+  1  FAIL  terminationGracePeriodSeconds < grace_period, or grace_period is shorter
+           than its own budget (propagation.max + drain.timeout + stop.timeout +
+           margin; the service would refuse to start)
+  2  bad usage, or a configuration that does not load for any other reason
+     (a value that does not parse or is out of its own range, an unreadable file)`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if tgps <= 0 {
@@ -32,15 +80,14 @@ does not load.`,
 			}
 			cfg, err := config.Load(config.Sources{Flags: cmd.Flags()})
 			if err != nil {
-				var ce *config.Error
-				if errors.As(err, &ce) && ce.Key == "grace_period" {
-					fmt.Fprintf(stdout, "verdict: FAIL: the drain budget does not fit its own grace period: %v\n", err)
-					return &exitError{code: 1}
+				if budgetOverflow(err) {
+					fmt.Fprintf(stdout, "verdict: FAIL: the drain does not fit its own grace period (the service would refuse to start): %v\n", err)
+					return &exitError{code: checkFail}
 				}
 				return &exitError{code: 2, msg: "check: " + err.Error()}
 			}
-			if !writeBudget(stdout, cfg, tgps) {
-				return &exitError{code: 1}
+			if code := writeBudget(stdout, cfg, tgps).exitCode(); code != checkOK {
+				return &exitError{code: code}
 			}
 			return nil
 		},
@@ -50,9 +97,22 @@ does not load.`,
 	return cmd
 }
 
-// writeBudget prints the budget and the verdict; it reports whether the
-// budget fits.
-func writeBudget(w io.Writer, cfg *config.Config, tgps time.Duration) bool {
+// budgetOverflow reports whether err is grace_period being shorter than
+// propagation.max + drain.timeout + stop.timeout + margin, as opposed to a
+// grace_period that is itself invalid (not a duration, <= 0, too long): a
+// range error on grace_period whose value is within grace_period's own range.
+func budgetOverflow(err error) bool {
+	var ce *config.Error
+	var re *lifecycle.RangeError
+	if !errors.As(err, &ce) || ce.Key != "grace_period" || !errors.As(err, &re) || re.Key != "grace_period" {
+		return false
+	}
+	d, perr := time.ParseDuration(re.Value)
+	return perr == nil && d > 0 && d <= lifecycle.MaxDuration
+}
+
+// writeBudget prints the budget and the verdict, and returns the verdict.
+func writeBudget(w io.Writer, cfg *config.Config, tgps time.Duration) verdictLevel {
 	t := cfg.Timings
 	// src annotates a value that did not come from the defaults.
 	src := func(k string) string {
@@ -70,20 +130,27 @@ func writeBudget(w io.Writer, cfg *config.Config, tgps time.Duration) bool {
 	fmt.Fprintf(tw, "margin\t%s\tdrainkit's slack for deregistration, scheduling and exit (10%% of grace_period, at least 1s)\n", t.Margin())
 	fmt.Fprintf(tw, "total\t%s\tmax + drain + stop + margin: the longest a drain can take\n", need+t.Margin())
 	fmt.Fprintf(tw, "grace\t%s%s\tgrace_period, the drain's whole budget\n", t.GracePeriod, src("grace_period"))
-	fmt.Fprintf(tw, "pod\t%s\tterminationGracePeriodSeconds: SIGKILL after this\n", tgps)
+	fmt.Fprintf(tw, "slack\t%s\tbefore the drain starts (the kubelet's exec of the preStop hook) and after it (process exit)\n", PodSlack)
+	fmt.Fprintf(tw, "pod\t%s\tterminationGracePeriodSeconds: SIGKILL after this; want >= grace + slack = %s\n", tgps, t.GracePeriod+PodSlack)
 	_ = tw.Flush()
 
+	wantSecs := int((t.GracePeriod + PodSlack + time.Second - 1) / time.Second)
+	fits := fmt.Sprintf("the longest drain (%s + margin %s) fits in grace_period %s with %s to spare", need, t.Margin(), t.GracePeriod, t.GracePeriod-need-t.Margin())
+	if t.PropagationMin == 0 && t.PropagationQuiet == 0 && t.PropagationMax == 0 {
+		fits += ", with no propagation window: only right for a process nothing routes to through a load balancer or registry"
+	}
 	switch {
 	case t.GracePeriod > tgps:
-		fmt.Fprintf(w, "verdict: FAIL: grace_period %s is longer than terminationGracePeriodSeconds %s: the kubelet may SIGKILL the pod %s before the drain's budget runs out; set terminationGracePeriodSeconds to at least %d or lower grace_period\n",
-			t.GracePeriod, tgps, t.GracePeriod-tgps, int((t.GracePeriod+time.Second-1)/time.Second))
-		return false
-	case t.PropagationMin == 0 && t.PropagationQuiet == 0 && t.PropagationMax == 0:
-		fmt.Fprintf(w, "verdict: OK, with no propagation window: %s to spare inside grace_period; only right for a process nothing routes to through a load balancer or registry\n",
-			t.GracePeriod-need-t.Margin())
+		fmt.Fprintf(w, "verdict: FAIL: grace_period %s is longer than terminationGracePeriodSeconds %s: the kubelet may SIGKILL the pod %s before the drain's budget runs out; set terminationGracePeriodSeconds to at least %d (grace_period + %s slack) or lower grace_period\n",
+			t.GracePeriod, tgps, t.GracePeriod-tgps, wantSecs, PodSlack)
+		return verdictFail
+	case t.GracePeriod+PodSlack > tgps:
+		fmt.Fprintf(w, "verdict: WARN: %s, but terminationGracePeriodSeconds %s leaves only %s beyond it, less than the %s slack for the preStop hook's exec and the process exit: a drain that uses its whole budget may be SIGKILLed; set terminationGracePeriodSeconds to at least %d\n",
+			fits, tgps, tgps-t.GracePeriod, PodSlack, wantSecs)
+		return verdictWarn
 	default:
-		fmt.Fprintf(w, "verdict: OK: the longest drain (%s + margin %s) fits in grace_period %s with %s to spare, and grace_period fits in terminationGracePeriodSeconds %s\n",
-			need, t.Margin(), t.GracePeriod, t.GracePeriod-need-t.Margin(), tgps)
+		fmt.Fprintf(w, "verdict: OK: %s, and terminationGracePeriodSeconds %s leaves %s beyond grace_period (>= %s slack)\n",
+			fits, tgps, tgps-t.GracePeriod, PodSlack)
+		return verdictOK
 	}
-	return true
 }

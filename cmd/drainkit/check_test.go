@@ -21,14 +21,30 @@ func TestCheck(t *testing.T) {
 		code int
 		want []string
 	}{
-		{"defaults fit 30s", nil, []string{"check", "--termination-grace-period", "30s"}, 0,
-			[]string{"window", "min 5s, quiet 1s, max 15s", "drain", "8s", "stop", "3s", "margin", "grace", "30s", "verdict: OK", "1s to spare"}},
+		{"defaults with 35s: OK", nil, []string{"check", "--termination-grace-period", "35s"}, 0,
+			[]string{"window", "min 5s, quiet 1s, max 15s", "drain", "8s", "stop", "3s", "margin", "grace", "30s", "slack", "5s",
+				"verdict: OK", "1s to spare", "leaves 5s beyond grace_period"}},
+		// Fits, but with no room for the hook's exec and the exit: the
+		// example README asks for grace_period + 5s.
+		{"defaults with 30s: WARN", nil, []string{"check", "--termination-grace-period", "30s"}, 3,
+			[]string{"verdict: WARN", "leaves only 0s beyond it", "at least 35"}},
+		{"defaults with 33s: WARN", nil, []string{"check", "--termination-grace-period", "33s"}, 3,
+			[]string{"verdict: WARN", "leaves only 3s beyond it", "at least 35"}},
 		{"pod grace too short", nil, []string{"check", "--termination-grace-period", "20s"}, 1,
-			[]string{"verdict: FAIL", "grace_period 30s is longer than terminationGracePeriodSeconds 20s", "at least 30"}},
+			[]string{"verdict: FAIL", "grace_period 30s is longer than terminationGracePeriodSeconds 20s", "at least 35"}},
 		{"file", nil, []string{"check", "--config", file, "--termination-grace-period", "40s"}, 0,
 			[]string{"max 20s (file " + file + ")", "35s (file " + file + ")", "verdict: OK"}},
+		// grace_period shorter than its own budget: the service would refuse
+		// to start; a FAIL verdict, as documented.
 		{"env overflows the budget", []string{"DRAINKIT_PROPAGATION_MAX=25s"}, []string{"check"}, 1,
-			[]string{"verdict: FAIL", "grace_period"}},
+			[]string{"verdict: FAIL", "does not fit its own grace period", "grace_period", "propagation.max 25s from env DRAINKIT_PROPAGATION_MAX"}},
+		{"grace_period below its budget", []string{"DRAINKIT_GRACE_PERIOD=20s"}, []string{"check"}, 1,
+			[]string{"verdict: FAIL", "does not fit its own grace period", "DRAINKIT_GRACE_PERIOD"}},
+		// grace_period itself invalid: a configuration that does not load.
+		{"grace_period not a duration", []string{"DRAINKIT_GRACE_PERIOD=banana"}, []string{"check"}, 2,
+			[]string{"grace_period", "banana"}},
+		{"grace_period out of its own range", []string{"DRAINKIT_GRACE_PERIOD=25h"}, []string{"check"}, 2,
+			[]string{"grace_period", "24h"}},
 		{"bad value", []string{"DRAINKIT_PROPAGATION_MIN=banana"}, []string{"check"}, 2,
 			[]string{"propagation.min", "banana", "DRAINKIT_PROPAGATION_MIN"}},
 		{"bad flag", nil, []string{"check", "--termination-grace-period", "0s"}, 2,
@@ -39,6 +55,9 @@ func TestCheck(t *testing.T) {
 			out := r.stdout + r.stderr
 			if r.code != tc.code {
 				t.Errorf("exit %d, want %d\n%s", r.code, tc.code, out)
+			}
+			if tc.code == 2 && strings.Contains(out, "verdict:") {
+				t.Errorf("a configuration that does not load got a verdict:\n%s", out)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(out, w) {

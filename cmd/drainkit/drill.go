@@ -34,6 +34,12 @@ func newDrillCmd(stdout, stderr io.Writer) *cobra.Command {
 from consumers that learn the instances like real ones do (readiness polling like a
 Kubernetes endpoints controller, or a Consul watch), replaces every replica one by one
 (start new, wait ready, SIGTERM old, wait exit), and records every request.
+All strategies start their load together and stop it together, after the last
+rolling restart, at least --tail later, and once no consumer still lists a
+replaced replica: every strategy is measured over the same span, and the
+consumers' staleness is measured to its end (a verdict says when it was not).
+--prestop stops each old replica as Kubernetes does with a preStop hook running
+` + "`drainkit prestop`" + `: POST /drain?wait=propagation, then SIGTERM.
 
 By default it compares three strategies in one run, concurrently, on the same example
 handlers: drainkit (the full drain), shutdown (http.Server.Shutdown on SIGTERM) and
@@ -111,7 +117,8 @@ request, 1 otherwise, 2 for bad usage.`,
 	f.StringVar(&cfg.Consul, "consul", "", "Consul agent HTTP address: replicas register there, consumers use a watch")
 	f.StringVar(&service, "service", "", "with --exec and --consul: the Consul service the binary registers as (default: the binary's name)")
 	f.DurationVar(&cfg.Baseline, "baseline", cfg.Baseline, "load before the rolling restart")
-	f.DurationVar(&cfg.Tail, "tail", cfg.Tail, "load after the rolling restart")
+	f.DurationVar(&cfg.Tail, "tail", cfg.Tail, "least load after the rolling restart; it goes on until no consumer lists a replaced replica (at most consumer cache + (failure threshold + 2) x discovery interval more) and every strategy is done")
+	f.BoolVar(&cfg.PreStop, "prestop", false, "stop each old replica like the kubelet with a `drainkit prestop` hook: POST /drain?wait=propagation, then SIGTERM")
 	f.StringVar(&cfg.Exec, "exec", "", "drill this binary instead of the built-in strategies")
 	f.StringArrayVar(&cfg.ExecArgs, "exec-arg", nil, "argument for the --exec binary, before --http-addr and --admin-addr (repeatable)")
 	f.BoolVar(&jsonOut, "json", false, "print the results as JSON")

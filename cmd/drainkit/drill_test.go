@@ -23,6 +23,12 @@ type drillJSON struct {
 		LastLate       float64        `json:"last_late_arrival_seconds"`
 		Window         float64        `json:"window_seconds"`
 		Staleness      float64        `json:"consumer_staleness_seconds"`
+		StalenessCut   bool           `json:"consumer_staleness_cut"`
+		LoadStart      float64        `json:"load_start_seconds"`
+		LoadEnd        float64        `json:"load_end_seconds"`
+		PreStopCalls   int            `json:"prestop_calls"`
+		PreStopFailed  int            `json:"prestop_failed"`
+		PreStopMedian  float64        `json:"prestop_median_seconds"`
 		Verdict        string         `json:"verdict"`
 		Error          string         `json:"error"`
 		LateSends      int64          `json:"pacing_late_sends"`
@@ -32,6 +38,10 @@ type drillJSON struct {
 			ExitStatus string             `json:"exit_status"`
 			Steps      map[string]float64 `json:"steps"`
 			StepErrors map[string]string  `json:"step_errors"`
+			PreStop    *float64           `json:"prestop_seconds"`
+			PreStopErr string             `json:"prestop_error"`
+			SIGTERM    *float64           `json:"sigterm"`
+			Exited     *float64           `json:"exited"`
 		} `json:"replicas"`
 	} `json:"strategies"`
 	Config      map[string]any `json:"config"`
@@ -46,8 +56,8 @@ func parseDrill(t *testing.T, r result) drillJSON {
 		t.Fatalf("drill --json output: %v\nstdout:\n%s\nstderr:\n%s", err, r.stdout, r.stderr)
 	}
 	for _, s := range out.Strategies {
-		t.Logf("%s: %d requests, %d failed %v, drain %v, late %d (last %.2fs), window %.2fs, staleness %.2fs, late sends %d\n  %s",
-			s.Name, s.Requests, s.Failed, s.FailuresByKind, s.DrainSeconds, s.LateRequests, s.LastLate, s.Window, s.Staleness, s.LateSends, s.Verdict)
+		t.Logf("%s: %d requests (load %.2fs..%.2fs), %d failed %v, drain %v, late %d (last %.2fs), window %.2fs, staleness %.2fs (cut %v), late sends %d\n  %s",
+			s.Name, s.Requests, s.LoadStart, s.LoadEnd, s.Failed, s.FailuresByKind, s.DrainSeconds, s.LateRequests, s.LastLate, s.Window, s.Staleness, s.StalenessCut, s.LateSends, s.Verdict)
 		if s.Error != "" {
 			t.Errorf("%s did not complete: %s\nstderr:\n%s", s.Name, s.Error, r.stderr)
 		}
@@ -91,6 +101,18 @@ func TestDrillDefaults(t *testing.T) {
 		}
 		if !strings.HasPrefix(s.Verdict, "FAIL") {
 			t.Errorf("%s verdict %q", name, s.Verdict)
+		}
+		// A fair comparison: the same load span as drainkit, so the same
+		// number of requests (give or take a few), and the consumers'
+		// staleness measured to its end, not cut off by the drill.
+		if ds, de := s.LoadStart-dk.LoadStart, s.LoadEnd-dk.LoadEnd; ds < -0.2 || ds > 0.2 || de < -0.2 || de > 0.2 {
+			t.Errorf("%s: load %.2fs..%.2fs, drainkit %.2fs..%.2fs: want the same span", name, s.LoadStart, s.LoadEnd, dk.LoadStart, dk.LoadEnd)
+		}
+		if d := s.Requests - dk.Requests; d < -dk.Requests/50 || d > dk.Requests/50 {
+			t.Errorf("%s: %d requests, drainkit %d: want the same load", name, s.Requests, dk.Requests)
+		}
+		if s.StalenessCut || strings.Contains(s.Verdict, "cut short") {
+			t.Errorf("%s: staleness %.2fs cut short: %s", name, s.Staleness, s.Verdict)
 		}
 	}
 	if !strings.Contains(r.stderr, "drainkit: ") || !strings.Contains(r.stderr, "req") {
@@ -198,6 +220,57 @@ func TestDrillExec(t *testing.T) {
 	}
 }
 
+// TestDrillMeasuresStalenessPastTail: with no tail at all the load still
+// goes on until discovery dropped the replaced replica (two failed probes,
+// at least one discovery interval after SIGTERM), so the staleness is
+// measured rather than cut off at the replica's exit.
+func TestDrillMeasuresStalenessPastTail(t *testing.T) {
+	r := drainkit(t, time.Minute, nil,
+		"drill", "--json", "--strategies", "shutdown", "--replicas", "1", "--baseline", "500ms", "--tail", "0s")
+	out := parseDrill(t, r)
+	s := out.Strategies[0]
+	if s.Staleness < 0.9 || s.StalenessCut || s.Failed == 0 {
+		t.Fatalf("staleness %.2fs (cut %v), %d failed: want >= 0.9s, measured to its end, with failures", s.Staleness, s.StalenessCut, s.Failed)
+	}
+	if s.LoadEnd-s.LoadStart < 0.5+s.Staleness {
+		t.Fatalf("load %.2fs..%.2fs, staleness %.2fs: the load stopped before the consumers did", s.LoadStart, s.LoadEnd, s.Staleness)
+	}
+}
+
+// TestDrillPreStop: --prestop stops each old replica as the kubelet does
+// with a `drainkit prestop` hook. drainkit's POST /drain?wait=propagation
+// returns after the window and the SIGTERM that follows ends the process
+// promptly (it does not wait out a second window); the shutdown strategy
+// has no POST /drain, its hook fails, and SIGTERM follows at once.
+func TestDrillPreStop(t *testing.T) {
+	r := drainkit(t, time.Minute, []string{"DRAINKIT_PROPAGATION_MIN=1s"},
+		"drill", "--json", "--prestop", "--strategies", "drainkit,shutdown", "--replicas", "2", "--baseline", "500ms", "--tail", "500ms")
+	out := parseDrill(t, r)
+	if r.code != 0 || len(out.Strategies) != 2 || out.Config["prestop"] != true {
+		t.Fatalf("exit %d, %d strategies, config %v", r.code, len(out.Strategies), out.Config)
+	}
+	dk, sh := out.Strategies[0], out.Strategies[1]
+	if dk.Failed != 0 || dk.PreStopCalls != 2 || dk.PreStopFailed != 0 || dk.PreStopMedian < 1 {
+		t.Fatalf("drainkit: %d failed, preStop %d calls, %d failed, median %.2fs: want 0 failed, 2 calls that waited >= propagation.min",
+			dk.Failed, dk.PreStopCalls, dk.PreStopFailed, dk.PreStopMedian)
+	}
+	for _, rp := range dk.Replicas {
+		if rp.Role != "initial" {
+			continue
+		}
+		if rp.PreStop == nil || rp.SIGTERM == nil || rp.Exited == nil || rp.ExitStatus != "exit status 0" {
+			t.Errorf("r%d: preStop %v, SIGTERM %v, exit %v (%s)", rp.ID, rp.PreStop, rp.SIGTERM, rp.Exited, rp.ExitStatus)
+			continue
+		}
+		if after := *rp.Exited - *rp.SIGTERM; after > 2 {
+			t.Errorf("r%d exited %.2fs after the SIGTERM that followed its preStop hook: the drain was already past its window", rp.ID, after)
+		}
+	}
+	if sh.Failed == 0 || sh.PreStopCalls != 2 || sh.PreStopFailed != 2 {
+		t.Fatalf("shutdown: %d failed, preStop %d calls, %d failed: want failures and 2 failed hooks (no POST /drain)", sh.Failed, sh.PreStopCalls, sh.PreStopFailed)
+	}
+}
+
 func TestDrillBadFlags(t *testing.T) {
 	for _, tc := range []struct {
 		env  []string
@@ -208,10 +281,15 @@ func TestDrillBadFlags(t *testing.T) {
 		{nil, []string{"drill", "--replicas", "0"}, "--replicas: 0 is out of range"},
 		{[]string{"DRAINKIT_PROPAGATION_MIN=banana"}, []string{"drill"}, "propagation.min"},
 		{nil, []string{"drill", "--propagation-max", "2s"}, "propagation"},
+		{nil, []string{"drill", "--exec", "/nonexistent/binary"}, `--exec "/nonexistent/binary": stat /nonexistent/binary: no such file or directory`},
 	} {
 		r := drainkit(t, 30*time.Second, tc.env, tc.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
 			t.Errorf("%v %v: exit %d, stderr %q; want 2 and %q", tc.env, tc.args, r.code, r.stderr, tc.want)
+		}
+		// Bad input fails before anything runs: no table, no progress.
+		if r.stdout != "" || strings.Contains(r.stderr, "req,") {
+			t.Errorf("%v %v: output before the error:\nstdout %q\nstderr %q", tc.env, tc.args, r.stdout, r.stderr)
 		}
 	}
 }

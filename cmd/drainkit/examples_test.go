@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"go/version"
 	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -26,6 +29,7 @@ type k8sProbe struct {
 	} `yaml:"httpGet"`
 	PeriodSeconds    int `yaml:"periodSeconds"`
 	FailureThreshold int `yaml:"failureThreshold"`
+	TimeoutSeconds   int `yaml:"timeoutSeconds"`
 }
 
 type k8sDoc struct {
@@ -35,8 +39,9 @@ type k8sDoc struct {
 			Spec struct {
 				TerminationGracePeriodSeconds int `yaml:"terminationGracePeriodSeconds"`
 				Containers                    []struct {
-					Image string `yaml:"image"`
-					Ports []struct {
+					Image           string `yaml:"image"`
+					ImagePullPolicy string `yaml:"imagePullPolicy"`
+					Ports           []struct {
 						Name          string `yaml:"name"`
 						ContainerPort int    `yaml:"containerPort"`
 					} `yaml:"ports"`
@@ -64,10 +69,13 @@ type k8sDoc struct {
 }
 
 // TestKubernetesExampleIsConsistent checks the manifest against the image and
-// the drain budget: the budget loads and fits terminationGracePeriodSeconds,
-// the probes hit the admin listener's paths and port, the preStop hook runs
-// the drainkit binary the image ships against that port, and the startup
-// probe allows the whole warm-up.
+// the drain budget: the budget loads and fits terminationGracePeriodSeconds
+// with check's slack (an OK verdict), the probes hit the admin listener's
+// paths and port, the preStop hook runs the drainkit binary the image ships
+// and finds the admin port the way the service does (DRAINKIT_ADMIN_ADDR, no
+// overriding flag), the startup probe allows the whole warm-up, the
+// readiness probe tolerates one slow probe, the builder image is new enough
+// for go.mod, and the build context leaves .git out.
 func TestKubernetesExampleIsConsistent(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join(k8sDir, "deployment.yaml"))
 	if err != nil {
@@ -133,8 +141,56 @@ func TestKubernetesExampleIsConsistent(t *testing.T) {
 	for _, p := range c.Ports {
 		ports[p.Name] = strconv.Itoa(p.ContainerPort)
 	}
-	if ports["http"] != portOf(flag("--http-addr")) || ports["admin"] != portOf(flag("--admin-addr")) {
+	if ports["http"] != portOf(flag("--http-addr")) {
 		t.Errorf("container ports %v do not match the entrypoint %v", ports, entry)
+	}
+	// The admin address is a variable, in the image and the manifest, never
+	// an entrypoint flag (which would override the manifest's variable).
+	if slices.Contains(entry, "--admin-addr") || slices.ContainsFunc(entry, func(a string) bool { return strings.HasPrefix(a, "--admin-addr=") }) {
+		t.Errorf("ENTRYPOINT %v sets --admin-addr, which overrides DRAINKIT_ADMIN_ADDR", entry)
+	}
+	envLine := regexp.MustCompile(`(?m)^ENV DRAINKIT_ADMIN_ADDR=(\S+)$`).FindStringSubmatch(string(df))
+	if envLine == nil || portOf(envLine[1]) != ports["admin"] {
+		t.Errorf("the image's DRAINKIT_ADMIN_ADDR %v does not name the admin port %s", envLine, ports["admin"])
+	}
+	manifestAdmin := ""
+	for _, e := range c.Env {
+		if e.Name == "DRAINKIT_ADMIN_ADDR" {
+			manifestAdmin = e.Value
+		}
+	}
+	if manifestAdmin == "" || portOf(manifestAdmin) != ports["admin"] {
+		t.Errorf("the manifest's DRAINKIT_ADMIN_ADDR %q does not name the admin port %s", manifestAdmin, ports["admin"])
+	}
+
+	// The builder: a pinned Go release no older than go.mod's go line
+	// (GOTOOLCHAIN=local never downloads a newer one).
+	gomod, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	goLine := regexp.MustCompile(`(?m)^go (\S+)$`).FindSubmatch(gomod)
+	builder := regexp.MustCompile(`^golang:(\d+\.\d+\.\d+)`).FindStringSubmatch(froms[0][1])
+	if goLine == nil || builder == nil {
+		t.Fatalf("go.mod go line %q, builder %q: want golang:X.Y.Z", goLine, froms[0][1])
+	}
+	if version.Compare("go"+builder[1], "go"+string(goLine[1])) < 0 {
+		t.Errorf("builder golang:%s is older than go.mod's go %s", builder[1], goLine[1])
+	}
+	if !strings.Contains(string(df), "GOTOOLCHAIN=local") {
+		t.Error("the builder may download a toolchain: set GOTOOLCHAIN=local")
+	}
+	ignore, err := os.ReadFile(filepath.Join(k8sDir, "Dockerfile.dockerignore"))
+	if err != nil {
+		t.Fatalf("no Dockerfile.dockerignore next to the Dockerfile: %v", err)
+	}
+	if !slices.Contains(strings.Split(string(ignore), "\n"), ".git") {
+		t.Errorf("Dockerfile.dockerignore does not leave .git out:\n%s", ignore)
+	}
+	for _, needed := range []string{"go.mod", "go.sum", "cmd", "examples", "lifecycle", "config", "internal"} {
+		if slices.Contains(strings.Split(string(ignore), "\n"), needed) {
+			t.Errorf("Dockerfile.dockerignore leaves out %s, which the build needs", needed)
+		}
 	}
 	if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].TargetPort != "http" {
 		t.Errorf("the Service must expose only the http port: %+v", svc.Spec.Ports)
@@ -145,8 +201,29 @@ func TestKubernetesExampleIsConsistent(t *testing.T) {
 		}
 	}
 	pre := c.Lifecycle.PreStop.Exec.Command
-	if len(pre) != 4 || pre[0] != "/drainkit" || pre[1] != "prestop" || pre[2] != "--admin-addr" || portOf(pre[3]) != ports["admin"] {
+	switch {
+	case len(pre) == 2 && pre[0] == "/drainkit" && pre[1] == "prestop":
+		// Reads DRAINKIT_ADMIN_ADDR, checked above.
+	case len(pre) == 4 && pre[0] == "/drainkit" && pre[1] == "prestop" && pre[2] == "--admin-addr" && portOf(pre[3]) == ports["admin"]:
+	default:
 		t.Errorf("preStop %v", pre)
+	}
+
+	// A readiness probe must not flap on one slow answer.
+	if rp := c.ReadinessProbe; rp.FailureThreshold < 2 || rp.TimeoutSeconds < 2 {
+		t.Errorf("readiness probe: failureThreshold %d, timeoutSeconds %d: want >= 2 each (one slow probe must not take the pod out)", rp.FailureThreshold, rp.TimeoutSeconds)
+	}
+	if c.ImagePullPolicy != "IfNotPresent" && c.ImagePullPolicy != "Never" && strings.HasSuffix(c.Image, ":latest") && !strings.Contains(c.Image, "/") {
+		t.Errorf("image %s with pull policy %q: the kubelet would try to pull a local image", c.Image, c.ImagePullPolicy)
+	}
+	readme, err := os.ReadFile(filepath.Join(k8sDir, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"kind load docker-image " + c.Image, "35 = 30 + 5", "exit 3", "golang:1.26.8", "Dockerfile.dockerignore"} {
+		if !strings.Contains(string(readme), want) {
+			t.Errorf("README.md lacks %q", want)
+		}
 	}
 
 	// The budget, loaded as the service loads it.
@@ -160,11 +237,14 @@ func TestKubernetesExampleIsConsistent(t *testing.T) {
 	}
 	tgps := time.Duration(deploy.Spec.Template.Spec.TerminationGracePeriodSeconds) * time.Second
 	var out bytes.Buffer
-	if !writeBudget(&out, cfg, tgps) {
-		t.Errorf("budget does not fit:\n%s", out.String())
+	if v := writeBudget(&out, cfg, tgps); v != verdictOK {
+		t.Errorf("budget is not OK:\n%s", out.String())
 	}
-	if tgps < cfg.Timings.GracePeriod {
-		t.Errorf("terminationGracePeriodSeconds %s < grace_period %s", tgps, cfg.Timings.GracePeriod)
+	if tgps < cfg.Timings.GracePeriod+PodSlack {
+		t.Errorf("terminationGracePeriodSeconds %s < grace_period %s + slack %s", tgps, cfg.Timings.GracePeriod, PodSlack)
+	}
+	if !strings.Contains(string(readme), fmt.Sprintf("%d = %d + %d", tgps/time.Second, cfg.Timings.GracePeriod/time.Second, PodSlack/time.Second)) {
+		t.Errorf("README.md does not explain terminationGracePeriodSeconds as grace_period + %s", PodSlack)
 	}
 	if d := time.Duration(c.StartupProbe.PeriodSeconds*c.StartupProbe.FailureThreshold) * time.Second; d < cfg.Timings.WarmupTimeout {
 		t.Errorf("the startup probe gives up after %s, before warmup.timeout %s", d, cfg.Timings.WarmupTimeout)

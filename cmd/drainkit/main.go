@@ -29,7 +29,8 @@ type exitError struct {
 func (e *exitError) Error() string { return e.msg }
 
 // run executes the command line args and returns the exit code: 0 success,
-// 1 a failed drill, prestop or check verdict, 2 bad usage or configuration.
+// 1 a failed drill, prestop or check verdict, 2 bad usage or configuration,
+// 3 a check WARN verdict (see newCheckCmd).
 func run(args []string, stdout, stderr io.Writer) int {
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)

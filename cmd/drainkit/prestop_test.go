@@ -152,3 +152,47 @@ func fullListener(t *testing.T) (string, func()) {
 		_ = syscall.Close(fd)
 	}
 }
+
+func TestDialAddr(t *testing.T) {
+	for in, want := range map[string]string{
+		":8081":          "127.0.0.1:8081",
+		"0.0.0.0:8081":   "127.0.0.1:8081",
+		"[::]:8081":      "127.0.0.1:8081",
+		"127.0.0.1:9000": "127.0.0.1:9000",
+		"[::1]:9000":     "[::1]:9000",
+		"localhost:9000": "localhost:9000",
+	} {
+		if got, err := dialAddr(in); err != nil || got != want {
+			t.Errorf("dialAddr(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := dialAddr("8081"); err == nil {
+		t.Error("dialAddr(\"8081\"): no error")
+	}
+}
+
+// TestPrestopAdminAddrFromEnv: without --admin-addr, prestop dials the port
+// of DRAINKIT_ADMIN_ADDR (the service's own variable) on loopback, so that a
+// manifest names the admin port once.
+func TestPrestopAdminAddrFromEnv(t *testing.T) {
+	admin, ex := startExample(t, "DRAINKIT_PROPAGATION_MIN=500ms", "DRAINKIT_PROPAGATION_MAX=3s")
+	_, port, err := net.SplitHostPort(admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := drainkit(t, 30*time.Second, []string{"DRAINKIT_ADMIN_ADDR=0.0.0.0:" + port}, "prestop")
+	if r.code != 0 || !strings.Contains(r.stdout, "127.0.0.1:"+port) {
+		t.Fatalf("prestop exit %d: stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	select {
+	case <-ex.exited:
+	case <-time.After(15 * time.Second):
+		t.Fatalf("the service did not exit after its drain:\n%s", ex.stderr.String())
+	}
+	// An explicit flag wins over the variable.
+	addr := freeAddr(t)
+	r = drainkit(t, 10*time.Second, []string{"DRAINKIT_ADMIN_ADDR=:" + port}, "prestop", "--admin-addr", addr)
+	if r.code == 0 || !strings.Contains(r.stderr, addr) {
+		t.Fatalf("--admin-addr %s: exit %d, stderr %q", addr, r.code, r.stderr)
+	}
+}

@@ -40,3 +40,15 @@ func (c *CachedSource) Endpoints() []Endpoint {
 	}
 	return c.view
 }
+
+// Peek implements Peeker: the list the consumer's next request will use,
+// without refreshing the cache, so that looking does not move the
+// consumer's next refresh.
+func (c *CachedSource) Peek() []Endpoint {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.now().Sub(c.fetched) >= c.ttl {
+		return c.src.Endpoints()
+	}
+	return c.view
+}

@@ -47,6 +47,7 @@ func step(name string) func(ReplicaReport) (time.Duration, bool) {
 }
 
 var drainMarks = []drainMark{
+	{"preStop call", draw.RingGlyph{}, colBlack, func(rp ReplicaReport) (time.Duration, bool) { return rp.PreStop, rp.PreStop >= 0 }},
 	{"SIGTERM", draw.TriangleGlyph{}, colBlack, func(rp ReplicaReport) (time.Duration, bool) { return rp.Signalled, rp.Signalled >= 0 }},
 	{"not ready", draw.CircleGlyph{}, colDrain, step("not_ready")},
 	{"deregistered", draw.SquareGlyph{}, color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff}, step("deregistered")},
@@ -70,10 +71,13 @@ func sans(p *plot.Plot) {
 }
 
 // ChartSVG draws one strategy's timeline: requests per 100 ms with failures
-// marked (top) and each replica's life and drain steps (bottom), on a shared
-// time axis in seconds from the run's start.
-func ChartSVG(run StrategyRun) ([]byte, error) {
-	end := run.Duration.Seconds()
+// marked (top) and each replica's life and drain steps (bottom), on a time
+// axis in seconds from the drill's start that runs to until (at least the
+// run's own duration). Give every strategy of a drill the same until (the
+// longest run's Duration) and their charts share one scale.
+func ChartSVG(run StrategyRun, until time.Duration) ([]byte, error) {
+	until = max(until, run.Duration)
+	end := until.Seconds()
 	// Room on the right for the legends, so that they cover no data.
 	xmax := end * 1.2
 	ok, failed := perBucket(run.Records, run.Duration)
@@ -106,7 +110,7 @@ func ChartSVG(run StrategyRun) ([]byte, error) {
 	top.Legend.Top = true
 	top.Legend.XOffs = vg.Points(-4)
 
-	lanes, err := lanePlot(run, xmax)
+	lanes, err := lanePlot(run, end, xmax)
 	if err != nil {
 		return nil, err
 	}
@@ -180,13 +184,13 @@ func perBucket(recs []Record, dur time.Duration) (ok plotter.XYs, failed plotter
 // lanePlot draws one lane per replica: a thin grey line for its whole life,
 // green while it was ready and not yet signalled, orange from SIGTERM to
 // exit, and a marker per drain step.
-func lanePlot(run StrategyRun, xmax float64) (*plot.Plot, error) {
+func lanePlot(run StrategyRun, end, xmax float64) (*plot.Plot, error) {
 	p := plot.New()
 	sans(p)
 	p.Title.Text = "replicas: serving (green), draining (orange), drain steps"
-	p.X.Label.Text = "seconds since the strategy's start"
+	p.X.Label.Text = "seconds since the drill's start (the same axis for every strategy)"
 	p.X.Min, p.X.Max = 0, xmax
-	p.X.Tick.Marker = secondTicks(run.Duration.Seconds())
+	p.X.Tick.Marker = secondTicks(end)
 	reps := append([]ReplicaReport(nil), run.Replicas...)
 	sort.Slice(reps, func(i, j int) bool { return reps[i].ID < reps[j].ID })
 	p.Y.Min, p.Y.Max = -float64(len(reps))-0.5, -0.5
@@ -215,15 +219,15 @@ func lanePlot(run StrategyRun, xmax float64) (*plot.Plot, error) {
 		if err := seg(y, rp.Started, rp.Exited, colLife, vg.Points(1)); err != nil {
 			return nil, err
 		}
-		servingEnd := rp.Signalled
+		servingEnd := rp.StopStart()
 		if servingEnd < 0 {
 			servingEnd = rp.Exited
 		}
 		if err := seg(y, rp.Ready, servingEnd, colServing, vg.Points(5)); err != nil {
 			return nil, err
 		}
-		if rp.Signalled >= 0 {
-			if err := seg(y, rp.Signalled, rp.Exited, colDrain, vg.Points(5)); err != nil {
+		if stop := rp.StopStart(); stop >= 0 {
+			if err := seg(y, stop, rp.Exited, colDrain, vg.Points(5)); err != nil {
 				return nil, err
 			}
 		}

@@ -1,7 +1,10 @@
 package drill
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -62,10 +65,21 @@ type Config struct {
 	// registers as (default: the binary's base name). The built-in
 	// strategies register as "drainkit-drill-<strategy>-<drill pid>".
 	Service string
-	// Baseline is how long the load runs before the rolling restart, Tail how
-	// long after it (default 2s each).
+	// Baseline is how long the load runs before the rolling restart (default
+	// 2s). Tail is the least time it runs after it (default 2s); then it
+	// goes on until no consumer lists a replaced replica any more, at most
+	// StaleWait longer, so that the consumers' staleness is measured to its
+	// end rather than cut off by the drill; and until every other strategy
+	// of the drill is done too, so that all strategies are measured over the
+	// same span.
 	Baseline time.Duration
 	Tail     time.Duration
+	// PreStop makes the rolling restart stop an old replica the way the
+	// kubelet does with a preStop hook running `drainkit prestop`: POST
+	// /drain?wait=propagation on its admin listener, and SIGTERM when that
+	// returned (or failed: a service without POST /drain answers 404).
+	// Default false: SIGTERM at once.
+	PreStop bool
 	// Timings are passed to every replica as DRAINKIT_* variables;
 	// TimingSources says where each key's value came from (for the report).
 	Timings       lifecycle.Timings
@@ -93,6 +107,15 @@ func DefaultConfig() Config {
 	}
 }
 
+// StaleWait bounds how long the load goes on after Tail while some consumer
+// still lists a replaced replica: ConsumerCache plus FailureThreshold + 2
+// discovery intervals (the probes that drop it, one probe timeout and one
+// interval of slack). A replica still listed after that is reported as cut
+// short (StrategyRun.StillListed).
+func (c Config) StaleWait() time.Duration {
+	return c.ConsumerCache + time.Duration(c.FailureThreshold+2)*c.DiscoveryInterval
+}
+
 // Validate returns an error naming the first setting out of range.
 func (c Config) Validate() error {
 	switch {
@@ -115,6 +138,17 @@ func (c Config) Validate() error {
 	case c.Tail < 0 || c.Tail > 10*time.Minute:
 		return fmt.Errorf("--tail: %s is out of range: must be >= 0 and <= 10m", c.Tail)
 	}
+	if c.Exec != "" {
+		// Fail before anything starts, naming the path, rather than after
+		// the replicas of a run could not start.
+		path, err := exec.LookPath(c.Exec)
+		if err != nil {
+			return fmt.Errorf("--exec %q: %w", c.Exec, unwrapExecError(err))
+		}
+		if info, err := os.Stat(path); err == nil && info.IsDir() {
+			return fmt.Errorf("--exec %q: is a directory, want an executable", c.Exec)
+		}
+	}
 	if c.Exec == "" {
 		if len(c.Strategies) == 0 {
 			return fmt.Errorf("--strategies: empty: give one or more of %v", Strategies)
@@ -134,6 +168,15 @@ func (c Config) Validate() error {
 		}
 	}
 	return c.Timings.Validate()
+}
+
+// unwrapExecError drops exec.Error's repetition of the name.
+func unwrapExecError(err error) error {
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		return ee.Err
+	}
+	return err
 }
 
 func isBuiltin(s string) bool {

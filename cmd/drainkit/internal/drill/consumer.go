@@ -33,6 +33,20 @@ func NewConsumer(id int, src Source) *Consumer {
 	return &Consumer{ID: id, Source: src, client: &http.Client{Transport: tr}}
 }
 
+// Peeker is a Source that can tell what its next Endpoints call will return
+// without side effects (a cache would otherwise refresh).
+type Peeker interface {
+	Peek() []Endpoint
+}
+
+// View returns the instances the consumer's next request will choose from.
+func (c *Consumer) View() []Endpoint {
+	if p, ok := c.Source.(Peeker); ok {
+		return p.Peek()
+	}
+	return c.Source.Endpoints()
+}
+
 // Close closes the consumer's idle connections.
 func (c *Consumer) Close() { c.client.CloseIdleConnections() }
 

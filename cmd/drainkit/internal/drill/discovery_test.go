@@ -127,3 +127,32 @@ func TestCachedSourcePhaseStaggersFirstRefresh(t *testing.T) {
 		t.Fatalf("phase 0.5 of 10s: cache age %v, want about 5s", age)
 	}
 }
+
+// TestCachedSourcePeekDoesNotRefresh: looking at what a consumer would use
+// next must not move its refresh (the drill peeks while the load runs).
+func TestCachedSourcePeekDoesNotRefresh(t *testing.T) {
+	src := &staticSource{}
+	a := []Endpoint{{Replica: 1, Addr: "a"}}
+	b := []Endpoint{{Replica: 2, Addr: "b"}}
+	src.v.Store(&a)
+	now := time.Unix(1000, 0)
+	c := NewCachedSource(src, 3*time.Second, 0)
+	c.now = func() time.Time { return now }
+	c.fetched = now
+	src.v.Store(&b)
+	if got := c.Peek(); len(got) != 1 || got[0].Replica != 1 {
+		t.Fatalf("fresh cache: Peek %v, want the cached list", got)
+	}
+	now = now.Add(3 * time.Second)
+	if got := c.Peek(); len(got) != 1 || got[0].Replica != 2 {
+		t.Fatalf("expired cache: Peek %v, want what the next request will fetch", got)
+	}
+	if !c.fetched.Equal(time.Unix(1000, 0)) || c.view[0].Replica != 1 {
+		t.Fatalf("Peek refreshed the cache: fetched %v, view %v", c.fetched, c.view)
+	}
+	var cons Consumer
+	cons.Source = c
+	if got := cons.View(); len(got) != 1 || got[0].Replica != 2 {
+		t.Fatalf("Consumer.View %v", got)
+	}
+}

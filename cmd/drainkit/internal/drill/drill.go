@@ -27,7 +27,11 @@ type Result struct {
 }
 
 // Run runs every strategy of cfg concurrently, each with its own replicas,
-// discovery and consumers, and returns when all are done. progress may be
+// discovery and consumers, and returns when all are done. The strategies
+// start their load together (once every strategy's first replicas are
+// listed) and stop it together (once every strategy's rolling restart, tail
+// and wait for stale consumers are over), so that each is measured over the
+// same span; all offsets count from the drill's start. progress may be
 // nil. It returns an error only for a bad configuration; a strategy that
 // could not complete has StrategyRun.Err set.
 func Run(ctx context.Context, cfg Config, progress *Progress) (*Result, error) {
@@ -45,9 +49,11 @@ func Run(ctx context.Context, cfg Config, progress *Progress) (*Result, error) {
 
 	names := cfg.strategyNames()
 	runs := make([]*strategyRun, len(names))
+	startGate, endGate := newBarrier(len(names)), newBarrier(len(names))
 	for i, name := range names {
 		st := &status{name: name, phase: "waiting"}
-		sr := &strategyRun{cfg: cfg, name: name, launch: cfg.launch(name), st: st, client: client}
+		sr := &strategyRun{cfg: cfg, name: name, launch: cfg.launch(name), st: st, client: client,
+			start: start, startGate: startGate, endGate: endGate, arriveStart: startGate.party(), arriveEnd: endGate.party()}
 		sr.newDisc = func() (Discovery, error) { return cfg.newDiscovery(name, client) }
 		st.rec = sr.recorder
 		runs[i] = sr

@@ -28,8 +28,9 @@ type Replica struct {
 	HTTPAddr  string // host:port of the service listener
 	AdminAddr string // host:port of the admin listener (probes)
 
-	cmd  *exec.Cmd
-	done chan struct{} // closed when the process has exited and stderr is read
+	cmd     *exec.Cmd
+	done    chan struct{} // closed when the process has exited and stderr is read
+	polling sync.Once     // starts pollState at the first stop request
 
 	mu         sync.Mutex
 	started    time.Time
@@ -41,6 +42,15 @@ type Replica struct {
 	logTL      *ReplicaTimeline
 	stateTL    *ReplicaTimeline
 	stderrTail []string
+	preStop    PreStopResult
+}
+
+// PreStopResult is the outcome of Replica.PreStop: when the call began (zero
+// if never), how long it took, and why it failed ("" for 200 OK).
+type PreStopResult struct {
+	At   time.Time
+	Took time.Duration
+	Err  string
 }
 
 // StartReplica starts the process with fresh ports. It returns once the
@@ -123,9 +133,10 @@ func probe(ctx context.Context, client *http.Client, url string) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
-// Terminate sends SIGTERM and records when. It then polls GET /state on the
-// admin listener every 100 ms until the process exits, keeping the last drain
-// timeline it saw, for binaries that do not log their timeline as JSON.
+// Terminate sends SIGTERM and records when. From the first stop request
+// (PreStop or Terminate) on, it polls GET /state on the admin listener every
+// 100 ms until the process exits, keeping the last drain timeline it saw, for
+// binaries that do not log their timeline as JSON.
 func (r *Replica) Terminate(client *http.Client) error {
 	r.mu.Lock()
 	r.signalled = time.Now()
@@ -133,8 +144,62 @@ func (r *Replica) Terminate(client *http.Client) error {
 	if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		return fmt.Errorf("SIGTERM replica %d: %w", r.ID, err)
 	}
-	go r.pollState(client)
+	r.polling.Do(func() { go r.pollState(client) })
 	return nil
+}
+
+// PreStop does what a Kubernetes preStop hook running `drainkit prestop`
+// does: POST /drain?wait=propagation on the admin listener, returning when
+// the service answers (200 once its propagation window ended), when the
+// process exits, or after timeout (the kubelet bounds a hook by the grace
+// period). It records the outcome (PreStopResult) and never fails: the
+// kubelet sends SIGTERM whatever the hook's outcome. client supplies the
+// transport; the call has no timeout of its own but timeout.
+func (r *Replica) PreStop(ctx context.Context, timeout time.Duration, client *http.Client) {
+	start := time.Now()
+	r.mu.Lock()
+	r.preStop.At = start
+	r.mu.Unlock()
+	r.polling.Do(func() { go r.pollState(client) })
+
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	// Give up when the process exits: nobody will answer then.
+	go func() {
+		select {
+		case <-r.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	errText := ""
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+r.AdminAddr+"/drain?wait=propagation&reason=preStop", nil)
+	if err == nil {
+		var resp *http.Response
+		resp, err = (&http.Client{Transport: client.Transport}).Do(req)
+		if err == nil {
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+			_ = resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				errText = strings.TrimSpace(resp.Status + ": " + strings.TrimSpace(string(body)))
+			}
+		}
+	}
+	if err != nil {
+		errText = err.Error()
+	}
+	r.mu.Lock()
+	r.preStop.Took = time.Since(start)
+	r.preStop.Err = errText
+	r.mu.Unlock()
+}
+
+// PreStopResult returns the outcome of PreStop (At is zero if it was never
+// called).
+func (r *Replica) PreStopResult() PreStopResult {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.preStop
 }
 
 func (r *Replica) pollState(client *http.Client) {

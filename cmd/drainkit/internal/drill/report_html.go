@@ -34,8 +34,14 @@ func WriteHTML(w io.Writer, res *Result, sums []Summary) error {
 		}
 		page.Timings = append(page.Timings, [3]string{k, page.Config.Timings[k], src})
 	}
+	// One time axis for all charts: from the drill's start to the end of
+	// the longest run.
+	var until time.Duration
+	for _, run := range res.Runs {
+		until = max(until, run.Duration)
+	}
 	for i, run := range res.Runs {
-		svg, err := ChartSVG(run)
+		svg, err := ChartSVG(run, until)
 		if err != nil {
 			return fmt.Errorf("chart for %s: %w", run.Name, err)
 		}
@@ -69,12 +75,12 @@ type htmlStrategy struct {
 }
 
 type htmlReplica struct {
-	ID                                                           int
-	Role                                                         string
-	Started, Ready, SIGTERM, NotReady, Dereg, Late, Closed, Exit string
-	Requests, Failed                                             int
-	LateN                                                        string
-	ExitCode                                                     string
+	ID                                                                    int
+	Role                                                                  string
+	Started, Ready, PreStop, SIGTERM, NotReady, Dereg, Late, Closed, Exit string
+	Requests, Failed                                                      int
+	LateN                                                                 string
+	ExitCode                                                              string
 }
 
 func replicaRow(rp ReplicaReport, s Summary) htmlReplica {
@@ -96,7 +102,7 @@ func replicaRow(rp ReplicaReport, s Summary) htmlReplica {
 	}
 	row := htmlReplica{
 		ID: rp.ID, Role: rp.Role,
-		Started: at(rp.Started), Ready: at(rp.Ready), SIGTERM: at(rp.Signalled), Exit: at(rp.Exited),
+		Started: at(rp.Started), Ready: at(rp.Ready), PreStop: at(rp.PreStop), SIGTERM: at(rp.Signalled), Exit: at(rp.Exited),
 		NotReady: stepAt("not_ready"), Dereg: stepAt("deregistered"), Closed: stepAt("listeners_closed"),
 		Late: "–", LateN: "–", ExitCode: fmt.Sprint(rp.ExitCode),
 	}
@@ -169,7 +175,8 @@ pre { background: #f7f7f7; padding: .8em; overflow-x: auto; font-size: .8em; }
 <tr><th class="l">load</th><td>{{.Config.Rate}} requests/s from {{.Config.Consumers}} consumers, GET /, timeout {{.Config.RequestTimeout}}</td></tr>
 <tr><th class="l">discovery</th><td>{{if .Config.Consul}}consul watch on {{.Config.Consul}}{{else}}GET /readyz every {{.Config.DiscoveryInterval}}, dropped after {{.Config.FailureThreshold}} failures{{end}}</td></tr>
 <tr><th class="l">consumer cache</th><td>{{.Config.ConsumerCache}}</td></tr>
-<tr><th class="l">load before / after the rolling restart</th><td>{{.Config.Baseline}} / {{.Config.Tail}}</td></tr>
+<tr><th class="l">load span</th><td>{{.Config.Baseline}} before the rolling restart; after it at least {{.Config.Tail}}, then until no consumer lists a replaced replica (at most {{.Config.StaleWait}} more) and every strategy is done: the same span for all strategies</td></tr>
+<tr><th class="l">restart</th><td>{{if .Config.PreStop}}preStop POST /drain?wait=propagation on the old replica, then SIGTERM{{else}}SIGTERM to the old replica once its replacement is listed{{end}}</td></tr>
 {{if .Config.Exec}}<tr><th class="l">binary</th><td>{{.Config.Exec}}</td></tr>{{end}}
 </table>
 <table>
@@ -191,10 +198,10 @@ pre { background: #f7f7f7; padding: .8em; overflow-x: auto; font-size: .8em; }
 <p>Discovery: {{.Discovery}}.</p>
 {{.SVG}}
 <table>
-<tr><th>replica</th><th class="l">role</th><th>started</th><th>ready</th><th>SIGTERM</th><th>not ready</th><th>deregistered</th><th>last late arrival</th><th>listeners closed</th><th>exit</th><th>exit code</th><th>requests</th><th>failed</th><th>late arrivals</th></tr>
-{{range .Rows}}<tr><td>r{{.ID}}</td><td class="l">{{.Role}}</td><td>{{.Started}}</td><td>{{.Ready}}</td><td>{{.SIGTERM}}</td><td>{{.NotReady}}</td><td>{{.Dereg}}</td><td>{{.Late}}</td><td>{{.Closed}}</td><td>{{.Exit}}</td><td>{{.ExitCode}}</td><td>{{.Requests}}</td><td>{{.Failed}}</td><td>{{.LateN}}</td></tr>
+<tr><th>replica</th><th class="l">role</th><th>started</th><th>ready</th><th>preStop</th><th>SIGTERM</th><th>not ready</th><th>deregistered</th><th>last late arrival</th><th>listeners closed</th><th>exit</th><th>exit code</th><th>requests</th><th>failed</th><th>late arrivals</th></tr>
+{{range .Rows}}<tr><td>r{{.ID}}</td><td class="l">{{.Role}}</td><td>{{.Started}}</td><td>{{.Ready}}</td><td>{{.PreStop}}</td><td>{{.SIGTERM}}</td><td>{{.NotReady}}</td><td>{{.Dereg}}</td><td>{{.Late}}</td><td>{{.Closed}}</td><td>{{.Exit}}</td><td>{{.ExitCode}}</td><td>{{.Requests}}</td><td>{{.Failed}}</td><td>{{.LateN}}</td></tr>
 {{end}}</table>
-<p>Times in seconds from the strategy's start.</p>
+<p>Times in seconds from the drill's start; every strategy sent load from {{printf "%.2f" .LoadStartSeconds}}s to {{printf "%.2f" .LoadEndSeconds}}s.</p>
 {{if .FailureExamples}}<table><tr><th class="l">failure kind</th><th class="l">example error</th></tr>
 {{range $k, $v := .FailureExamples}}<tr><td class="l">{{$k}}</td><td class="l">{{$v}}</td></tr>
 {{end}}</table>{{end}}

@@ -22,6 +22,8 @@ type ConfigReport struct {
 	Consul            string            `json:"consul,omitempty"`
 	Baseline          string            `json:"baseline"`
 	Tail              string            `json:"tail"`
+	StaleWait         string            `json:"stale_wait"`
+	PreStop           bool              `json:"prestop"`
 	Timings           map[string]string `json:"timings"`
 	TimingSources     map[string]string `json:"timing_sources,omitempty"`
 }
@@ -39,7 +41,7 @@ func (c Config) Report() ConfigReport {
 		RequestTimeout: c.RequestTimeout.String(),
 		Discovery:      disc, DiscoveryInterval: c.DiscoveryInterval.String(), FailureThreshold: c.FailureThreshold,
 		ConsumerCache: c.ConsumerCache.String(), Consul: c.Consul,
-		Baseline: c.Baseline.String(), Tail: c.Tail.String(),
+		Baseline: c.Baseline.String(), Tail: c.Tail.String(), StaleWait: c.StaleWait().String(), PreStop: c.PreStop,
 		Timings: map[string]string{
 			"warmup.timeout":    t.WarmupTimeout.String(),
 			"propagation.min":   t.PropagationMin.String(),

@@ -24,7 +24,13 @@ func WriteTable(w io.Writer, res *Result, sums []Summary) error {
 	if res.Config.ConsumerCache > 0 {
 		fmt.Fprintf(&b, "consumer cache: %s (each consumer reuses a discovery result this long)\n", c.ConsumerCache)
 	}
-	fmt.Fprintf(&b, "load: %s before and %s after the rolling restart\n", c.Baseline, c.Tail)
+	fmt.Fprintf(&b, "load: %s before the rolling restart; after it at least %s, then until no consumer lists a replaced replica (at most %s more) and every strategy is done: all strategies send over the same span\n",
+		c.Baseline, c.Tail, c.StaleWait)
+	if c.PreStop {
+		b.WriteString("restart: preStop POST /drain?wait=propagation on the old replica, then SIGTERM when it returns (like the kubelet with `drainkit prestop`)\n")
+	} else {
+		b.WriteString("restart: SIGTERM to the old replica once its replacement is listed\n")
+	}
 	keys := make([]string, 0, len(c.Timings))
 	for k := range c.Timings {
 		keys = append(keys, k)
@@ -64,8 +70,20 @@ func WriteTable(w io.Writer, res *Result, sums []Summary) error {
 	b.WriteString("\n")
 	for _, s := range sums {
 		fmt.Fprintf(&b, "%s: %s\n", s.Name, s.Verdict)
+		if s.PreStopCalls > 0 {
+			fmt.Fprintf(&b, "  preStop: %s, median %.2fs", plural(int64(s.PreStopCalls), "call", "calls"), s.PreStopMedianSeconds)
+			if s.PreStopFailed > 0 {
+				fmt.Fprintf(&b, "; %d failed (%s), and SIGTERM followed at once as the kubelet does", s.PreStopFailed, s.PreStopError)
+			}
+			b.WriteString("\n")
+		}
 		if s.LateSends > 0 {
-			fmt.Fprintf(&b, "  note: %d requests were sent more than 20 ms behind schedule (max %.0f ms): the machine was busy\n", s.LateSends, s.MaxLagMs)
+			was := "were"
+			if s.LateSends == 1 {
+				was = "was"
+			}
+			fmt.Fprintf(&b, "  note: %s %s sent more than 20 ms behind schedule (max %.0f ms): the machine was busy\n",
+				plural(s.LateSends, "request", "requests"), was, s.MaxLagMs)
 		}
 	}
 	fmt.Fprintf(&b, "\nwall time %.1fs; ", res.Wall.Seconds())

@@ -18,10 +18,24 @@ import (
 type StrategyRun struct {
 	Name      string
 	Discovery string // how consumers learned the instances
-	Start     time.Time
-	Duration  time.Duration
-	Records   []Record
-	Replicas  []ReplicaReport
+	// Start is the drill's start, the same for every strategy of a drill,
+	// so that all runs share one time axis; Duration runs from it to this
+	// strategy's end.
+	Start    time.Time
+	Duration time.Duration
+	Records  []Record
+	Replicas []ReplicaReport
+	// LoadStart and LoadEnd bound the load (offsets). They are the same for
+	// every strategy of a drill: all start sending together once every
+	// strategy's replicas are listed, and stop together once every strategy
+	// is done (see Config.Tail).
+	LoadStart time.Duration
+	LoadEnd   time.Duration
+	// StillListed are the replaced replicas that some consumer still listed
+	// when the load stopped: consumers would have kept sending to them, so
+	// their staleness and failures are lower bounds. Empty when the drill
+	// measured the consumers' staleness to its end.
+	StillListed []int
 	// MaxLag is the largest delay of a send behind its schedule; LateSends
 	// counts sends more than 20 ms late (the load generator fell behind).
 	MaxLag    time.Duration
@@ -48,6 +62,12 @@ type ReplicaReport struct {
 	Ready     time.Duration
 	Signalled time.Duration
 	Exited    time.Duration
+	// PreStop is when the drill called POST /drain?wait=propagation before
+	// SIGTERM (Config.PreStop; negative without), PreStopTook how long the
+	// call took and PreStopErr why it failed ("" when it answered 200).
+	PreStop     time.Duration
+	PreStopTook time.Duration
+	PreStopErr  string
 	// Rolled is true for replicas the rolling restart replaced: their drain
 	// happened under load and counts in the drain statistics.
 	Rolled   bool
@@ -73,6 +93,14 @@ type strategyRun struct {
 	client  *http.Client // for the drill's own probes and GET /state
 	newDisc func() (Discovery, error)
 
+	// start is the drill's start (all offsets count from it); the barriers
+	// start and stop the load of all strategies together.
+	start       time.Time
+	startGate   *barrier
+	endGate     *barrier
+	arriveStart func()
+	arriveEnd   func()
+
 	rec    atomic.Pointer[Recorder]
 	nextID int
 	mu     sync.Mutex
@@ -86,7 +114,7 @@ func (s *strategyRun) recorder() *Recorder { return s.rec.Load() }
 
 func (s *strategyRun) run(ctx context.Context) (res StrategyRun) {
 	res.Name = s.name
-	res.Start = time.Now()
+	res.Start = s.start
 	rec := NewRecorder(res.Start)
 	s.rec.Store(rec)
 	s.roles, s.rolled, s.killed = map[int]string{}, map[int]bool{}, map[int]bool{}
@@ -100,6 +128,8 @@ func (s *strategyRun) run(ctx context.Context) (res StrategyRun) {
 		res.Replicas = s.reports(res.Start)
 		s.st.set("done")
 	}()
+	// Runs first: a run that ends early never holds the others up.
+	defer func() { s.arriveStart(); s.arriveEnd() }()
 
 	disc, err := s.newDisc()
 	if err != nil {
@@ -124,6 +154,12 @@ func (s *strategyRun) run(ctx context.Context) (res StrategyRun) {
 		res.Err = err
 		return res
 	}
+	s.st.set("waiting for the other strategies' replicas")
+	s.arriveStart()
+	if err := s.startGate.wait(ctx); err != nil {
+		res.Err = err
+		return res
+	}
 
 	consumers := make([]*Consumer, s.cfg.Consumers)
 	for i := range consumers {
@@ -141,9 +177,11 @@ func (s *strategyRun) run(ctx context.Context) (res StrategyRun) {
 	load := &Load{Rate: s.cfg.Rate, Consumers: consumers, Path: "/", Timeout: s.cfg.RequestTimeout, Recorder: rec}
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	loadDone := make(chan struct{})
+	res.LoadStart = time.Since(res.Start)
 	go func() { defer close(loadDone); load.Run(loadCtx) }()
 	finishLoad := func() {
 		stopLoad()
+		res.LoadEnd = time.Since(res.Start)
 		<-loadDone
 		res.MaxLag, res.LateSends = load.Pacing()
 	}
@@ -161,6 +199,16 @@ func (s *strategyRun) run(ctx context.Context) (res StrategyRun) {
 	}
 	s.st.set("tail load")
 	err = sleep(ctx, s.cfg.Tail)
+	if err == nil {
+		s.st.set("load until no consumer lists a replaced replica")
+		err = s.awaitViewsClean(ctx, consumers)
+	}
+	if err == nil {
+		s.st.set("load until every strategy is done")
+		s.arriveEnd()
+		err = s.endGate.wait(ctx)
+	}
+	res.StillListed = s.stillListed(consumers)
 	finishLoad()
 	if err != nil {
 		res.Err = err
@@ -184,6 +232,15 @@ func (s *strategyRun) rolling(ctx context.Context, disc Discovery, olds []*Repli
 		s.mu.Lock()
 		s.rolled[old.ID] = true
 		s.mu.Unlock()
+		if s.cfg.PreStop {
+			// As the kubelet does: run the hook, then SIGTERM whatever the
+			// hook's outcome; the hook is bounded by the grace period.
+			s.st.set("rolling %d/%d: preStop r%d", i+1, len(olds), old.ID)
+			old.PreStop(ctx, s.cfg.Timings.GracePeriod, s.client)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+		}
 		if err := old.Terminate(s.client); err != nil {
 			return err
 		}
@@ -192,6 +249,42 @@ func (s *strategyRun) rolling(ctx context.Context, disc Discovery, olds []*Repli
 		}
 	}
 	return nil
+}
+
+// awaitViewsClean keeps the load running until no consumer lists a replaced
+// replica any more, so that the consumers' staleness is measured to its end,
+// or for at most Config.StaleWait.
+func (s *strategyRun) awaitViewsClean(ctx context.Context, consumers []*Consumer) error {
+	deadline := time.Now().Add(s.cfg.StaleWait())
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for len(s.stillListed(consumers)) > 0 && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
+// stillListed returns the replaced replicas that some consumer's next
+// request could still go to, sorted.
+func (s *strategyRun) stillListed(consumers []*Consumer) []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seen := map[int]bool{}
+	var out []int
+	for _, c := range consumers {
+		for _, ep := range c.View() {
+			if s.rolled[ep.Replica] && !seen[ep.Replica] {
+				seen[ep.Replica] = true
+				out = append(out, ep.Replica)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // awaitExit waits for r to exit within grace_period + 5 s, else kills it.
@@ -319,10 +412,12 @@ func (s *strategyRun) reports(start time.Time) []ReplicaReport {
 	out := make([]ReplicaReport, 0, len(reps))
 	for _, r := range reps {
 		started, ready, signalled, exited := r.Times()
+		pre := r.PreStopResult()
 		s.mu.Lock()
 		rr := ReplicaReport{
 			ID: r.ID, Role: s.roles[r.ID], HTTPAddr: r.HTTPAddr,
 			Started: off(started), Ready: off(ready), Signalled: off(signalled), Exited: off(exited),
+			PreStop: off(pre.At), PreStopTook: pre.Took, PreStopErr: pre.Err,
 			Rolled: s.rolled[r.ID], Killed: s.killed[r.ID], ExitCode: r.ExitCode(),
 		}
 		s.mu.Unlock()
@@ -332,7 +427,7 @@ func (s *strategyRun) reports(start time.Time) []ReplicaReport {
 				rr.ExitStatus = err.Error()
 			}
 		}
-		rr.T0 = rr.Signalled
+		rr.T0 = rr.StopStart()
 		if tl, ok := r.Timeline(); ok {
 			rr.Timeline = &tl
 			if !tl.T0.IsZero() {
@@ -342,6 +437,15 @@ func (s *strategyRun) reports(start time.Time) []ReplicaReport {
 		out = append(out, rr)
 	}
 	return out
+}
+
+// StopStart is when the replica was told to stop: the preStop call if the
+// drill made one, else SIGTERM (negative when neither happened).
+func (rp ReplicaReport) StopStart() time.Duration {
+	if rp.PreStop >= 0 {
+		return rp.PreStop
+	}
+	return rp.Signalled
 }
 
 // sleep waits d or until ctx ends (ctx.Err()).

@@ -3,7 +3,6 @@ package drill
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 )
@@ -20,7 +19,8 @@ type Summary struct {
 	FailuresByKind  map[string]int    `json:"failures_by_kind"`
 	FailureExamples map[string]string `json:"failure_examples,omitempty"`
 	// DrainSeconds is, per replica the rolling restart replaced, the time
-	// from SIGTERM to its exit, in replacement order.
+	// from SIGTERM (with --prestop: from the preStop call) to its exit, in
+	// replacement order.
 	DrainSeconds       []float64 `json:"drain_seconds"`
 	DrainMedianSeconds float64   `json:"drain_median_seconds"`
 	DrainMaxSeconds    float64   `json:"drain_max_seconds"`
@@ -35,9 +35,26 @@ type Summary struct {
 	LastLateArrivalSeconds float64 `json:"last_late_arrival_seconds"`
 	WindowSeconds          float64 `json:"window_seconds"`
 	// StalenessSeconds is the consumers' staleness as the drill measured it:
-	// the longest time from a replica's SIGTERM to the last request a
-	// consumer sent it.
+	// the longest time from a replica's SIGTERM (with --prestop: the preStop
+	// call) to the last request a consumer sent it.
 	StalenessSeconds float64 `json:"consumer_staleness_seconds"`
+	// StalenessCut is true when some consumer still listed a replaced
+	// replica (StillListed) when the load stopped: the staleness and the
+	// failures are then lower bounds.
+	StalenessCut bool  `json:"consumer_staleness_cut"`
+	StillListed  []int `json:"still_listed_when_load_stopped,omitempty"`
+	// LoadStartSeconds and LoadEndSeconds bound the load, in seconds from
+	// the drill's start (the same for every strategy of a drill).
+	LoadStartSeconds float64 `json:"load_start_seconds"`
+	LoadEndSeconds   float64 `json:"load_end_seconds"`
+	// PreStopCalls counts the preStop calls (POST /drain?wait=propagation)
+	// of a --prestop drill, PreStopFailed those that did not answer 200;
+	// PreStopMedianSeconds is the median time a call took and PreStopError
+	// one failure's text.
+	PreStopCalls         int     `json:"prestop_calls,omitempty"`
+	PreStopFailed        int     `json:"prestop_failed,omitempty"`
+	PreStopMedianSeconds float64 `json:"prestop_median_seconds,omitempty"`
+	PreStopError         string  `json:"prestop_error,omitempty"`
 	// Pass is true when no request failed and the run completed.
 	Pass     bool    `json:"pass"`
 	Verdict  string  `json:"verdict"`
@@ -58,6 +75,7 @@ type ReplicaSummary struct {
 	Addr       string             `json:"addr"`
 	Started    *float64           `json:"started"`
 	Ready      *float64           `json:"ready"`
+	PreStop    *float64           `json:"prestop,omitempty"`
 	SIGTERM    *float64           `json:"sigterm"`
 	Exited     *float64           `json:"exited"`
 	ExitCode   int                `json:"exit_code"`
@@ -69,8 +87,16 @@ type ReplicaSummary struct {
 	Steps      map[string]float64 `json:"steps,omitempty"`
 	StepErrors map[string]string  `json:"step_errors,omitempty"`
 	// LastSentSeconds is the last request a consumer sent this replica,
-	// from its SIGTERM (null if never signalled or no request after it).
+	// from its SIGTERM or preStop call (null if never stopped or no request
+	// after it).
 	LastSentSeconds *float64 `json:"last_sent_after_sigterm"`
+	// PreStopSeconds is how long the preStop call took, PreStopError why it
+	// failed.
+	PreStopSeconds *float64 `json:"prestop_seconds,omitempty"`
+	PreStopError   string   `json:"prestop_error,omitempty"`
+	// StillListed is true when a consumer still listed this replica when
+	// the load stopped.
+	StillListed bool `json:"still_listed_when_load_stopped,omitempty"`
 }
 
 func secs(d time.Duration) float64 { return float64(d.Round(time.Millisecond)) / float64(time.Second) }
@@ -93,6 +119,11 @@ func Summarize(cfg Config, run StrategyRun) Summary {
 		MaxLagMs:       float64(run.MaxLag.Microseconds()) / 1000,
 		LateSends:      run.LateSends,
 		Replicas:       []ReplicaSummary{},
+		StillListed:    run.StillListed,
+		StalenessCut:   len(run.StillListed) > 0,
+
+		LoadStartSeconds: secs(run.LoadStart),
+		LoadEndSeconds:   secs(run.LoadEnd),
 	}
 	if run.Err != nil {
 		s.Error = run.Err.Error()
@@ -122,17 +153,32 @@ func Summarize(cfg Config, run StrategyRun) Summary {
 		s.FailureExamples = examples
 	}
 
-	var drains []float64
+	var drains, preStops []float64
 	var windowCut []string
 	for _, rp := range run.Replicas {
 		rs := ReplicaSummary{
 			ID: rp.ID, Role: rp.Role, Addr: rp.HTTPAddr,
 			Started: optSecs(rp.Started), Ready: optSecs(rp.Ready), SIGTERM: optSecs(rp.Signalled), Exited: optSecs(rp.Exited),
+			PreStop:  optSecs(rp.PreStop),
 			ExitCode: rp.ExitCode, ExitStatus: rp.ExitStatus, Killed: rp.Killed,
 			Requests: perReplica[rp.ID][0], Failed: perReplica[rp.ID][1],
+			StillListed: slices.Contains(run.StillListed, rp.ID),
 		}
-		if rp.Signalled >= 0 && lastSent[rp.ID] > rp.Signalled {
-			rs.LastSentSeconds = optSecs(lastSent[rp.ID] - rp.Signalled)
+		stop := rp.StopStart()
+		if stop >= 0 && lastSent[rp.ID] > stop {
+			rs.LastSentSeconds = optSecs(lastSent[rp.ID] - stop)
+		}
+		if rp.PreStop >= 0 {
+			rs.PreStopSeconds = optSecs(rp.PreStopTook)
+			rs.PreStopError = rp.PreStopErr
+			s.PreStopCalls++
+			preStops = append(preStops, secs(rp.PreStopTook))
+			if rp.PreStopErr != "" {
+				s.PreStopFailed++
+				if s.PreStopError == "" {
+					s.PreStopError = rp.PreStopErr
+				}
+			}
 		}
 		if tl := rp.Timeline; tl != nil {
 			late := tl.LateArrivals
@@ -149,8 +195,8 @@ func Summarize(cfg Config, run StrategyRun) Summary {
 		if !rp.Rolled {
 			continue
 		}
-		if rp.Signalled >= 0 && rp.Exited >= 0 {
-			drains = append(drains, secs(rp.Exited-rp.Signalled))
+		if stop >= 0 && rp.Exited >= 0 {
+			drains = append(drains, secs(rp.Exited-stop))
 		}
 		if rs.LastSentSeconds != nil && *rs.LastSentSeconds > s.StalenessSeconds {
 			s.StalenessSeconds = *rs.LastSentSeconds
@@ -174,18 +220,33 @@ func Summarize(cfg Config, run StrategyRun) Summary {
 	}
 	s.DrainSeconds = drains
 	if len(drains) > 0 {
-		sorted := slices.Clone(drains)
-		sort.Float64s(sorted)
-		s.DrainMaxSeconds = sorted[len(sorted)-1]
-		if n := len(sorted); n%2 == 1 {
-			s.DrainMedianSeconds = sorted[n/2]
-		} else {
-			s.DrainMedianSeconds = (sorted[n/2-1] + sorted[n/2]) / 2
-		}
+		s.DrainMedianSeconds = median(drains)
+		s.DrainMaxSeconds = slices.Max(drains)
+	}
+	if len(preStops) > 0 {
+		s.PreStopMedianSeconds = median(preStops)
 	}
 	s.Pass = s.Failed == 0 && run.Err == nil && s.Requests > 0
 	s.Verdict = verdict(cfg, run, s, windowCut)
 	return s
+}
+
+func median(v []float64) float64 {
+	sorted := slices.Clone(v)
+	slices.Sort(sorted)
+	n := len(sorted)
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
+}
+
+// plural returns "1 late arrival", "2 late arrivals".
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // verdict explains the outcome in one line.
@@ -196,37 +257,73 @@ func verdict(cfg Config, run StrategyRun, s Summary, windowCut []string) string 
 	if s.Requests == 0 {
 		return "ERROR: no request was sent"
 	}
+	return verdictBody(cfg, run, s, windowCut) + cutNote(s)
+}
+
+// stopEvent names what started a replica's stop in this drill.
+func stopEvent(cfg Config) string {
+	if cfg.PreStop {
+		return "the preStop call"
+	}
+	return "SIGTERM"
+}
+
+// sending phrases how long consumers kept sending after the stop began: "up
+// to 1.96s", or "at least 2.05s" when the load stopped first.
+func sending(s Summary) string {
+	if s.StalenessCut {
+		return fmt.Sprintf("at least %.2fs", s.StalenessSeconds)
+	}
+	return fmt.Sprintf("up to %.2fs", s.StalenessSeconds)
+}
+
+// cutNote says that figures are lower bounds when the load stopped while a
+// consumer still listed a replaced replica.
+func cutNote(s Summary) string {
+	if !s.StalenessCut {
+		return ""
+	}
+	ids := make([]string, len(s.StillListed))
+	for i, id := range s.StillListed {
+		ids[i] = fmt.Sprintf("r%d", id)
+	}
+	return fmt.Sprintf(" (cut short: consumers still listed %s when the load stopped at %.2fs, so the staleness and the failures are lower bounds; raise --tail)",
+		strings.Join(ids, ", "), s.LoadEndSeconds)
+}
+
+func verdictBody(cfg Config, run StrategyRun, s Summary, windowCut []string) string {
+	stop := stopEvent(cfg)
 	kinds := kindList(s.FailuresByKind)
 	if s.Failed == 0 {
 		if s.LateReportedBy > 0 {
-			return fmt.Sprintf("PASS: 0 of %d requests failed; consumers kept sending up to %.2fs after SIGTERM (%d late arrivals) and the window stayed open until %.2fs",
-				s.Requests, s.StalenessSeconds, s.LateRequests, s.WindowSeconds)
+			return fmt.Sprintf("PASS: 0 of %d requests failed; consumers kept sending %s after %s (%s) and the window stayed open until %.2fs",
+				s.Requests, sending(s), stop, plural(s.LateRequests, "late arrival", "late arrivals"), s.WindowSeconds)
 		}
 		return fmt.Sprintf("PASS: 0 of %d requests failed", s.Requests)
 	}
 	head := fmt.Sprintf("FAIL: %d of %d requests failed (%s)", s.Failed, s.Requests, kinds)
 	switch {
 	case run.Name == StrategyShutdown && cfg.Exec == "":
-		return fmt.Sprintf("%s: http.Server.Shutdown closed the listener at SIGTERM, but consumers kept sending to it for up to %.2fs after SIGTERM", head, s.StalenessSeconds)
+		return fmt.Sprintf("%s: http.Server.Shutdown closed the listener at SIGTERM, but consumers kept sending to it for %s after %s", head, sending(s), stop)
 	case run.Name == StrategyExit && cfg.Exec == "":
 		cut := ""
 		if n := s.FailuresByKind[Reset.String()] + s.FailuresByKind[EOF.String()]; n > 0 {
-			cut = fmt.Sprintf(", cutting %d requests in flight,", n)
+			cut = fmt.Sprintf(", cutting %s in flight,", plural(int64(n), "request", "requests"))
 		}
-		return fmt.Sprintf("%s: the process died at SIGTERM%s and consumers kept sending to it for up to %.2fs after SIGTERM", head, cut, s.StalenessSeconds)
+		return fmt.Sprintf("%s: the process died at SIGTERM%s and consumers kept sending to it for %s after %s", head, cut, sending(s), stop)
 	case len(windowCut) > 0 || (s.LateReportedBy > 0 && s.StalenessSeconds > s.WindowSeconds):
 		cut := ""
 		if len(windowCut) > 0 {
 			cut = fmt.Sprintf(" (on %s still within propagation.quiet %s of the listener closing: propagation.max cut the window short)",
 				strings.Join(windowCut, ", "), cfg.Timings.PropagationQuiet)
 		}
-		return fmt.Sprintf("%s: the propagation window is shorter than the consumers' staleness: the replicas saw late arrivals until %.2fs after the drain began%s and consumers kept sending for %.2fs, but the listeners closed at %.2fs (propagation.max %s); raise propagation.max above %.1fs or shorten the consumers' caching",
-			head, s.LastLateArrivalSeconds, cut, s.StalenessSeconds, s.WindowSeconds, cfg.Timings.PropagationMax,
+		return fmt.Sprintf("%s: the propagation window is shorter than the consumers' staleness: the replicas saw late arrivals until %.2fs after the drain began%s and consumers kept sending for %s, but the listeners closed at %.2fs (propagation.max %s); raise propagation.max above %.1fs or shorten the consumers' caching",
+			head, s.LastLateArrivalSeconds, cut, sending(s), s.WindowSeconds, cfg.Timings.PropagationMax,
 			s.StalenessSeconds+cfg.Timings.PropagationQuiet.Seconds())
 	case s.LateReportedBy > 0:
-		return fmt.Sprintf("%s although the window (%.2fs) outlasted the consumers' staleness (%.2fs): see the failure examples", head, s.WindowSeconds, s.StalenessSeconds)
+		return fmt.Sprintf("%s although the window (%.2fs) outlasted the consumers' staleness (%s): see the failure examples", head, s.WindowSeconds, sending(s))
 	default:
-		return fmt.Sprintf("%s; consumers kept sending for %.2fs after SIGTERM and the replicas reported no drain timeline", head, s.StalenessSeconds)
+		return fmt.Sprintf("%s; consumers kept sending for %s after %s and the replicas reported no drain timeline", head, sending(s), stop)
 	}
 }
 

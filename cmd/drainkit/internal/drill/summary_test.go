@@ -3,6 +3,7 @@ package drill
 import (
 	"bytes"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +15,7 @@ const s = time.Second
 // window closed at closeAt; consumers sent to it until lastSent after SIGTERM
 // and the failures are refused requests after the listener closed.
 func syntheticRun(name string, closeAt, lastLate, lastSent time.Duration, failed int) StrategyRun {
-	run := StrategyRun{Name: name, Duration: 10 * s}
+	run := StrategyRun{Name: name, Duration: 10 * s, LoadStart: 0, LoadEnd: 9 * s}
 	for i := range 100 {
 		run.Records = append(run.Records, Record{Start: time.Duration(i) * 20 * time.Millisecond, Sent: time.Duration(i) * 20 * time.Millisecond, Replica: 1, Outcome: OK})
 	}
@@ -23,10 +24,10 @@ func syntheticRun(name string, closeAt, lastLate, lastSent time.Duration, failed
 		run.Records = append(run.Records, Record{Start: 2*s + closeAt + time.Duration(i)*time.Millisecond, Replica: 1, Outcome: Refused, Err: "connect: connection refused"})
 	}
 	run.Replicas = []ReplicaReport{
-		{ID: 1, Role: RoleInitial, Started: 0, Ready: 100 * time.Millisecond, Signalled: 2 * s, Exited: 2*s + closeAt + 10*time.Millisecond, Rolled: true,
+		{ID: 1, Role: RoleInitial, Started: 0, Ready: 100 * time.Millisecond, Signalled: 2 * s, PreStop: -1, Exited: 2*s + closeAt + 10*time.Millisecond, Rolled: true,
 			T0: 2 * s, Timeline: &ReplicaTimeline{LateArrivals: 40, LastLateArrival: lastLate,
 				Steps: map[string]time.Duration{"not_ready": 0, "window_ended": closeAt, "listeners_closed": closeAt}}},
-		{ID: 2, Role: RoleReplacement, Started: s, Ready: 1100 * time.Millisecond, Signalled: 9 * s, Exited: 9*s + 500*time.Millisecond},
+		{ID: 2, Role: RoleReplacement, Started: s, Ready: 1100 * time.Millisecond, Signalled: 9 * s, PreStop: -1, Exited: 9*s + 500*time.Millisecond},
 	}
 	return run
 }
@@ -40,7 +41,7 @@ func TestSummarizeWindowShorterThanStaleness(t *testing.T) {
 	if sum.Pass || sum.Failed != 30 || sum.FailuresByKind["refused"] != 30 {
 		t.Fatalf("summary %+v", sum)
 	}
-	for _, want := range []string{"FAIL", "shorter than the consumers' staleness", "late arrivals until 0.99s", "r1", "kept sending for 4.00s", "closed at 1.00s"} {
+	for _, want := range []string{"FAIL", "shorter than the consumers' staleness", "late arrivals until 0.99s", "r1", "kept sending for up to 4.00s", "closed at 1.00s"} {
 		if !strings.Contains(sum.Verdict, want) {
 			t.Errorf("verdict lacks %q: %s", want, sum.Verdict)
 		}
@@ -150,5 +151,105 @@ func TestReportsRender(t *testing.T) {
 		if !strings.Contains(html, want) {
 			t.Errorf("report lacks %q", want)
 		}
+	}
+}
+
+// TestSummarizeSaysWhenStalenessIsCut: a replaced replica that a consumer
+// still listed when the load stopped makes the staleness a lower bound, and
+// the verdict says so instead of presenting the cut figure as measured.
+func TestSummarizeSaysWhenStalenessIsCut(t *testing.T) {
+	cfg := DefaultConfig()
+	run := syntheticRun("shutdown", 0, 0, 1500*time.Millisecond, 5)
+	measured := Summarize(cfg, run)
+	if measured.StalenessCut || strings.Contains(measured.Verdict, "cut short") || !strings.Contains(measured.Verdict, "for up to 1.50s after SIGTERM") {
+		t.Fatalf("measured to its end: %+v", measured)
+	}
+	run.StillListed = []int{1}
+	cut := Summarize(cfg, run)
+	if !cut.StalenessCut || len(cut.StillListed) != 1 || !cut.Replicas[0].StillListed {
+		t.Fatalf("cut: %+v", cut)
+	}
+	for _, want := range []string{"for at least 1.50s after SIGTERM", "cut short", "still listed r1 when the load stopped at 9.00s", "lower bounds", "--tail"} {
+		if !strings.Contains(cut.Verdict, want) {
+			t.Errorf("verdict lacks %q: %s", want, cut.Verdict)
+		}
+	}
+}
+
+func TestVerdictPluralisation(t *testing.T) {
+	cfg := DefaultConfig()
+	run := syntheticRun("drainkit", 5*s, 1900*time.Millisecond, 1900*time.Millisecond, 0)
+	run.Replicas[0].Timeline.LateArrivals = 1
+	run.LateSends = 1
+	sums := []Summary{Summarize(cfg, run)}
+	if v := sums[0].Verdict; !strings.Contains(v, "(1 late arrival)") {
+		t.Errorf("verdict %q", v)
+	}
+	var tbl bytes.Buffer
+	if err := WriteTable(&tbl, &Result{Config: cfg, Runs: []StrategyRun{run}}, sums); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(tbl.String(), "note: 1 request was sent more than 20 ms behind schedule") {
+		t.Errorf("table:\n%s", tbl.String())
+	}
+}
+
+// TestSummarizePreStop: with --prestop the drain and the staleness count
+// from the preStop call, and failed calls are reported.
+func TestSummarizePreStop(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.PreStop = true
+	run := syntheticRun("drainkit", 5*s, 1900*time.Millisecond, 1900*time.Millisecond, 0)
+	rp := &run.Replicas[0]
+	// preStop at 1.5s took 5s; SIGTERM at 6.5s; exit at 7.01s.
+	rp.PreStop, rp.PreStopTook, rp.Signalled, rp.Exited, rp.T0 = 1500*time.Millisecond, 5*s, 6500*time.Millisecond, 7010*time.Millisecond, 1500*time.Millisecond
+	sum := Summarize(cfg, run)
+	if sum.PreStopCalls != 1 || sum.PreStopFailed != 0 || sum.PreStopMedianSeconds != 5 {
+		t.Fatalf("preStop %d calls, %d failed, median %v", sum.PreStopCalls, sum.PreStopFailed, sum.PreStopMedianSeconds)
+	}
+	if len(sum.DrainSeconds) != 1 || sum.DrainSeconds[0] != 5.51 {
+		t.Fatalf("drain %v, want 5.51s from the preStop call", sum.DrainSeconds)
+	}
+	if sum.StalenessSeconds != 2.4 || !strings.Contains(sum.Verdict, "after the preStop call") {
+		t.Fatalf("staleness %v, verdict %q: want 2.40s from the preStop call", sum.StalenessSeconds, sum.Verdict)
+	}
+	rp.PreStopErr = "404 Not Found: 404 page not found"
+	sums := []Summary{Summarize(cfg, run)}
+	var tbl bytes.Buffer
+	if err := WriteTable(&tbl, &Result{Config: cfg, Runs: []StrategyRun{run}}, sums); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"restart: preStop POST /drain?wait=propagation", "preStop: 1 call, median 5.00s; 1 failed (404 Not Found"} {
+		if !strings.Contains(tbl.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, tbl.String())
+		}
+	}
+}
+
+// TestChartsShareOneTimeAxis: a short run drawn with the drill's longest
+// duration gets the same axis as the longest run.
+func TestChartsShareOneTimeAxis(t *testing.T) {
+	short := syntheticRun("exit", 0, 0, 1500*time.Millisecond, 5)
+	short.Duration = 10 * s
+	long := syntheticRun("drainkit", 5*s, 1900*time.Millisecond, 1900*time.Millisecond, 0)
+	long.Duration = 40 * s
+	a, err := ChartSVG(short, long.Duration)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ChartSVG(long, long.Duration)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ticks := regexp.MustCompile(`>(\d+)s<`)
+	labels := func(svg []byte) string {
+		var out []string
+		for _, m := range ticks.FindAllSubmatch(svg, -1) {
+			out = append(out, string(m[1]))
+		}
+		return strings.Join(out, ",")
+	}
+	if la, lb := labels(a), labels(b); la != lb || !strings.Contains(la, "40") {
+		t.Fatalf("tick labels differ: short run %q, long run %q", la, lb)
 	}
 }
