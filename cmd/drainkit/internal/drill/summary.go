@@ -55,12 +55,16 @@ type Summary struct {
 	PreStopFailed        int     `json:"prestop_failed,omitempty"`
 	PreStopMedianSeconds float64 `json:"prestop_median_seconds,omitempty"`
 	PreStopError         string  `json:"prestop_error,omitempty"`
-	// Pass is true when no request failed and the run completed.
-	Pass     bool    `json:"pass"`
-	Verdict  string  `json:"verdict"`
-	Error    string  `json:"error,omitempty"`
-	Seconds  float64 `json:"duration_seconds"`
-	MaxLagMs float64 `json:"pacing_max_lag_ms"`
+	// Pass is true when no request failed and the run completed; for the
+	// drainkit strategy, also every replaced replica exited 0.
+	Pass bool `json:"pass"`
+	// UncleanExits lists the drainkit strategy's replaced replicas that did
+	// not exit 0, with how they ended.
+	UncleanExits []string `json:"unclean_exits,omitempty"`
+	Verdict      string   `json:"verdict"`
+	Error        string   `json:"error,omitempty"`
+	Seconds      float64  `json:"duration_seconds"`
+	MaxLagMs     float64  `json:"pacing_max_lag_ms"`
 	// LateSends counts requests the load generator sent more than 20 ms
 	// behind schedule (a loaded machine).
 	LateSends int64            `json:"pacing_late_sends"`
@@ -154,7 +158,7 @@ func Summarize(cfg Config, run StrategyRun) Summary {
 	}
 
 	var drains, preStops []float64
-	var windowCut []string
+	var windowCut, unclean []string
 	for _, rp := range run.Replicas {
 		rs := ReplicaSummary{
 			ID: rp.ID, Role: rp.Role, Addr: rp.HTTPAddr,
@@ -195,6 +199,9 @@ func Summarize(cfg Config, run StrategyRun) Summary {
 		if !rp.Rolled {
 			continue
 		}
+		if rp.Killed || rp.Exited >= 0 && rp.ExitCode != 0 {
+			unclean = append(unclean, fmt.Sprintf("r%d (%s)", rp.ID, rp.ExitStatus))
+		}
 		if stop >= 0 && rp.Exited >= 0 {
 			drains = append(drains, secs(rp.Exited-stop))
 		}
@@ -228,6 +235,17 @@ func Summarize(cfg Config, run StrategyRun) Summary {
 	}
 	s.Pass = s.Failed == 0 && run.Err == nil && s.Requests > 0
 	s.Verdict = verdict(cfg, run, s, windowCut)
+	// drainkit's promise includes a clean exit (DESIGN.md section 5): a
+	// replica that exited non-zero had something force-closed, failed or
+	// overran its grace period, even if no consumer noticed.
+	if run.Name == StrategyDrainkit && len(unclean) > 0 {
+		s.UncleanExits = unclean
+		if s.Pass {
+			s.Pass = false
+			s.Verdict = fmt.Sprintf("FAIL: no request failed, but %s did not exit 0 (1: something was force-closed at drain.timeout or a server failed; killed: it overran grace_period)",
+				strings.Join(unclean, ", "))
+		}
+	}
 	return s
 }
 

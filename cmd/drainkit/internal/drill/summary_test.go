@@ -62,6 +62,24 @@ func TestSummarizePass(t *testing.T) {
 	}
 }
 
+// TestSummarizeUncleanExitFails: a drainkit replica that exited 1 (something
+// force-closed) or was killed fails the drill although no request failed.
+func TestSummarizeUncleanExitFails(t *testing.T) {
+	cfg := DefaultConfig()
+	run := syntheticRun("drainkit", 5*s, 1900*time.Millisecond, 1900*time.Millisecond, 0)
+	run.Replicas[0].ExitCode, run.Replicas[0].ExitStatus = 1, "exit status 1"
+	sum := Summarize(cfg, run)
+	if sum.Pass || !strings.HasPrefix(sum.Verdict, "FAIL: no request failed, but r1 (exit status 1)") || len(sum.UncleanExits) != 1 {
+		t.Fatalf("pass %v, verdict %q, unclean %v", sum.Pass, sum.Verdict, sum.UncleanExits)
+	}
+	// The baselines are judged by their requests only: dying at SIGTERM is
+	// what the exit strategy is.
+	run.Name = "exit"
+	if sum := Summarize(cfg, run); len(sum.UncleanExits) != 0 {
+		t.Fatalf("exit strategy: unclean %v", sum.UncleanExits)
+	}
+}
+
 func TestSummarizeBuiltinVerdicts(t *testing.T) {
 	cfg := DefaultConfig()
 	sh := syntheticRun("shutdown", 0, 0, 1500*time.Millisecond, 5)
