@@ -24,7 +24,7 @@ type Lifecycle struct {
 	late     atomic.Int64 // late arrivals
 	lastLate atomic.Int64 // offset of the last late arrival from t0, ns
 
-	preStopWaited atomic.Bool   // a caller of WaitPropagation saw the window end
+	preStopWaited atomic.Bool   // WaitPropagation was called (a preStop hook waits)
 	signaled      chan struct{} // closed on Run's first signal
 	signalOnce    sync.Once
 
@@ -242,17 +242,6 @@ func (l *Lifecycle) Restore(reason string) error {
 	return err
 }
 
-// stoppedEarly reports whether the lifecycle stopped without a window (a
-// failed warm-up): nothing to wait for then.
-func (l *Lifecycle) stoppedEarly() bool {
-	select {
-	case <-l.stopped:
-		return true
-	default:
-		return false
-	}
-}
-
 // endWindow closes windowEnded once.
 func (l *Lifecycle) endWindow() { l.windowOnce.Do(func() { close(l.windowEnded) }) }
 
@@ -262,11 +251,11 @@ func (l *Lifecycle) endWindow() { l.windowOnce.Do(func() { close(l.windowEnded) 
 // sends SIGTERM only after the hook returns, a drain whose window someone
 // waited for makes Run wait, after the drain, for that signal: see Run.
 func (l *Lifecycle) WaitPropagation(ctx context.Context) error {
+	// Marked on entry, not on return: the drain sequence is woken by the
+	// same window end and must not miss a waiter that has yet to run.
+	l.preStopWaited.Store(true)
 	select {
 	case <-l.windowEnded:
-		if l.draining.Load() && !l.stoppedEarly() {
-			l.preStopWaited.Store(true)
-		}
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()

@@ -607,3 +607,30 @@ func TestObserversSeeDrainInOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestPreStopWaiterMarkedOnEntry: the wait for the kubelet's SIGTERM must not
+// depend on the preStop caller running after the window ends (it may be
+// scheduled late, or its hook may have timed out): calling WaitPropagation is
+// what counts.
+func TestPreStopWaiterMarkedOnEntry(t *testing.T) {
+	l := newTest(t, WithTimings(fastTimings(100*time.Millisecond, 0, 100*time.Millisecond)), WithSignals(syscall.SIGUSR2))
+	l.AddServer("http", newFakeServer(&recorder{}, "http"))
+	res := runAsync(l)
+	waitState(t, l, Ready)
+	_ = l.Drain("POST /drain?wait=propagation")
+	gaveUp, cancel := context.WithCancel(context.Background())
+	cancel() // the hook's caller is gone before the window ends
+	if err := l.WaitPropagation(gaveUp); err == nil {
+		t.Fatal("WaitPropagation with a cancelled context returned nil")
+	}
+	<-l.WindowEnded()
+	select {
+	case err := <-res:
+		t.Fatalf("Run returned (%v) without waiting for the signal that follows the hook", err)
+	case <-time.After(500 * time.Millisecond):
+	}
+	_ = syscall.Kill(syscall.Getpid(), syscall.SIGUSR2)
+	if err := waitResult(t, res, 2*time.Second); err != nil {
+		t.Fatal(err)
+	}
+}
