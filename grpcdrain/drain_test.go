@@ -77,7 +77,7 @@ func TestWindowServesAndMovesClients(t *testing.T) {
 	if age := freshGoAway.Sub(servedAt); age > 2*goAwayAfter+300*time.Millisecond {
 		t.Errorf("window connection got GOAWAY %s after its first call; want <= 2*%s (+300ms slack)", age, goAwayAfter)
 	}
-	if _, ok := in.steps.time(lifecycle.StepListenersClosed); ok {
+	if _, ok := in.steps.Time(lifecycle.StepListenersClosed); ok {
 		t.Fatal("window too short for this test: the listener closed already")
 	}
 
@@ -207,7 +207,7 @@ func TestStreamEndsOnDrainSignal(t *testing.T) {
 	if d := time.Since(in.t0); d > 500*time.Millisecond {
 		t.Errorf("stream ended %s after t0; want at once", d)
 	}
-	if _, ok := in.steps.time(lifecycle.StepListenersClosed); ok {
+	if _, ok := in.steps.Time(lifecycle.StepListenersClosed); ok {
 		t.Error("the stream ended after the listener closed")
 	}
 	if err := in.wait(10 * time.Second); err != nil {

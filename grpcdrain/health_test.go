@@ -112,7 +112,7 @@ func TestHealthWatchThroughDrain(t *testing.T) {
 	if err != nil || r.Status != notServing {
 		t.Fatalf("Watch update after t0 = %v, %v; want NOT_SERVING", r, err)
 	}
-	if _, closed := in.steps.time(lifecycle.StepListenersClosed); closed {
+	if _, closed := in.steps.Time(lifecycle.StepListenersClosed); closed {
 		t.Fatal("the listener closed before the Watch saw NOT_SERVING")
 	}
 	if d := notServingAt.Sub(in.t0); d > 300*time.Millisecond {

@@ -2,9 +2,9 @@ package grpcdrain_test
 
 import (
 	"context"
+	"github.com/drainkit/drainkit/internal/drainsteps"
 	"log/slog"
 	"net"
-	"sync"
 	"testing"
 	"time"
 
@@ -55,26 +55,8 @@ func (s *testService) StreamingOutputCall(req *testpb.StreamingOutputCallRequest
 	return s.stream(req, ss)
 }
 
-// stepRecorder is a lifecycle.Observer that records when each drain step
-// happened (wall clock).
-type stepRecorder struct {
-	mu sync.Mutex
-	at map[string]time.Time
-}
-
-func (r *stepRecorder) OnTransition(lifecycle.Transition) {}
-func (r *stepRecorder) OnDrainStep(_ lifecycle.Timeline, s lifecycle.Step) {
-	r.mu.Lock()
-	r.at[s.Name] = time.Now()
-	r.mu.Unlock()
-}
-
-func (r *stepRecorder) time(name string) (time.Time, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	t, ok := r.at[name]
-	return t, ok
-}
+// stepRecorder records when each drain step happened.
+type stepRecorder = drainsteps.Recorder
 
 // instance is one lifecycle running one grpcdrain server on 127.0.0.1.
 type instance struct {
@@ -93,7 +75,7 @@ type instance struct {
 // setup creates the lifecycle and the server without running them.
 func setup(t *testing.T, tm lifecycle.Timings, svc *testService, opts ...grpcdrain.Option) *instance {
 	t.Helper()
-	rec := &stepRecorder{at: map[string]time.Time{}}
+	rec := drainsteps.New()
 	lc, err := lifecycle.New(lifecycle.WithTimings(tm), lifecycle.WithObserver(rec),
 		lifecycle.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
@@ -147,7 +129,7 @@ func (in *instance) drain() {
 		in.t.Fatal(err)
 	}
 	waitFor(in.t, 2*time.Second, "lame duck", func() bool {
-		_, ok := in.steps.time(lifecycle.StepNotReady)
+		_, ok := in.steps.Time(lifecycle.StepNotReady)
 		return ok
 	})
 	tl, _ := in.lc.Timeline()
@@ -181,7 +163,7 @@ func (in *instance) timeline() lifecycle.Timeline {
 // stepAt returns when the named step happened, failing if it did not.
 func (in *instance) stepAt(name string) time.Time {
 	in.t.Helper()
-	at, ok := in.steps.time(name)
+	at, ok := in.steps.Time(name)
 	if !ok {
 		in.t.Fatalf("step %s not recorded", name)
 	}

@@ -3,11 +3,11 @@ package httpdrain_test
 import (
 	"context"
 	"errors"
+	"github.com/drainkit/drainkit/internal/drainsteps"
 	"github.com/drainkit/drainkit/internal/testcert"
 	"log/slog"
 	"net"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,31 +27,8 @@ func timings(window, drain time.Duration) lifecycle.Timings {
 	}
 }
 
-// stepRecorder is a lifecycle.Observer that records when each drain step
-// happened (wall clock) and signals them.
-type stepRecorder struct {
-	mu    sync.Mutex
-	at    map[string]time.Time
-	steps chan lifecycle.Step
-}
-
-func (r *stepRecorder) OnTransition(lifecycle.Transition) {}
-func (r *stepRecorder) OnDrainStep(_ lifecycle.Timeline, s lifecycle.Step) {
-	r.mu.Lock()
-	r.at[s.Name] = time.Now()
-	r.mu.Unlock()
-	select {
-	case r.steps <- s:
-	default:
-	}
-}
-
-func (r *stepRecorder) time(name string) (time.Time, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	t, ok := r.at[name]
-	return t, ok
-}
+// stepRecorder records when each drain step happened.
+type stepRecorder = drainsteps.Recorder
 
 // instance is one lifecycle running one httpdrain server on 127.0.0.1.
 type instance struct {
@@ -72,7 +49,7 @@ type instance struct {
 // READY. configure may adjust the http.Server before httpdrain.New.
 func start(t *testing.T, tm lifecycle.Timings, h http.Handler, configure func(*http.Server), opts ...httpdrain.Option) *instance {
 	t.Helper()
-	rec := &stepRecorder{at: map[string]time.Time{}, steps: make(chan lifecycle.Step, 32)}
+	rec := drainsteps.New()
 	lc, err := lifecycle.New(lifecycle.WithTimings(tm), lifecycle.WithObserver(rec),
 		lifecycle.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
@@ -116,7 +93,7 @@ func (in *instance) drain() {
 		in.t.Fatal(err)
 	}
 	waitFor(in.t, 2*time.Second, "lame duck", func() bool {
-		_, ok := in.steps.time(lifecycle.StepNotReady)
+		_, ok := in.steps.Time(lifecycle.StepNotReady)
 		return ok
 	})
 }

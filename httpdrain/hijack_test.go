@@ -167,7 +167,7 @@ func TestRequestContextSurvivesDrainStart(t *testing.T) {
 		s.draining = true
 		s.errAtT0 = r.Context().Err()
 		for r.Context().Err() == nil { // poll until the listeners have closed
-			if _, ok := in.steps.time(lifecycle.StepListenersClosed); ok {
+			if _, ok := in.steps.Time(lifecycle.StepListenersClosed); ok {
 				break
 			}
 			time.Sleep(time.Millisecond)

@@ -176,7 +176,7 @@ func TestHTTP2(t *testing.T) {
 			}
 			// After the window, the in-flight stream is waited for.
 			waitFor(t, 5*time.Second, "listeners closed", func() bool {
-				_, ok := in.steps.time(lifecycle.StepListenersClosed)
+				_, ok := in.steps.Time(lifecycle.StepListenersClosed)
 				return ok
 			})
 			if got := in.hs.InFlight().Requests; got != 1 {
@@ -193,10 +193,10 @@ func TestHTTP2(t *testing.T) {
 				t.Fatalf("in-flight stream failed: %v", err)
 			}
 			waitFor(t, 2*time.Second, "idle step", func() bool {
-				_, ok := in.steps.time(lifecycle.StepIdle)
+				_, ok := in.steps.Time(lifecycle.StepIdle)
 				return ok
 			})
-			idleAt, _ := in.steps.time(lifecycle.StepIdle)
+			idleAt, _ := in.steps.Time(lifecycle.StepIdle)
 			if d := idleAt.Sub(releasedAt); d > 100*time.Millisecond {
 				t.Fatalf("idle %s after the last stream was released", d)
 			}

@@ -99,7 +99,7 @@ func TestIdleKeepAliveConnectionsAtDrainStart(t *testing.T) {
 	if !ok {
 		t.Fatal("idle connection not closed")
 	}
-	windowEnded, _ := in.steps.time(lifecycle.StepWindowEnded)
+	windowEnded, _ := in.steps.Time(lifecycle.StepWindowEnded)
 	if at.Sub(t0) < window-20*time.Millisecond || windowEnded.IsZero() || at.Before(windowEnded) {
 		t.Fatalf("idle connection closed %s after t0, before the window ended (%v)", at.Sub(t0), windowEnded)
 	}
@@ -133,7 +133,7 @@ func TestNewConnectionGrace(t *testing.T) {
 	t0 := time.Now()
 	in.drain()
 	waitFor(t, time.Second, "listeners closed", func() bool {
-		_, ok := in.steps.time(lifecycle.StepListenersClosed)
+		_, ok := in.steps.Time(lifecycle.StepListenersClosed)
 		return ok
 	})
 	late.send(rawRequest)

@@ -2,6 +2,7 @@ package httpdrain_test
 
 import (
 	"context"
+	"github.com/drainkit/drainkit/internal/drainsteps"
 	"io"
 	"log/slog"
 	"net"
@@ -119,7 +120,7 @@ func BenchmarkQuiescence(b *testing.B) {
 	b.Run("drainkit_lifecycle", func(b *testing.B) {
 		var lags []time.Duration
 		for b.Loop() {
-			rec := &stepRecorder{at: map[string]time.Time{}, steps: make(chan lifecycle.Step, 32)}
+			rec := drainsteps.New()
 			lc, err := lifecycle.New(lifecycle.WithLogger(slog.New(slog.DiscardHandler)),
 				lifecycle.WithObserver(rec), lifecycle.WithTimings(timings(0, 5*time.Second)))
 			if err != nil {
@@ -141,7 +142,7 @@ func BenchmarkQuiescence(b *testing.B) {
 			if err := <-runErr; err != nil {
 				b.Fatal(err)
 			}
-			idleAt, ok := rec.time(lifecycle.StepIdle)
+			idleAt, ok := rec.Time(lifecycle.StepIdle)
 			if !ok {
 				b.Fatal("no idle step")
 			}
