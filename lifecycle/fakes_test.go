@@ -101,10 +101,9 @@ func (r *recorder) list() []string {
 
 // observer collects every transition.
 type observer struct {
-	mu    sync.Mutex
-	ts    []Transition
-	steps []Step
-	onT   func(Transition)
+	mu  sync.Mutex
+	ts  []Transition
+	onT func(Transition)
 }
 
 func (o *observer) OnTransition(t Transition) {
@@ -115,11 +114,7 @@ func (o *observer) OnTransition(t Transition) {
 		o.onT(t)
 	}
 }
-func (o *observer) OnDrainStep(_ Timeline, s Step) {
-	o.mu.Lock()
-	o.steps = append(o.steps, s)
-	o.mu.Unlock()
-}
+func (o *observer) OnDrainStep(Timeline, Step) {} // seqObserver checks steps
 func (o *observer) reached(s State) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
