@@ -1,0 +1,111 @@
+package registry
+
+import (
+	"context"
+	"net"
+	"strconv"
+	"time"
+)
+
+// MetaReadyAt is the registration metadata key under which a registrar
+// publishes when its instance became READY, as RFC 3339 UTC with nanoseconds
+// (time.RFC3339Nano). Consumers read it (Instance.ReadyAt) to ramp a new
+// instance's share of traffic (slow start). The key uses only letters and
+// '_' so that Consul's service-meta rules and kratos's metadata accept it.
+const MetaReadyAt = "drainkit_ready_at"
+
+// Instance is one instance of a service as a registry lists it to consumers.
+type Instance struct {
+	// ID is the instance's registry ID (see InstanceID).
+	ID string `json:"id"`
+	// Address is the host or IP consumers dial; with Consul, the node's
+	// address when the service registered none.
+	Address string `json:"address"`
+	// Port is the port consumers dial.
+	Port int `json:"port"`
+	// Tags are the registry's tags, if it has any; nil otherwise.
+	Tags []string `json:"tags,omitempty"`
+	// Meta is the registration metadata (MetaReadyAt among it); nil when
+	// there is none.
+	Meta map[string]string `json:"meta,omitempty"`
+}
+
+// HostPort returns Address and Port joined for dialling ("10.0.0.7:8080",
+// "[::1]:8080").
+func (i Instance) HostPort() string {
+	return net.JoinHostPort(i.Address, strconv.Itoa(i.Port))
+}
+
+// ReadyAt returns the time the instance became READY, from Meta[MetaReadyAt];
+// ok is false when the key is missing or does not parse.
+func (i Instance) ReadyAt() (t time.Time, ok bool) {
+	s, found := i.Meta[MetaReadyAt]
+	if !found {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	return t, err == nil
+}
+
+// View is what a consumer knows about one service's instances: evidence with
+// a revision, an age and a source, not the truth.
+//
+// After a failed query, Err is set and the rest is the last good view (an error
+// is not an empty list): Instances, Revision and Received are those of the last
+// successful answer, and ErrAt is when the query failed. Before any successful
+// answer, Revision is 0, Received is zero and Instances is nil.
+type View struct {
+	// Service is the service name.
+	Service string `json:"service"`
+	// Instances are the instances in rotation, sorted by ID; empty (not nil)
+	// after a successful answer that listed none.
+	Instances []Instance `json:"instances"`
+	// Revision orders views from one source: Consul's X-Consul-Index, etcd's
+	// store revision. A larger revision is newer; 0 means unknown (a static
+	// list), and such a view is ordered by Received alone.
+	Revision uint64 `json:"revision"`
+	// Received is when the answer arrived at this process.
+	Received time.Time `json:"received"`
+	// Source names where the view came from: "consul", "etcd", "static", or
+	// what a user-supplied source says.
+	Source string `json:"source"`
+	// Err is the last query's error, nil if it succeeded; ErrAt its time.
+	Err   error     `json:"-"`
+	ErrAt time.Time `json:"err_at,omitzero"`
+}
+
+// Age returns how old the view's evidence is at now: now - Received, or 0
+// before any successful answer.
+func (v View) Age(now time.Time) time.Duration {
+	if v.Received.IsZero() {
+		return 0
+	}
+	return now.Sub(v.Received)
+}
+
+// Has reports whether the view lists an instance with this ID.
+func (v View) Has(id string) bool {
+	for _, in := range v.Instances {
+		if in.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// Source delivers the views of one service, as registry/consul's and
+// registry/etcd's watches do.
+type Source interface {
+	// Watch calls fn with the first view and then with every view that
+	// differs from the last one delivered (a changed instance list, or an
+	// error appearing or clearing), one call at a time from one goroutine,
+	// until ctx is done; it then returns ctx.Err(). fn must return quickly.
+	// Watch returns another error at once only for unusable arguments.
+	Watch(ctx context.Context, fn func(View)) error
+}
+
+// SourceFunc adapts a function to a Source.
+type SourceFunc func(ctx context.Context, fn func(View)) error
+
+// Watch calls f(ctx, fn).
+func (f SourceFunc) Watch(ctx context.Context, fn func(View)) error { return f(ctx, fn) }
