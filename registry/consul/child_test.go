@@ -18,6 +18,7 @@ import (
 
 	"github.com/drainkit/drainkit/internal/childtest"
 	"github.com/drainkit/drainkit/internal/consultest"
+	"github.com/drainkit/drainkit/registry"
 	"github.com/hashicorp/consul/api"
 )
 
@@ -158,12 +159,12 @@ func TestChildSIGTERM(t *testing.T) {
 	w := NewWatcher(c, svc, WatchOptions{WaitTime: 5 * time.Second})
 	defer w.Close()
 	ctx := t.Context()
-	if _, err := w.WaitFor(ctx, func(v View) bool { return v.Has(id) }); err != nil {
+	if _, err := w.WaitFor(ctx, func(v registry.View) bool { return v.Has(id) }); err != nil {
 		t.Fatal(err)
 	}
 	watchGone := make(chan time.Time, 1)
 	go func() {
-		if _, err := w.WaitFor(ctx, func(v View) bool { return v.Err == nil && !v.Has(id) }); err == nil {
+		if _, err := w.WaitFor(ctx, func(v registry.View) bool { return v.Err == nil && !v.Has(id) }); err == nil {
 			watchGone <- time.Now()
 		}
 	}()

@@ -207,7 +207,7 @@ func TestReregisterWhileEjected(t *testing.T) {
 			watchDone := make(chan struct{})
 			go func() {
 				defer close(watchDone)
-				_ = Watch(wctx, c, o.Service, WatchOptions{WaitTime: time.Second, MinBackoff: 50 * time.Millisecond}, func(v View) {
+				_ = Watch(wctx, c, o.Service, WatchOptions{WaitTime: time.Second, MinBackoff: 50 * time.Millisecond}, func(v registry.View) {
 					if v.Has(r.ID()) {
 						seen.Store(true)
 					}
@@ -376,7 +376,7 @@ func TestPredecessorsRemoved(t *testing.T) {
 	watchDone := make(chan struct{})
 	go func() {
 		defer close(watchDone)
-		_ = Watch(wctx, c, o.Service, WatchOptions{WaitTime: time.Second}, func(v View) {
+		_ = Watch(wctx, c, o.Service, WatchOptions{WaitTime: time.Second}, func(v registry.View) {
 			n := int32(0)
 			for _, in := range v.Instances {
 				if in.Port == 18086 && in.ID != "not-drainkit" {

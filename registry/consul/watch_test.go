@@ -11,6 +11,7 @@ import (
 
 	"github.com/drainkit/drainkit/internal/consultest"
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/registry"
 	"github.com/hashicorp/consul/api"
 )
 
@@ -39,19 +40,19 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // recorder collects every view a watch delivers.
 type recorder struct {
 	mu    sync.Mutex
-	views []View
+	views []registry.View
 }
 
-func (r *recorder) add(v View) {
+func (r *recorder) add(v registry.View) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.views = append(r.views, v)
 }
 
-func (r *recorder) all() []View {
+func (r *recorder) all() []registry.View {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]View(nil), r.views...)
+	return append([]registry.View(nil), r.views...)
 }
 
 // TestWatchSeesAddAndRemove: a watch delivers the passing instances as they
@@ -66,7 +67,7 @@ func TestWatchSeesAddAndRemove(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 
-	v, err := w.WaitFor(ctx, func(v View) bool { return v.Index > 0 })
+	v, err := w.WaitFor(ctx, func(v registry.View) bool { return v.Revision > 0 })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,22 +82,22 @@ func TestWatchSeesAddAndRemove(t *testing.T) {
 	}
 	reg("web-b", 2)
 	reg("web-a", 1)
-	v2, err := w.WaitFor(ctx, func(v View) bool { return len(v.Instances) == 2 })
+	v2, err := w.WaitFor(ctx, func(v registry.View) bool { return len(v.Instances) == 2 })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v2.Index <= v.Index || v2.Instances[0].ID != "web-a" || v2.Instances[0].Address != "127.0.0.1" ||
-		v2.Instances[0].Node != a.Node || v2.Instances[1].HostPort() != "127.0.0.1:2" {
+	if v2.Revision <= v.Revision || v2.Instances[0].ID != "web-a" || v2.Instances[0].Address != "127.0.0.1" ||
+		v2.Instances[1].HostPort() != "127.0.0.1:2" {
 		t.Fatalf("view %+v after %+v", v2, v)
 	}
 	if err := c.Agent().UpdateTTL("service:web-b", "", api.HealthCritical); err != nil {
 		t.Fatal(err)
 	}
-	v3, err := w.WaitFor(ctx, func(v View) bool { return !v.Has("web-b") })
+	v3, err := w.WaitFor(ctx, func(v registry.View) bool { return !v.Has("web-b") })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !v3.Has("web-a") || v3.Index <= v2.Index {
+	if !v3.Has("web-a") || v3.Revision <= v2.Revision {
 		t.Fatalf("view after web-b went critical: %+v", v3)
 	}
 
@@ -105,7 +106,7 @@ func TestWatchSeesAddAndRemove(t *testing.T) {
 	time.Sleep(time.Second) // observation period for the rate of queries
 	n := reqs.Load() - n0
 	latest, _ := w.Latest()
-	if latest.Index != before.Index || latest.Received != before.Received {
+	if latest.Revision != before.Revision || latest.Received != before.Received {
 		t.Fatalf("a view was delivered without a change: %+v", latest)
 	}
 	if n < 2 || n > 6 {
@@ -154,18 +155,18 @@ func TestWatchKeepsLastKnownGoodAcrossAgentRestart(t *testing.T) {
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	good, err := w.WaitFor(ctx, func(v View) bool { return v.Err == nil && v.Has(r.ID()) && !v.Has("churn-19") })
+	good, err := w.WaitFor(ctx, func(v registry.View) bool { return v.Err == nil && v.Has(r.ID()) && !v.Has("churn-19") })
 	if err != nil {
 		t.Fatalf("%v: %+v", err, good)
 	}
-	t.Logf("index before the restart: %d", good.Index)
+	t.Logf("index before the restart: %d", good.Revision)
 
 	a.Stop()
-	bad, err := w.WaitFor(ctx, func(v View) bool { return v.Err != nil })
+	bad, err := w.WaitFor(ctx, func(v registry.View) bool { return v.Err != nil })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bad.Has(r.ID()) || bad.Index != good.Index || !bad.Received.Equal(good.Received) || bad.ErrAt.Before(good.Received) {
+	if !bad.Has(r.ID()) || bad.Revision != good.Revision || !bad.Received.Equal(good.Received) || bad.ErrAt.Before(good.Received) {
 		t.Fatalf("error view %+v does not keep the last good view %+v", bad, good)
 	}
 	n0 := reqs.Load()
@@ -180,13 +181,13 @@ func TestWatchKeepsLastKnownGoodAcrossAgentRestart(t *testing.T) {
 	}
 
 	a.Restart(t)
-	after, err := w.WaitFor(ctx, func(v View) bool { return v.Err == nil && v.Has(r.ID()) && v.Received.After(bad.ErrAt) })
+	after, err := w.WaitFor(ctx, func(v registry.View) bool { return v.Err == nil && v.Has(r.ID()) && v.Received.After(bad.ErrAt) })
 	if err != nil {
 		t.Fatalf("instance not back in the watch: %v (latest %+v)", err, after)
 	}
-	t.Logf("index after the restart: %d", after.Index)
-	if after.Index >= good.Index {
-		t.Fatalf("index after the restart %d is not below %d: the test did not exercise a backwards index", after.Index, good.Index)
+	t.Logf("index after the restart: %d", after.Revision)
+	if after.Revision >= good.Revision {
+		t.Fatalf("index after the restart %d is not below %d: the test did not exercise a backwards index", after.Revision, good.Revision)
 	}
 	// The recorded sequence: good views, then errors (all keeping the
 	// instance), then good views with the lower index.
@@ -205,14 +206,14 @@ func TestWatchKeepsLastKnownGoodAcrossAgentRestart(t *testing.T) {
 }
 
 func TestWatchArguments(t *testing.T) {
-	if err := Watch(context.Background(), nil, "x", WatchOptions{}, func(View) {}); err == nil {
+	if err := Watch(context.Background(), nil, "x", WatchOptions{}, func(registry.View) {}); err == nil {
 		t.Fatal("nil client accepted")
 	}
 	c, err := api.NewClient(api.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Watch(context.Background(), c, "", WatchOptions{}, func(View) {}); err == nil {
+	if err := Watch(context.Background(), c, "", WatchOptions{}, func(registry.View) {}); err == nil {
 		t.Fatal("empty service accepted")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/drainkit/drainkit/registry"
 	"github.com/drainkit/drainkit/registry/consul"
 	"github.com/hashicorp/consul/api"
 )
@@ -22,7 +23,7 @@ type ConsulDiscovery struct {
 
 	mu      sync.Mutex
 	ids     map[string]int // host:port -> replica ID
-	latest  consul.View
+	latest  registry.View
 	view    []Endpoint
 	changed chan struct{}
 }
