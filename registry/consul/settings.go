@@ -70,9 +70,11 @@ func checkSettings(cfg *api.Config) error {
 		if path == "" {
 			continue
 		}
-		if _, err := os.Stat(path); err != nil {
+		file, err := os.Open(path)
+		if err != nil {
 			return &SettingError{Setting: name, FromEnv: fromEnv, Value: path, Problem: "cannot read the " + f.what + ": " + err.Error()}
 		}
+		file.Close()
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/internal/consultest"
+	"github.com/drainkit/drainkit/internal/syncx"
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/registry"
 	"github.com/hashicorp/consul/api"
@@ -216,4 +217,117 @@ func TestWatchArguments(t *testing.T) {
 	if err := Watch(context.Background(), c, "", WatchOptions{}, func(registry.View) {}); err == nil {
 		t.Fatal("empty service accepted")
 	}
+}
+
+// TestWatchReportsRecoveryAtOnce (issue 9 item 3): with the default options
+// (1m blocking queries), after the agent was down and comes back, the watch
+// delivers a view without error within a second, not when the next blocking
+// query would time out.
+func TestWatchReportsRecoveryAtOnce(t *testing.T) {
+	a := consultest.Start(t)
+	c := a.Client(t)
+	if err := c.Agent().ServiceRegister(&api.AgentServiceRegistration{ID: "rec-1", Name: "rec", Port: 1,
+		Check: &api.AgentServiceCheck{CheckID: "service:rec-1", TTL: "1h", Status: api.HealthPassing}}); err != nil {
+		t.Fatal(err)
+	}
+	w := NewWatcher(a.Client(t), "rec", WatchOptions{})
+	defer w.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if v, err := w.WaitFor(ctx, func(v registry.View) bool { return v.Has("rec-1") }); err != nil {
+		t.Fatalf("%v: %+v", err, v)
+	}
+
+	for round := range 2 { // twice: the second outage follows a recovery
+		a.Stop()
+		if v, err := w.WaitFor(ctx, func(v registry.View) bool { return v.Err != nil }); err != nil {
+			t.Fatalf("round %d: no error view with the agent down: %v (%+v)", round, err, v)
+		}
+		a.Restart(t)
+		up := time.Now()
+		v, err := w.WaitFor(ctx, func(v registry.View) bool { return v.Err == nil })
+		if err != nil {
+			t.Fatalf("round %d: no recovery: %v (%+v)", round, err, v)
+		}
+		took := time.Since(up)
+		t.Logf("round %d: recovery delivered %s after the agent was up again (revision %d)", round, took.Round(time.Millisecond), v.Revision)
+		if took > time.Second {
+			t.Fatalf("round %d: recovery delivered %s after the agent answered again; want within 1s", round, took)
+		}
+		if v.Has("rec-1") || v.Instances == nil || v.Source != SourceName {
+			t.Fatalf("round %d: view after a restart without state: %+v", round, v)
+		}
+	}
+}
+
+// indexZeroClient returns a client for a whose answers carry
+// X-Consul-Index 0, as from a Consul-compatible endpoint without blocking
+// queries (the agent is real; only the header is rewritten), and counts its
+// requests.
+func indexZeroClient(t *testing.T, a *consultest.Agent) (*api.Client, *atomic.Int64) {
+	n := &atomic.Int64{}
+	base := &http.Transport{}
+	t.Cleanup(base.CloseIdleConnections)
+	cfg := a.Config()
+	cfg.HttpClient = &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		n.Add(1)
+		resp, err := base.RoundTrip(r)
+		if err == nil {
+			resp.Header.Set("X-Consul-Index", "0")
+		}
+		return resp, err
+	})}
+	c, err := api.NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, n
+}
+
+// TestWatchDeliversOnlyChanges (issue 9 item 3): with an index that stays 0
+// every query answers at once (about ten a second); the watch delivers the
+// first view and then only views that changed, not one per answer.
+func TestWatchDeliversOnlyChanges(t *testing.T) {
+	a := consultest.Start(t)
+	c := a.Client(t)
+	zc, reqs := indexZeroClient(t, a)
+	var delivered atomic.Int64
+	latest := make(chan registry.View, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Watch(ctx, zc, "zero", WatchOptions{}, func(v registry.View) {
+			delivered.Add(1)
+			syncx.Offer(latest, v)
+		})
+	}()
+	defer func() { cancel(); <-done }()
+
+	quiet := func(what string, want int64) {
+		t.Helper()
+		n0 := reqs.Load()
+		time.Sleep(1500 * time.Millisecond) // observation period: answers keep coming, views must not
+		n := reqs.Load() - n0
+		t.Logf("%s: %d queries in 1.5s, %d views delivered in all", what, n, delivered.Load())
+		if n < 5 {
+			t.Fatalf("%s: only %d queries in 1.5s: the test did not exercise repeated answers", what, n)
+		}
+		if got := delivered.Load(); got != want {
+			t.Fatalf("%s: %d views delivered, want %d: identical views were delivered again", what, got, want)
+		}
+	}
+	quiet("before any instance", 1)
+	if err := c.Agent().ServiceRegister(&api.AgentServiceRegistration{ID: "zero-1", Name: "zero", Port: 1,
+		Check: &api.AgentServiceCheck{CheckID: "service:zero-1", TTL: "1h", Status: api.HealthPassing}}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(5 * time.Second)
+	for v := (registry.View{}); !v.Has("zero-1"); {
+		select {
+		case v = <-latest:
+		case <-deadline:
+			t.Fatal("the new instance was not delivered within 5s")
+		}
+	}
+	quiet("after the instance registered", 2)
 }
