@@ -2,7 +2,6 @@ package registry
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -117,19 +116,25 @@ func (m *Memory) Sync(ctx context.Context, t lifecycle.Transition) error {
 	case err != nil:
 	case m.status.Deregistering:
 		err = ErrDeregistered
-	case t.To != lifecycle.Ready && t.To != lifecycle.Ejected:
-		err = fmt.Errorf("registry: Sync with state %s: only READY and EJECTED are synced", t.To)
-	case m.status.Health == Absent && t.To != lifecycle.Ready:
-		// Never registered: stay absent.
 	default:
-		if m.status.Health == Absent {
-			m.status.Registrations++
+		if err = CheckSyncable(t); err == nil {
+			m.followLocked(t)
 		}
-		m.status.Health = HealthFor(t)
-		m.status.LastWrite = time.Now()
 	}
 	m.record(Op{Kind: OpSync, To: t.To, Cause: t.Cause, Err: err})
 	return err
+}
+
+// followLocked applies a syncable transition to the fake registry.
+func (m *Memory) followLocked(t lifecycle.Transition) {
+	if m.status.Health == Absent && t.To != lifecycle.Ready {
+		return // never registered: stay absent
+	}
+	if m.status.Health == Absent {
+		m.status.Registrations++
+	}
+	m.status.Health = HealthFor(t)
+	m.status.LastWrite = time.Now()
 }
 
 // Deregister removes the instance (Health Absent) and marks the registrar as

@@ -140,8 +140,8 @@ func (r *Registrar) Status() registry.Status {
 // registry.ErrDeregistered after Deregister, and an error for states other
 // than READY and EJECTED.
 func (r *Registrar) Sync(ctx context.Context, t lifecycle.Transition) error {
-	if t.To != lifecycle.Ready && t.To != lifecycle.Ejected {
-		return fmt.Errorf("consul: Sync with state %s: only READY and EJECTED are synced", t.To)
+	if err := registry.CheckSyncable(t); err != nil {
+		return err
 	}
 	gen, done, err := r.submit(t)
 	if err != nil || done == nil {
