@@ -17,7 +17,9 @@ import (
 //     apart, so the loop never spins;
 //   - after a failed query it waits a jittered, exponentially growing backoff,
 //     and the next query does not block (index 0): it answers as soon as the
-//     agent does, so recovery is seen at once, not after a whole wait.
+//     agent does, so recovery is seen at once, not after a whole wait;
+//   - every query is bounded (queryMargin beyond its longest expected time),
+//     so a hung agent shows as an error.
 type poller struct {
 	client  *api.Client
 	service string
@@ -55,13 +57,22 @@ func (p *poller) run(ctx context.Context, each func(answer) bool) error {
 	}
 }
 
+// queryMargin is added to a query's longest expected duration (its wait plus
+// Consul's jitter of up to wait/16) to bound it: a hung agent (SIGSTOP, a
+// black-holed connection) shows as an error instead of a query that never
+// returns.
+const queryMargin = 5 * time.Second
+
 func (p *poller) query(ctx context.Context) answer {
 	q := p.base
 	q.WaitIndex, q.WaitTime = p.idx, p.wait
+	limit := queryMargin + p.wait + p.wait/16
 	if p.failed {
-		q.WaitIndex = 0
+		q.WaitIndex, limit = 0, queryMargin
 	}
-	entries, meta, err := p.client.Health().Service(p.service, p.tag, true, q.WithContext(ctx))
+	qctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	entries, meta, err := p.client.Health().Service(p.service, p.tag, true, q.WithContext(qctx))
 	a := answer{entries: entries, at: time.Now(), err: err}
 	if meta != nil {
 		a.index = meta.LastIndex

@@ -331,3 +331,44 @@ func TestWatchDeliversOnlyChanges(t *testing.T) {
 	}
 	quiet("after the instance registered", 2)
 }
+
+// TestWatchReportsHungAgent: a hung agent (SIGSTOP: connections stay open,
+// nothing answers) shows as an error view once the blocking query outlives
+// its bound (WaitTime + WaitTime/16 + queryMargin), instead of a watch that
+// waits forever; after SIGCONT the recovery is delivered at once.
+func TestWatchReportsHungAgent(t *testing.T) {
+	a := consultest.Start(t)
+	const wait = time.Second
+	w := NewWatcher(a.Client(t), "hung", WatchOptions{WaitTime: wait})
+	defer w.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if v, err := w.WaitFor(ctx, func(v registry.View) bool { return v.Revision > 0 }); err != nil {
+		t.Fatalf("%v: %+v", err, v)
+	}
+	if err := a.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	paused := time.Now()
+	v, err := w.WaitFor(ctx, func(v registry.View) bool { return v.Err != nil })
+	if err != nil {
+		_ = a.Resume()
+		t.Fatalf("no error view with the agent hung: %v (%+v)", err, v)
+	}
+	took := time.Since(paused)
+	t.Logf("hung agent reported after %s: %v", took.Round(time.Millisecond), v.Err)
+	if limit := wait + wait/16 + queryMargin + 2*time.Second; took > limit {
+		t.Fatalf("hung agent reported after %s; want within %s", took, limit)
+	}
+	if err := a.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	resumed := time.Now()
+	if v, err := w.WaitFor(ctx, func(v registry.View) bool { return v.Err == nil }); err != nil {
+		t.Fatalf("no recovery after SIGCONT: %v (%+v)", err, v)
+	}
+	t.Logf("recovery delivered %s after SIGCONT", time.Since(resumed).Round(time.Millisecond))
+	if took := time.Since(resumed); took > 5*time.Second {
+		t.Fatalf("recovery delivered %s after SIGCONT; want within 5s", took)
+	}
+}
