@@ -55,3 +55,24 @@ func ExampleOffer() {
 	fmt.Println(<-c)
 	// Output: v2
 }
+
+// A reader of Latest sees only the newest value; a waiter wakes when a
+// value satisfies its condition.
+func ExampleLatest() {
+	var l syncx.Latest[string]
+	l.Publish("starting")
+	l.Publish("ready")
+	v, ok, _ := l.Load()
+	fmt.Println(v, ok)
+
+	done := make(chan string)
+	go func() {
+		v, _ := l.WaitFor(context.Background(), nil, func(s string) bool { return s == "draining" })
+		done <- v
+	}()
+	l.Publish("draining")
+	fmt.Println(<-done)
+	// Output:
+	// ready true
+	// draining
+}
