@@ -1,9 +1,7 @@
 package drill
 
 import (
-	"context"
 	"fmt"
-	"sync"
 
 	"github.com/drainkit/drainkit/registry"
 	"github.com/drainkit/drainkit/registry/consul"
@@ -13,19 +11,19 @@ import (
 // ConsulDiscovery learns the set of instances from Consul, as a consumer
 // using registry/consul's watch does: blocking queries on the passing
 // instances of the service. The replicas register and deregister themselves;
-// Add only teaches the drill which replica listens on which address.
+// Add only teaches the drill which replica listens on which address. Its
+// views (Watch) are the watch's, with Source "consul" and the Consul index as
+// the revision.
 type ConsulDiscovery struct {
+	*viewFeed
 	addr    string
 	service string
 	cfg     *api.Config
 	w       *consul.Watcher
 	done    chan struct{}
 
-	mu      sync.Mutex
-	ids     map[string]int // host:port -> replica ID
-	latest  registry.View
-	view    []Endpoint
-	changed chan struct{}
+	ids    map[string]int // host:port -> replica ID, guarded by viewFeed.mu
+	latest registry.View  // the watch's last view, guarded by viewFeed.mu
 }
 
 // NewConsulDiscovery starts watching service on the agent at addr.
@@ -37,11 +35,11 @@ func NewConsulDiscovery(addr, service string) (*ConsulDiscovery, error) {
 		return nil, fmt.Errorf("--consul %s: %w", addr, err)
 	}
 	d := &ConsulDiscovery{
-		addr: addr, service: service, cfg: cfg,
-		w:       consul.NewWatcher(client, service, consul.WatchOptions{}),
-		done:    make(chan struct{}),
-		ids:     map[string]int{},
-		changed: make(chan struct{}),
+		viewFeed: newViewFeed(service, "consul"),
+		addr:     addr, service: service, cfg: cfg,
+		w:    consul.NewWatcher(client, service, consul.WatchOptions{}),
+		done: make(chan struct{}),
+		ids:  map[string]int{},
 	}
 	go func() {
 		defer close(d.done)
@@ -61,14 +59,16 @@ func (d *ConsulDiscovery) Describe() string {
 }
 
 func (d *ConsulDiscovery) rebuildLocked() {
-	view := make([]Endpoint, 0, len(d.latest.Instances))
+	eps := make([]Endpoint, 0, len(d.latest.Instances))
 	for _, in := range d.latest.Instances {
 		hp := in.HostPort()
-		view = append(view, Endpoint{Replica: d.ids[hp], Addr: hp})
+		eps = append(eps, Endpoint{Replica: d.ids[hp], Addr: hp})
 	}
-	d.view = view
-	close(d.changed)
-	d.changed = make(chan struct{})
+	v := d.latest
+	if v.Service == "" {
+		v.Service, v.Source = d.service, "consul"
+	}
+	d.setLocked(v, eps)
 }
 
 // Add implements Discovery.
@@ -77,22 +77,6 @@ func (d *ConsulDiscovery) Add(r *Replica) {
 	defer d.mu.Unlock()
 	d.ids[r.HTTPAddr] = r.ID
 	d.rebuildLocked()
-}
-
-// Endpoints implements Source.
-func (d *ConsulDiscovery) Endpoints() []Endpoint {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.view
-}
-
-// WaitListed implements Discovery.
-func (d *ConsulDiscovery) WaitListed(ctx context.Context, id int) error {
-	return waitListed(ctx, id, func() ([]Endpoint, <-chan struct{}) {
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		return d.view, d.changed
-	})
 }
 
 // Close implements Discovery.
