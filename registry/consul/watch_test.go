@@ -17,15 +17,22 @@ import (
 )
 
 // countingClient returns a consul/api client for a whose HTTP requests are
-// counted (instrumentation of the real client; the agent is real).
-func countingClient(t *testing.T, a *consultest.Agent) (*api.Client, *atomic.Int64) {
+// counted (instrumentation of the real client; the agent is real). rewrite,
+// if any, is applied to every response.
+func countingClient(t *testing.T, a *consultest.Agent, rewrite ...func(*http.Response)) (*api.Client, *atomic.Int64) {
 	n := &atomic.Int64{}
 	base := &http.Transport{}
 	t.Cleanup(base.CloseIdleConnections)
 	cfg := a.Config()
 	cfg.HttpClient = &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		n.Add(1)
-		return base.RoundTrip(r)
+		resp, err := base.RoundTrip(r)
+		for _, f := range rewrite {
+			if err == nil {
+				f(resp)
+			}
+		}
+		return resp, err
 	})}
 	c, err := api.NewClient(cfg)
 	if err != nil {
@@ -265,23 +272,7 @@ func TestWatchReportsRecoveryAtOnce(t *testing.T) {
 // queries (the agent is real; only the header is rewritten), and counts its
 // requests.
 func indexZeroClient(t *testing.T, a *consultest.Agent) (*api.Client, *atomic.Int64) {
-	n := &atomic.Int64{}
-	base := &http.Transport{}
-	t.Cleanup(base.CloseIdleConnections)
-	cfg := a.Config()
-	cfg.HttpClient = &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		n.Add(1)
-		resp, err := base.RoundTrip(r)
-		if err == nil {
-			resp.Header.Set("X-Consul-Index", "0")
-		}
-		return resp, err
-	})}
-	c, err := api.NewClient(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c, n
+	return countingClient(t, a, func(resp *http.Response) { resp.Header.Set("X-Consul-Index", "0") })
 }
 
 // TestWatchDeliversOnlyChanges (issue 9 item 3): with an index that stays 0
