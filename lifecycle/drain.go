@@ -97,7 +97,7 @@ func (l *Lifecycle) closeAndAwait(servers []namedServer, graceEnd time.Time) boo
 		if err := s.s.CloseListeners(); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", s.name, err))
 		}
-		inflight = inflight.Add(s.s.InFlight())
+		inflight = inflight.add(s.s.InFlight())
 	}
 	l.mu.Lock()
 	l.timeline.InFlightAtClose = inflight

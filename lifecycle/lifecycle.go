@@ -100,16 +100,6 @@ func (l *Lifecycle) Timings() Timings { return l.opts.timings }
 // State returns the current state without taking a lock.
 func (l *Lifecycle) State() State { return State(l.state.Load()) }
 
-// DrainStarted is closed at the drain's start (t0).
-func (l *Lifecycle) DrainStarted() <-chan struct{} { return l.drainStarted }
-
-// WindowEnded is closed when the propagation window is over (at once when the
-// drain started before READY or no window is configured).
-func (l *Lifecycle) WindowEnded() <-chan struct{} { return l.windowEnded }
-
-// Stopped is closed when the lifecycle reaches STOPPED.
-func (l *Lifecycle) Stopped() <-chan struct{} { return l.stopped }
-
 // Arrived reports the arrival of one request, call or stream. Servers call it
 // on their request path: before the drain it costs one atomic load and does
 // not allocate; after t0 it counts a late arrival and records its time, which
@@ -374,7 +364,7 @@ func (l *Lifecycle) Status() Status {
 	}
 	l.mu.Unlock()
 	for _, s := range servers {
-		st.InFlight = st.InFlight.Add(s.s.InFlight())
+		st.InFlight = st.InFlight.add(s.s.InFlight())
 	}
 	for i, d := range detailers {
 		if d != nil {

@@ -50,6 +50,6 @@ func WithObserver(obs Observer) Option {
 // context.
 func WithSignals(sigs ...os.Signal) Option { return func(o *options) { o.signals = sigs } }
 
-// WithExitFunc replaces os.Exit for the forced exit on a second signal; for
+// withExitFunc replaces os.Exit for the forced exit on a second signal; for
 // tests, as tableflip injects its syscalls.
-func WithExitFunc(exit func(code int)) Option { return func(o *options) { o.exit = exit } }
+func withExitFunc(exit func(code int)) Option { return func(o *options) { o.exit = exit } }

@@ -23,7 +23,7 @@ import (
 //     server failing) and runs the drain sequence within Timings.GracePeriod;
 //  5. if a preStop hook waited for the window (POST /drain?wait=propagation)
 //     and no signal has come yet, waits for the kubelet's SIGTERM, which
-//     follows the hook's return, at most PreStopLinger and never past the
+//     follows the hook's return, at most preStopLinger and never past the
 //     grace period: exiting earlier would kill the hook's exec and make the
 //     kubelet report a failed preStop hook;
 //  6. moves to STOPPED, logs the timeline and returns.
@@ -139,9 +139,9 @@ func (l *Lifecycle) Run(ctx context.Context) error {
 	return l.finish(cut, failure)
 }
 
-// PreStopLinger bounds how long Run waits, after a drain whose window a
+// preStopLinger bounds how long Run waits, after a drain whose window a
 // preStop hook waited for, for the signal that follows the hook.
-const PreStopLinger = 5 * time.Second
+const preStopLinger = 5 * time.Second
 
 // lingerAfterPreStop waits for the kubelet's SIGTERM after a preStop-started
 // drain, still in DRAINING (liveness passes, readiness fails).
@@ -149,7 +149,7 @@ func (l *Lifecycle) lingerAfterPreStop(ctx context.Context) {
 	if !l.preStopWaited.Load() {
 		return
 	}
-	d := min(PreStopLinger, time.Until(l.t0.Add(l.opts.timings.GracePeriod-l.opts.timings.Margin()/2)))
+	d := min(preStopLinger, time.Until(l.t0.Add(l.opts.timings.GracePeriod-l.opts.timings.Margin()/2)))
 	if d <= 0 {
 		return
 	}

@@ -69,6 +69,7 @@ func (g *gateServer) release() { g.releaseOnce.Do(func() { close(g.released) }) 
 // real 127.0.0.1 socket.
 type harness struct {
 	lc     *lifecycle.Lifecycle
+	window *windowObserver
 	gate   *gateServer
 	h      *Handler
 	srv    *httptest.Server
@@ -79,7 +80,9 @@ func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 func newHarness(t *testing.T, popts Options, lopts ...lifecycle.Option) *harness {
 	t.Helper()
+	window := &windowObserver{ended: make(chan struct{})}
 	lopts = append([]lifecycle.Option{
+		lifecycle.WithObserver(window),
 		lifecycle.WithTimings(testTimings()),
 		lifecycle.WithLogger(quietLogger()),
 		lifecycle.WithSignals(syscall.SIGUSR2), // never sent: keep the test binary's SIGTERM alone
@@ -95,7 +98,7 @@ func newHarness(t *testing.T, popts Options, lopts ...lifecycle.Option) *harness
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := &harness{lc: lc, gate: newGateServer(), h: h, srv: httptest.NewServer(h)}
+	hs := &harness{lc: lc, window: window, gate: newGateServer(), h: h, srv: httptest.NewServer(h)}
 	lc.AddServer("gate", hs.gate)
 	t.Cleanup(func() {
 		hs.stop(t)
@@ -129,6 +132,20 @@ func (hs *harness) stop(t *testing.T) {
 		hs.runErr = nil
 	case <-time.After(10 * time.Second):
 		t.Fatal("Run did not return within 10s")
+	}
+}
+
+// windowObserver closes ended when the drain records StepWindowEnded.
+type windowObserver struct {
+	ended chan struct{}
+	once  sync.Once
+}
+
+func (w *windowObserver) OnTransition(lifecycle.Transition) {}
+
+func (w *windowObserver) OnDrainStep(_ lifecycle.Timeline, s lifecycle.Step) {
+	if s.Name == lifecycle.StepWindowEnded {
+		w.once.Do(func() { close(w.ended) })
 	}
 }
 

@@ -49,7 +49,7 @@ func TestProbeTableAcrossStates(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The gate holds in-flight work, so the lifecycle stays in DRAINING.
-	<-hs.lc.WindowEnded()
+	<-hs.window.ended
 	checkTable(t, hs, lifecycle.Draining, want{ok, bad, ok})
 
 	hs.stop(t)
