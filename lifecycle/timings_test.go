@@ -122,8 +122,8 @@ func TestMinGracePeriodIsAccepted(t *testing.T) {
 			t.Errorf("%s (a second under the minimum) is accepted", base.GracePeriod)
 		}
 	}
-	if got := DefaultTimings().MinGracePeriod(); got != 29*time.Second {
-		t.Errorf("minimum for the defaults %s, want 29s", got)
+	if got := DefaultTimings().MinGracePeriod(); got != 24*time.Second {
+		t.Errorf("minimum for the defaults %s, want 24s", got)
 	}
 }
 
