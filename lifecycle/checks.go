@@ -81,11 +81,9 @@ func (l *Lifecycle) runChecks(ctx context.Context) {
 // checkRound runs all checks concurrently and caches their results.
 func (l *Lifecycle) checkRound(ctx context.Context, checkers []Checker) bool {
 	results := make([]CheckResult, len(checkers))
-	var wg sync.WaitGroup
+	var each sync.WaitGroup
 	for i, c := range checkers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		each.Go(func() {
 			cctx, cancel := context.WithTimeout(ctx, l.opts.checks.Timeout)
 			defer cancel()
 			start := time.Now()
@@ -97,9 +95,9 @@ func (l *Lifecycle) checkRound(ctx context.Context, checkers []Checker) bool {
 			if err != nil {
 				results[i].Err = err.Error()
 			}
-		}()
+		})
 	}
-	wg.Wait()
+	each.Wait()
 	l.mu.Lock()
 	copy(l.checkResults, results)
 	l.mu.Unlock()

@@ -15,9 +15,8 @@ import (
 // nothing was registered, so there is no window). stopSync ends the registry
 // and check loops and waits for them.
 func (l *Lifecycle) drainSequence(served bool, servers []namedServer, stopSync func()) bool {
-	<-l.drainStarted // observers have seen DRAINING
-	tm := l.opts.timings
-	graceEnd := l.t0.Add(tm.GracePeriod)
+	<-l.phase.wait(phaseDraining) // observers have seen DRAINING
+	graceEnd := l.graceEnd()
 
 	// t0: readiness already fails (the transition did that); lame duck.
 	for _, s := range servers {
@@ -29,40 +28,16 @@ func (l *Lifecycle) drainSequence(served bool, servers []namedServer, stopSync f
 
 	// Deregister, bounded; a failing registry never blocks the drain.
 	stopSync()
-	bound := l.opts.deregister
-	if tm.PropagationMax > 0 && tm.PropagationMax < bound {
-		bound = tm.PropagationMax
-	}
-	if cs := l.registrarsSynced(); cs > 0 {
-		l.step(StepDeregistered, l.deregisterAll(time.Now().Add(bound)))
-	}
-	dereg := time.Now()
+	dereg := l.deregisterBounded()
 
 	// Confirmation runs alongside the window and ends with it at the latest.
-	confirmCtx, endConfirm := context.WithCancel(context.Background())
-	var confirmWG sync.WaitGroup
-	if cs := l.confirmers(); len(cs) > 0 {
-		confirmWG.Add(1)
-		go func() {
-			defer confirmWG.Done()
-			errs := make([]error, len(cs))
-			var wg sync.WaitGroup
-			for i, c := range cs {
-				wg.Add(1)
-				go func() { defer wg.Done(); errs[i] = c.Confirm(confirmCtx) }()
-			}
-			wg.Wait()
-			l.step(StepConfirmed, errors.Join(errs...))
-		}()
-	}
-
+	endConfirm := l.confirmDuringWindow()
 	if served {
 		l.awaitWindow(dereg)
 	}
-	l.endWindow()
+	l.phase.reach(phaseWindowEnded)
 	l.step(StepWindowEnded, nil)
 	endConfirm()
-	confirmWG.Wait()
 
 	cut := false
 	if served {
@@ -72,6 +47,44 @@ func (l *Lifecycle) drainSequence(served bool, servers []namedServer, stopSync f
 	l.runStopHooks(graceEnd)
 	l.step(StepStopHooksDone, nil)
 	return cut
+}
+
+// deregisterBounded deregisters every synced registrar within
+// registry.deregister_timeout (capped by propagation.max when there is a
+// window), records StepDeregistered if there was any, and returns when
+// deregistration finished.
+func (l *Lifecycle) deregisterBounded() time.Time {
+	tm := l.opts.timings
+	bound := l.opts.deregister
+	if tm.PropagationMax > 0 && tm.PropagationMax < bound {
+		bound = tm.PropagationMax
+	}
+	if cs := l.registrarsSynced(); cs > 0 {
+		l.step(StepDeregistered, l.deregisterAll(time.Now().Add(bound)))
+	}
+	return time.Now()
+}
+
+// confirmDuringWindow starts the registrars' Confirm calls, if any can
+// confirm, and returns end, which cancels those still running (the window is
+// over) and waits for StepConfirmed to be recorded.
+func (l *Lifecycle) confirmDuringWindow() (end func()) {
+	cs := l.confirmers()
+	if len(cs) == 0 {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var confirming sync.WaitGroup
+	confirming.Go(func() {
+		errs := make([]error, len(cs))
+		var each sync.WaitGroup
+		for i, c := range cs {
+			each.Go(func() { errs[i] = c.Confirm(ctx) })
+		}
+		each.Wait()
+		l.step(StepConfirmed, errors.Join(errs...))
+	})
+	return func() { cancel(); confirming.Wait() }
 }
 
 func (l *Lifecycle) registrarsSynced() int {
@@ -111,12 +124,11 @@ func (l *Lifecycle) closeAndAwait(servers []namedServer, graceEnd time.Time) boo
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	idle := make([]bool, len(servers))
-	var wg sync.WaitGroup
+	var awaiting sync.WaitGroup
 	for i, s := range servers {
-		wg.Add(1)
-		go func() { defer wg.Done(); idle[i] = s.s.AwaitIdle(ctx) == nil }()
+		awaiting.Go(func() { idle[i] = s.s.AwaitIdle(ctx) == nil })
 	}
-	wg.Wait()
+	awaiting.Wait()
 
 	forced := 0
 	for i, s := range servers {

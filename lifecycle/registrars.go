@@ -18,7 +18,7 @@ type registrarState struct {
 func (l *Lifecycle) recordRegistry(rs *registrarState, op string, st State, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	rs.info = RegistryInfo{Name: rs.name, LastOp: op, LastState: st, At: l.opts.now()}
+	rs.info = RegistryInfo{Name: rs.name, LastOp: op, LastState: st, At: time.Now()}
 	if op == "sync" {
 		rs.synced = true
 	}
@@ -66,11 +66,9 @@ func (l *Lifecycle) deregisterAll(deadline time.Time) error {
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	errs := make([]error, len(todo))
-	var wg sync.WaitGroup
+	var each sync.WaitGroup
 	for i, rs := range todo {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		each.Go(func() {
 			err := rs.r.Deregister(ctx)
 			l.recordRegistry(rs, "deregister", Draining, err)
 			if err != nil {
@@ -80,9 +78,9 @@ func (l *Lifecycle) deregisterAll(deadline time.Time) error {
 				}
 				errs[i] = errors.New(msg)
 			}
-		}()
+		})
 	}
-	wg.Wait()
+	each.Wait()
 	return errors.Join(errs...)
 }
 

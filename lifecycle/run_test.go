@@ -65,7 +65,7 @@ func TestRunDrainSequenceOrder(t *testing.T) {
 		t.Fatalf("state %s, transitions %v", l.State(), obs.ts)
 	}
 	select {
-	case <-l.stopped:
+	case <-l.phase.wait(phaseStopped):
 	default:
 		t.Fatal("stopped not closed")
 	}
@@ -163,7 +163,7 @@ func TestWarmupFailure(t *testing.T) {
 		t.Fatalf("state %s calls %v", l.State(), rec.list())
 	}
 	select { // POST /drain?wait=propagation must not hang after a failed warm-up
-	case <-l.windowEnded:
+	case <-l.phase.wait(phaseWindowEnded):
 	default:
 		t.Fatal("WindowEnded not closed after a failed warm-up")
 	}
@@ -623,7 +623,7 @@ func TestPreStopWaiterMarkedOnEntry(t *testing.T) {
 	if err := l.WaitPropagation(gaveUp); err == nil {
 		t.Fatal("WaitPropagation with a cancelled context returned nil")
 	}
-	<-l.windowEnded
+	<-l.phase.wait(phaseWindowEnded)
 	select {
 	case err := <-res:
 		t.Fatalf("Run returned (%v) without waiting for the signal that follows the hook", err)
