@@ -114,7 +114,7 @@ func (l *Lifecycle) checkRound(ctx context.Context, checkers []Checker) bool {
 func (l *Lifecycle) applyCheckRound(fails, oks int) {
 	co := l.opts.checks
 	l.mu.Lock()
-	st, op := State(l.state.Load()), l.operatorEjected
+	st, op := State(l.state.Load()), l.operatorEjectedLocked()
 	l.mu.Unlock()
 	switch {
 	case st == Ready && fails >= co.FailureThreshold:
@@ -122,7 +122,7 @@ func (l *Lifecycle) applyCheckRound(fails, oks int) {
 			func(s State) error { return skipUnless(s == Ready) })
 	case st == Ejected && !op && oks >= co.SuccessThreshold:
 		_, _ = l.transition(Ready, CauseChecks, fmt.Sprintf("readiness checks passed %d times in a row", oks),
-			func(s State) error { return skipUnless(s == Ejected && !l.operatorEjected) })
+			func(s State) error { return skipUnless(s == Ejected && !l.operatorEjectedLocked()) })
 	}
 }
 

@@ -59,8 +59,8 @@ func (l *Lifecycle) deregisterBounded() time.Time {
 	if tm.PropagationMax > 0 && tm.PropagationMax < bound {
 		bound = tm.PropagationMax
 	}
-	if cs := l.registrarsSynced(); cs > 0 {
-		l.step(StepDeregistered, l.deregisterAll(time.Now().Add(bound)))
+	if synced := l.syncedRegistrars(); len(synced) > 0 {
+		l.step(StepDeregistered, l.deregisterAll(synced, time.Now().Add(bound)))
 	}
 	return time.Now()
 }
@@ -85,18 +85,6 @@ func (l *Lifecycle) confirmDuringWindow() (end func()) {
 		l.step(StepConfirmed, errors.Join(errs...))
 	})
 	return func() { cancel(); confirming.Wait() }
-}
-
-func (l *Lifecycle) registrarsSynced() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := 0
-	for _, rs := range l.registrars {
-		if rs.synced {
-			n++
-		}
-	}
-	return n
 }
 
 // closeAndAwait closes all listeners, waits for in-flight work up to

@@ -26,17 +26,16 @@ type Lifecycle struct {
 	preStopWaited atomic.Bool   // WaitPropagation was called (a preStop hook waits)
 	signaled      chan struct{} // closed by watchSignals on Run's first signal
 
-	mu              sync.Mutex
-	last            Transition
-	operatorEjected bool
-	subs            map[*Subscription]struct{}
-	warmups, stops  []hook
-	servers         []namedServer
-	registrars      []*registrarState
-	checkers        []Checker
-	checkResults    []CheckResult
-	timeline        Timeline // Start is t0: see drainStart
-	running         bool
+	mu             sync.Mutex
+	last           Transition // the one into the current state; see operatorEjectedLocked
+	subs           map[*Subscription]struct{}
+	warmups, stops []hook
+	servers        []namedServer
+	registrars     []*registrarState
+	checkers       []Checker
+	checkResults   []CheckResult
+	timeline       Timeline // Start is t0: see drainStart
+	running        bool
 }
 
 type hook struct {
@@ -190,8 +189,7 @@ func (l *Lifecycle) Eject(reason string) error {
 		if from != Ejected {
 			return nil
 		}
-		if !l.operatorEjected {
-			l.operatorEjected = true
+		if !l.operatorEjectedLocked() {
 			t := Transition{From: Ejected, To: Ejected, Cause: CauseOperator, Reason: reason, At: time.Now()}
 			l.last = t
 			for s := range l.subs {
@@ -218,7 +216,7 @@ func (l *Lifecycle) Restore(reason string) error {
 			return errSkip
 		case from != Ejected:
 			return &TransitionError{From: from, To: Ready}
-		case !l.operatorEjected:
+		case !l.operatorEjectedLocked():
 			return ErrNotOperatorEjected
 		}
 		return nil
@@ -241,6 +239,14 @@ func (l *Lifecycle) WaitPropagation(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// operatorEjectedLocked reports whether an operator ejected the instance:
+// derived, not kept, from the state (EJECTED) and the cause of the transition
+// into it (an operator's Eject, or its re-eject of a check-ejected instance,
+// which Eject records as EJECTED -> EJECTED). l.mu is held.
+func (l *Lifecycle) operatorEjectedLocked() bool {
+	return State(l.state.Load()) == Ejected && l.last.Cause == CauseOperator
 }
 
 // errSkip, returned by a transition guard, makes the call a no-op.
@@ -267,12 +273,7 @@ func (l *Lifecycle) transition(to State, cause Cause, reason string, guard func(
 	}
 	t := Transition{From: from, To: to, Cause: cause, Reason: reason, At: time.Now()}
 	l.last = t
-	switch to {
-	case Ejected:
-		l.operatorEjected = cause == CauseOperator
-	case Ready:
-		l.operatorEjected = false
-	case Draining:
+	if to == Draining {
 		l.timeline = Timeline{Start: t.At, Reason: reason} // t0, before the state says DRAINING
 	}
 	l.state.Store(int32(to))

@@ -52,17 +52,23 @@ func (l *Lifecycle) syncRegistrar(ctx context.Context, rs *registrarState) {
 	}
 }
 
-// deregisterAll calls Deregister on every registrar that was synced,
-// concurrently, bounded by deadline. It returns the joined errors.
-func (l *Lifecycle) deregisterAll(deadline time.Time) error {
+// syncedRegistrars returns the registrars whose Sync was called: the ones
+// that may be registered, so the only ones to deregister and confirm.
+func (l *Lifecycle) syncedRegistrars() []*registrarState {
 	l.mu.Lock()
-	var todo []*registrarState
+	defer l.mu.Unlock()
+	var synced []*registrarState
 	for _, rs := range l.registrars {
 		if rs.synced {
-			todo = append(todo, rs)
+			synced = append(synced, rs)
 		}
 	}
-	l.mu.Unlock()
+	return synced
+}
+
+// deregisterAll calls Deregister on every registrar of todo, concurrently,
+// bounded by deadline. It returns the joined errors.
+func (l *Lifecycle) deregisterAll(todo []*registrarState, deadline time.Time) error {
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	errs := make([]error, len(todo))
@@ -84,13 +90,12 @@ func (l *Lifecycle) deregisterAll(deadline time.Time) error {
 	return errors.Join(errs...)
 }
 
-// confirmers returns the registrars that can confirm their deregistration.
+// confirmers returns the synced registrars that can confirm their
+// deregistration.
 func (l *Lifecycle) confirmers() []DeregistrationConfirmer {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	var cs []DeregistrationConfirmer
-	for _, rs := range l.registrars {
-		if c, ok := rs.r.(DeregistrationConfirmer); ok && rs.synced {
+	for _, rs := range l.syncedRegistrars() {
+		if c, ok := rs.r.(DeregistrationConfirmer); ok {
 			cs = append(cs, c)
 		}
 	}
