@@ -12,18 +12,18 @@ import (
 //
 //  1. handles the configured signals (SIGTERM, SIGINT): the first starts the
 //     drain, a second forces exit with code 128+signal number at once;
-//  2. runs the warm-up hooks (a drain request cancels them and Run returns
-//     nil without ever becoming READY; a failure returns exit code 1);
-//  3. starts the servers, moves to READY, and starts the registrars and
-//     readiness checks;
-//  4. waits for a drain request (signal, POST /drain, Drain, ctx done, or a
-//     server failing) and runs the drain sequence within Timings.GracePeriod;
-//  5. if a preStop hook waited for the window (POST /drain?wait=propagation)
-//     and no signal has come yet, waits for the kubelet's SIGTERM, which
-//     follows the hook's return, at most preStopLinger and never past the
-//     grace period: exiting earlier would kill the hook's exec and make the
-//     kubelet report a failed preStop hook;
-//  6. moves to STOPPED, logs the timeline and returns.
+//  2. warms up: runs the warm-up hooks (a drain request cancels them and Run
+//     returns nil without ever becoming READY; a failure returns exit code 1);
+//  3. serves: starts the servers, moves to READY, and starts the registrars
+//     and readiness checks;
+//  4. awaits the drain (signal, POST /drain, Drain, ctx done, or a server
+//     failing) and runs the drain sequence within Timings.GracePeriod;
+//  5. lingers after preStop: if a preStop hook waited for the window (POST
+//     /drain?wait=propagation) and no signal has come yet, waits for the
+//     kubelet's SIGTERM, which follows the hook's return, at most
+//     preStopLinger and never past the grace period: exiting earlier would
+//     kill the hook's exec and make the kubelet report a failed preStop hook;
+//  6. finishes: moves to STOPPED, logs the timeline and returns.
 //
 // It returns nil when the drain completed, or an *ExitError; pass the result
 // to ExitCode. Deferred functions in main run after Run returns, so call
@@ -256,46 +256,4 @@ func (l *Lifecycle) finish(cut bool, failure error) error {
 	}
 	l.opts.logger.Info("drainkit: drain complete", "exit_code", 0, "timeline", tl)
 	return err
-}
-
-// runWarmupHooks runs the warm-up hooks in order within warmup.timeout. A
-// drain request cancels it; a hook that ignores cancellation is abandoned.
-func (l *Lifecycle) runWarmupHooks(ctx context.Context) error {
-	l.mu.Lock()
-	hooks := append([]hook(nil), l.warmups...)
-	l.mu.Unlock()
-	ctx, cancel := context.WithTimeout(ctx, l.opts.timings.WarmupTimeout)
-	defer cancel()
-	go func() {
-		select {
-		case <-l.phase.wait(phaseDraining):
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	for _, h := range hooks {
-		if err := callHook(ctx, h); err != nil {
-			if errors.Is(err, context.DeadlineExceeded) {
-				return fmt.Errorf("warm-up hook %s: warmup.timeout %s exceeded: %w", h.name, l.opts.timings.WarmupTimeout, err)
-			}
-			return fmt.Errorf("warm-up hook %s: %w", h.name, err)
-		}
-	}
-	return nil
-}
-
-// waitBounded waits for wg up to d and reports whether it finished. A private
-// copy of internal/syncx's bounded wait: lifecycle imports nothing of the
-// module (layout rule).
-func waitBounded(wg *sync.WaitGroup, d time.Duration) bool {
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-done:
-		return true
-	case <-t.C:
-		return false
-	}
 }
