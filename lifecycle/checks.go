@@ -50,9 +50,7 @@ func (c CheckOptions) Validate() error {
 // runChecks runs check rounds every Interval until ctx is done. A round passes
 // when every check passes within Timeout.
 func (l *Lifecycle) runChecks(ctx context.Context) {
-	l.mu.Lock()
-	checkers := append([]Checker(nil), l.checkers...)
-	l.mu.Unlock()
+	checkers := locked(l, &l.checkers)
 	if len(checkers) == 0 {
 		return
 	}

@@ -4,15 +4,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
+
+// locked returns a copy of the list *s (hooks, checkers), taken under l.mu:
+// they are added before Run and read by it.
+func locked[T any](l *Lifecycle, s *[]T) []T {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(*s)
+}
 
 // runWarmupHooks runs the warm-up hooks in order within warmup.timeout. A
 // drain request cancels it; a hook that ignores cancellation is abandoned.
 func (l *Lifecycle) runWarmupHooks(ctx context.Context) error {
-	l.mu.Lock()
-	hooks := append([]hook(nil), l.warmups...)
-	l.mu.Unlock()
+	hooks := locked(l, &l.warmups)
 	ctx, cancel := context.WithTimeout(ctx, l.opts.timings.WarmupTimeout)
 	defer cancel()
 	go func() {
@@ -36,9 +43,7 @@ func (l *Lifecycle) runWarmupHooks(ctx context.Context) error {
 // runStopHooks runs the stop hooks in reverse order, together bounded by
 // stop.timeout and by the grace period.
 func (l *Lifecycle) runStopHooks(graceEnd time.Time) {
-	l.mu.Lock()
-	hooks := append([]hook(nil), l.stops...)
-	l.mu.Unlock()
+	hooks := locked(l, &l.stops)
 	if len(hooks) == 0 {
 		return
 	}
