@@ -20,7 +20,8 @@ const (
 
 // phases is the one source of the phase: a counter of phases reached and
 // one channel per phase, closed when it is reached. The zero value is not
-// ready; use newPhases.
+// ready; use newPhases. A private copy of internal/syncx's Phase, cut to what
+// Run needs: lifecycle imports nothing of the module (layout rule).
 type phases struct {
 	mu      sync.Mutex
 	reached phase // the number of phases reached so far
