@@ -5,30 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/lifecycletest"
 )
-
-// idleServer is the smallest lifecycle.Server: it serves nothing, Serve
-// returns once the listeners are closed, and it is always idle.
-type idleServer struct {
-	once   sync.Once
-	closed chan struct{}
-}
-
-func newIdleServer() *idleServer { return &idleServer{closed: make(chan struct{})} }
-
-func (s *idleServer) Serve() error { <-s.closed; return nil }
-func (s *idleServer) LameDuck()    {}
-func (s *idleServer) CloseListeners() error {
-	s.once.Do(func() { close(s.closed) })
-	return nil
-}
-func (s *idleServer) AwaitIdle(context.Context) error { return nil }
-func (s *idleServer) ForceClose() int                 { return 0 }
-func (s *idleServer) InFlight() lifecycle.InFlight    { return lifecycle.InFlight{} }
 
 // transitions is an Observer that hands every transition to a channel, in
 // the order the lifecycle made them.
@@ -58,7 +39,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	lc.AddServer("api", newIdleServer())
+	lc.AddServer("api", lifecycletest.NewServer(lc)) // a fake with no request in flight
 	lc.OnWarmup("caches", func(context.Context) error { return nil })
 
 	done := make(chan error, 1)

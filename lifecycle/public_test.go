@@ -5,42 +5,12 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/lifecycletest"
 )
-
-// gateServer holds one request in flight until release, so a test can look at
-// the lifecycle while it is DRAINING.
-type gateServer struct {
-	idleServer
-	released    chan struct{}
-	releaseOnce sync.Once
-}
-
-func newGateServer() *gateServer {
-	return &gateServer{idleServer: *newIdleServer(), released: make(chan struct{})}
-}
-
-func (g *gateServer) AwaitIdle(ctx context.Context) error {
-	select {
-	case <-g.released:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-func (g *gateServer) InFlight() lifecycle.InFlight {
-	select {
-	case <-g.released:
-		return lifecycle.InFlight{}
-	default:
-		return lifecycle.InFlight{Requests: 1}
-	}
-}
-func (g *gateServer) release() { g.releaseOnce.Do(func() { close(g.released) }) }
 
 func newLifecycle(t *testing.T, opts ...lifecycle.Option) *lifecycle.Lifecycle {
 	t.Helper()
@@ -92,8 +62,9 @@ func awaitRun(t *testing.T, done <-chan error) error {
 // with only the exported API, as a service's main and its admin listener do.
 func TestDrainThroughThePublicAPI(t *testing.T) {
 	lc := newLifecycle(t)
-	gate := newGateServer()
-	lc.AddServer("api", gate)
+	srv := lifecycletest.NewServer(lc)
+	lc.AddServer("api", srv)
+	end := srv.Begin() // in flight until the test ends it, so the drain waits
 	sub := lc.Subscribe()
 	defer sub.Close()
 	if _, ok := lc.Timeline(); ok {
@@ -126,7 +97,7 @@ func TestDrainThroughThePublicAPI(t *testing.T) {
 		t.Errorf("Restore while draining: %v, want a *TransitionError", err)
 	}
 
-	gate.release()
+	end()
 	// A preStop hook waited for the window: Run lingers for the kubelet's
 	// SIGTERM, or until its context is done.
 	stop()
@@ -150,7 +121,7 @@ func TestDrainThroughThePublicAPI(t *testing.T) {
 // of rotation and back, as POST /eject and /restore do.
 func TestEjectRestoreThroughThePublicAPI(t *testing.T) {
 	lc := newLifecycle(t)
-	lc.AddServer("api", newIdleServer())
+	lc.AddServer("api", lifecycletest.NewServer(lc))
 	sub := lc.Subscribe()
 	defer sub.Close()
 	if err := lc.Restore("before READY"); !errors.As(err, new(*lifecycle.TransitionError)) {
