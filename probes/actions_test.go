@@ -78,7 +78,7 @@ func TestPostDrainWaitGivesUpWithTheCaller(t *testing.T) {
 		t.Errorf("state %s, want DRAINING (the drain continues without the caller)", st)
 	}
 	// Let the cleanup's drain finish quickly: nothing else shortens the window.
-	hs.gate.release()
+	hs.gate()
 	hs.stop(t)
 }
 

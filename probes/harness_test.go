@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/lifecycletest"
 	"github.com/drainkit/drainkit/probes"
 )
 
@@ -26,48 +27,12 @@ func testTimings() lifecycle.Timings {
 	}
 }
 
-// gateServer is a lifecycle.Server whose in-flight work ends only when the
-// test releases it, so a test can hold the lifecycle in DRAINING.
-type gateServer struct {
-	closed, released       chan struct{}
-	closeOnce, releaseOnce sync.Once
-}
-
-func newGateServer() *gateServer {
-	return &gateServer{closed: make(chan struct{}), released: make(chan struct{})}
-}
-
-func (g *gateServer) Serve() error { <-g.closed; return nil }
-func (g *gateServer) LameDuck()    {}
-func (g *gateServer) CloseListeners() error {
-	g.closeOnce.Do(func() { close(g.closed) })
-	return nil
-}
-func (g *gateServer) AwaitIdle(ctx context.Context) error {
-	select {
-	case <-g.released:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-func (g *gateServer) ForceClose() int { return 0 }
-func (g *gateServer) InFlight() lifecycle.InFlight {
-	select {
-	case <-g.released:
-		return lifecycle.InFlight{}
-	default:
-		return lifecycle.InFlight{Requests: 1}
-	}
-}
-func (g *gateServer) release() { g.releaseOnce.Do(func() { close(g.released) }) }
-
 // harness is a lifecycle with a gate server and a probes.Handler served on a
 // real 127.0.0.1 socket.
 type harness struct {
 	lc     *lifecycle.Lifecycle
 	window *windowObserver
-	gate   *gateServer
+	gate   func() // ends the request the server holds in flight, so the lifecycle stays in DRAINING until then
 	h      *probes.Handler
 	srv    *httptest.Server
 	runErr chan error
@@ -95,8 +60,9 @@ func newHarness(t *testing.T, popts probes.Options, lopts ...lifecycle.Option) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := &harness{lc: lc, window: window, gate: newGateServer(), h: h, srv: httptest.NewServer(h)}
-	lc.AddServer("gate", hs.gate)
+	srv := lifecycletest.NewServer(lc)
+	hs := &harness{lc: lc, window: window, gate: srv.Begin(), h: h, srv: httptest.NewServer(h)}
+	lc.AddServer("gate", srv)
 	t.Cleanup(func() {
 		hs.stop(t)
 		hs.srv.Close()
@@ -119,7 +85,7 @@ func (hs *harness) stop(t *testing.T) {
 	if hs.runErr == nil {
 		return
 	}
-	hs.gate.release()
+	hs.gate()
 	_ = hs.lc.Drain("test cleanup")
 	select {
 	case err := <-hs.runErr:
