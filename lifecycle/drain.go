@@ -19,8 +19,8 @@ func (l *Lifecycle) drainSequence(served bool, servers []namedServer, stopSync f
 	graceEnd := l.graceEnd()
 
 	// t0: readiness already fails (the transition did that); lame duck.
-	for _, s := range servers {
-		if served {
+	if served {
+		for _, s := range servers {
 			s.s.LameDuck()
 		}
 	}

@@ -90,7 +90,8 @@ func TestDrainThroughThePublicAPI(t *testing.T) {
 	}
 	lc.Arrived() // a stale client still sends
 	st := lc.Status()
-	if st.State != lifecycle.Draining || st.Timeline == nil || st.Timeline.Reason != "rollout" || st.Timeline.LateArrivals != 1 {
+	if st.State != lifecycle.Draining || st.InFlight.Requests != 1 || st.Timeline == nil ||
+		st.Timeline.Reason != "rollout" || st.Timeline.LateArrivals != 1 {
 		t.Fatalf("status while draining: %+v", st)
 	}
 	if err := lc.Restore("too late"); !errors.As(err, new(*lifecycle.TransitionError)) {
@@ -108,8 +109,10 @@ func TestDrainThroughThePublicAPI(t *testing.T) {
 	if !ok || lc.State() != lifecycle.Stopped {
 		t.Fatalf("after Run: state %s, timeline %v", lc.State(), ok)
 	}
+	// The request may end before or after the listeners close: InFlightAtClose
+	// is 0 or 1, and either way nothing is cut.
 	if !slices.ContainsFunc(tl.Steps, func(s lifecycle.Step) bool { return s.Name == lifecycle.StepIdle }) ||
-		tl.InFlightAtClose.Requests != 1 || tl.ForceClosed != 0 {
+		tl.InFlightAtClose.Requests > 1 || tl.ForceClosed != 0 {
 		t.Errorf("timeline %+v", tl)
 	}
 	if err := lc.Run(context.Background()); err == nil {
