@@ -77,7 +77,7 @@ func TestBadInputs(t *testing.T) {
 		{name: "quiet > max", env: []string{"DRAINKIT_PROPAGATION_QUIET=2s", "DRAINKIT_PROPAGATION_MIN=0", "DRAINKIT_PROPAGATION_MAX=1s"},
 			key: "propagation.quiet", want: []string{`"2s"`, "<= propagation.max (1s)"}},
 		{name: "budget overflow", env: []string{"DRAINKIT_PROPAGATION_MAX=25s"}, key: "grace_period",
-			want: []string{`"30s" (default)`, "propagation.max + drain.timeout + stop.timeout", "propagation.max 25s from env DRAINKIT_PROPAGATION_MAX"}},
+			want: []string{`"25s" (default)`, "propagation.max + drain.timeout + stop.timeout", "propagation.max 25s from env DRAINKIT_PROPAGATION_MAX"}},
 		{name: "unknown key in file", file: "c.yaml\npropagation:\n  mn: 5s\n", key: "propagation.mn",
 			want: []string{"is not a known key", "did you mean propagation.min?"}},
 		{name: "unknown top-level key", file: "c.json\n{\"timeouts\": {\"x\": 1}}", key: "timeouts.x",
@@ -332,7 +332,7 @@ func TestExampleLoadsAsDefaults(t *testing.T) {
 			t.Errorf("Example does not document %s", k)
 		}
 	}
-	if want := "grace_period 30s >= propagation.max 15s + drain.timeout 8s + stop.timeout 3s + margin 3s = 29s (1s to spare)"; config.Default().Describe() != want {
+	if want := "grace_period 25s >= propagation.max 12s + drain.timeout 6s + stop.timeout 3s + margin 2.5s = 23.5s (1.5s to spare)"; config.Default().Describe() != want {
 		t.Errorf("Describe = %q", config.Default().Describe())
 	}
 }
@@ -344,7 +344,7 @@ func TestValidateInCode(t *testing.T) {
 	}
 	c.Timings.PropagationMax = time.Minute
 	err := c.Validate()
-	if err == nil || !strings.HasPrefix(err.Error(), "grace_period: \"30s\" (default) is out of range") {
+	if err == nil || !strings.HasPrefix(err.Error(), "grace_period: \"25s\" (default) is out of range") {
 		t.Errorf("err = %v", err)
 	}
 }

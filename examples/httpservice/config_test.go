@@ -23,7 +23,7 @@ func TestBadSettingsFailAtStart(t *testing.T) {
 		want string
 	}{
 		{[]string{"DRAINKIT_PROPAGATION_MIN=banana"}, nil, "propagation.min"},
-		{[]string{"DRAINKIT_PROPAGATION_MIN=20s"}, nil, "propagation.min"}, // > max 15s
+		{[]string{"DRAINKIT_PROPAGATION_MIN=20s"}, nil, "propagation.min"}, // > max 12s
 		{[]string{"DRAINKIT_GRACE_PERIOD=5s"}, nil, "grace_period"},
 		{[]string{"DRAINKIT_CHECKS_FAILURE_THRESHOLD=0"}, nil, "checks.failure_threshold"},
 		{nil, []string{"--warmup", "-1s"}, "--warmup"},
