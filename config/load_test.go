@@ -10,6 +10,7 @@ import (
 
 	"github.com/drainkit/drainkit/config"
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/registry/consul"
 	"github.com/spf13/pflag"
 )
 
@@ -376,7 +377,7 @@ func TestConsulOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := c.Registry.ConsulOptions("svc", 8080)
+	o := consul.FromConfig(c.Registry, "svc", 8080)
 	if o.Service != "svc" || o.Port != 8080 || o.TTL != 30*time.Second || o.CallTimeout != time.Second ||
 		o.HeartbeatInterval != 0 || o.DeregisterCriticalServiceAfter != time.Minute {
 		t.Errorf("ConsulOptions = %+v", o)
@@ -386,12 +387,12 @@ func TestConsulOptions(t *testing.T) {
 	}
 	// Defaults agree with consul.DefaultOptions, and config accepts nothing
 	// consul would reject.
-	d := config.Default().Registry.ConsulOptions("svc", 1)
+	d := consul.FromConfig(config.Default().Registry, "svc", 1)
 	if err := d.Validate(); err != nil {
 		t.Errorf("defaults: %v", err)
 	}
 	c, err = config.Load(config.Sources{Env: []string{"DRAINKIT_REGISTRY_SERVICE=named"}})
-	if err != nil || c.Registry.ConsulOptions("svc", 1).Service != "named" {
+	if err != nil || consul.FromConfig(c.Registry, "svc", 1).Service != "named" {
 		t.Errorf("registry.service not used: %v", err)
 	}
 }

@@ -28,7 +28,7 @@ func setupRegistry(lc *lifecycle.Lifecycle, reg config.RegistryConfig, service s
 	if !ok {
 		return fmt.Errorf("registry: %s is not a TCP address", httpAddr)
 	}
-	opts := reg.ConsulOptions(service, tcp.Port)
+	opts := consul.FromConfig(reg, service, tcp.Port)
 	if !tcp.IP.IsUnspecified() {
 		opts.Address = tcp.IP.String()
 	}
