@@ -136,3 +136,11 @@ func WithName(name string) Option { return func(s *service) { s.name = name } }
 // WithAdminLimits replaces the admin listener's limits (default
 // DefaultAdminLimits).
 func WithAdminLimits(l AdminLimits) Option { return func(s *service) { s.adminLimits = l } }
+
+// OnStarted calls fn with every listener's bound address by name ("admin"
+// and one per WithHTTP/WithServer), when the start line is logged: inside
+// Run, after signals are handled, before the other warm-up hooks. fn must
+// return promptly.
+func OnStarted(fn func(addrs map[string]net.Addr)) Option {
+	return func(s *service) { s.onStarted = append(s.onStarted, fn) }
+}

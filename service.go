@@ -31,6 +31,7 @@ type service struct {
 	adminHandlers []adminHandler
 	setups        []func(*config.Config) ([]Option, error)
 	afterRun      []func(context.Context) error
+	onStarted     []func(map[string]net.Addr)
 	adminLimits   AdminLimits
 }
 
@@ -208,6 +209,9 @@ func (s *service) logStart(bound map[string]net.Addr) {
 		attrs = append(attrs, l.name, bound[l.name].String())
 	}
 	s.logger.Info("started", attrs...)
+	for _, fn := range s.onStarted {
+		fn(bound)
+	}
 }
 
 // httpServer is the ServerFunc of WithHTTPServer.

@@ -1,0 +1,202 @@
+package drainkit_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/drainkit/drainkit"
+	"github.com/drainkit/drainkit/config"
+)
+
+// started runs a service through the entry point with opts and returns its
+// listeners' addresses once it is READY; the service drains at cleanup.
+func started(t *testing.T, opts ...drainkit.Option) map[string]net.Addr {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	addrs := make(chan map[string]net.Addr, 1)
+	code := make(chan int, 1)
+	opts = append([]drainkit.Option{
+		drainkit.WithHTTP("http", ":0", http.NotFoundHandler()),
+		drainkit.OnStarted(func(a map[string]net.Addr) { addrs <- a }),
+		drainkit.WithLogger(slog.New(slog.DiscardHandler)),
+		drainkit.WithEnv([]string{}),
+	}, opts...)
+	go func() {
+		code <- drainkit.Run(ctx, []string{"--http-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0",
+			"--propagation-min", "0s", "--propagation-quiet", "0s", "--propagation-max", "0s"}, opts...)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case c := <-code:
+			if c != 0 {
+				t.Errorf("exit code %d", c)
+			}
+		case <-time.After(20 * time.Second):
+			t.Error("Run did not return within 20s of the drain")
+		}
+	})
+	select {
+	case a := <-addrs:
+		return a
+	case c := <-code:
+		t.Fatalf("Run returned %d before starting", c)
+	case <-time.After(15 * time.Second):
+		t.Fatal("no start within 15s")
+	}
+	return nil
+}
+
+// TestAdminSlowClients: 300 clients that hold admin connections (150 idle,
+// 150 sending their request a byte every 100ms, more than the connection
+// cap) never delay /readyz beyond 100 ms, and the server closes the idle
+// ones within its ReadHeaderTimeout.
+func TestAdminSlowClients(t *testing.T) {
+	limits := drainkit.DefaultAdminLimits
+	a := started(t)
+	admin := a["admin"].String()
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
+	var base time.Duration
+	pollOnce(t, client, admin) // warm
+	for range 10 { // the same polls without slow clients
+		base = max(base, pollOnce(t, client, admin))
+	}
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	closedIn := make(chan time.Duration, 150)
+	for i := range 300 {
+		opened := time.Now()
+		c, err := net.Dial("tcp", admin)
+		if err != nil {
+			t.Fatalf("dial %d: %v", i, err)
+		}
+		wg.Add(1)
+		if i%2 == 0 {
+			go func() { defer wg.Done(); closedIn <- idle(c, opened) }()
+		} else {
+			go func() { defer wg.Done(); trickle(c, stop) }()
+		}
+	}
+	defer func() { close(stop); wg.Wait() }()
+
+	var worst time.Duration
+	for range 30 {
+		if took := pollOnce(t, client, admin); took > worst {
+			worst = took
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("slowest /readyz with 300 slow clients: %s (without: %s)", worst, base)
+	// 100 ms, or twice the slowest poll without slow clients when the
+	// machine is so loaded that plain polls take longer than 50 ms.
+	if limit := max(100*time.Millisecond, 2*base); worst > limit {
+		t.Errorf("slowest /readyz took %s, want <= %s", worst, limit)
+	}
+	bound := limits.ReadHeaderTimeout + 2*time.Second // scheduling slack on a loaded machine
+	for range 150 {
+		if d := <-closedIn; d > bound {
+			t.Errorf("an idle connection was closed after %s, want <= %s", d, bound)
+		}
+	}
+}
+
+func pollOnce(t *testing.T, c *http.Client, admin string) time.Duration {
+	t.Helper()
+	start := time.Now()
+	resp, err := c.Get("http://" + admin + "/readyz")
+	if err != nil {
+		t.Fatalf("GET /readyz: %v", err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /readyz = %d", resp.StatusCode)
+	}
+	return time.Since(start)
+}
+
+// idle sends nothing and returns when the server closed the connection,
+// measured from opened.
+func idle(c net.Conn, opened time.Time) time.Duration {
+	defer c.Close()
+	_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	_, _ = io.Copy(io.Discard, c)
+	return time.Since(opened)
+}
+
+// trickle sends a request one byte every 100ms until the server closes the
+// connection or stop.
+func trickle(c net.Conn, stop <-chan struct{}) {
+	defer c.Close()
+	req := []byte("GET /readyz HTTP/1.1\r\nHost: x\r\nX-Slow: " + string(bytes.Repeat([]byte("a"), 200)) + "\r\n\r\n")
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for _, b := range req {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		if _, err := c.Write([]byte{b}); err != nil {
+			return
+		}
+	}
+}
+
+// TestBadSettingsOpenNothing: a bad setting exits 2 with a line naming it
+// and its source, and no listener was opened.
+func TestBadSettingsOpenNothing(t *testing.T) {
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	free := held.Addr().String()
+	held.Close() // free now: Run must not open it
+	for _, tc := range []struct {
+		name string
+		env  []string
+		args []string
+		opts []drainkit.Option
+		want string
+	}{
+		{"metrics without handler", []string{"DRAINKIT_ADMIN_METRICS=true"}, nil, nil, "env DRAINKIT_ADMIN_METRICS"},
+		{"bad duration", []string{"DRAINKIT_PROPAGATION_MIN=banana"}, nil, nil, "DRAINKIT_PROPAGATION_MIN"},
+		{"bad listener address", nil, []string{"--http-addr", "nope"}, nil, "--http-addr"},
+		{"unknown flag", nil, []string{"--nope"}, nil, "unknown flag: --nope"},
+		{"registrar check", nil, nil, []drainkit.Option{drainkit.WithRegistrar("reg", drainkit.Registration{
+			Check: func(*config.Config) error { return errors.New("REG_ADDR is not valid") },
+		})}, "registrar reg: REG_ADDR is not valid"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			args := append([]string{"--admin-addr", free}, tc.args...)
+			opts := append([]drainkit.Option{drainkit.WithHTTP("http", free, http.NotFoundHandler()),
+				drainkit.WithEnv(tc.env), drainkit.WithOutput(&out), drainkit.WithName("svc")}, tc.opts...)
+			code := drainkit.Run(context.Background(), args, opts...)
+			if code != 2 || !bytes.Contains(out.Bytes(), []byte(tc.want)) || !bytes.HasPrefix(out.Bytes(), []byte("svc: ")) {
+				t.Errorf("exit %d, output %q: want 2 and a line naming %q", code, out.String(), tc.want)
+			}
+			if c, err := net.Dial("tcp", free); err == nil {
+				c.Close()
+				t.Errorf("%s was opened", free)
+			}
+		})
+	}
+}
+
+func TestVersionFlag(t *testing.T) {
+	var out bytes.Buffer
+	code := drainkit.Run(context.Background(), []string{"--version"}, drainkit.WithOutput(&out), drainkit.WithName("svc"))
+	if code != 0 || !bytes.HasPrefix(out.Bytes(), []byte("svc ")) {
+		t.Errorf("exit %d, output %q", code, out.String())
+	}
+}
