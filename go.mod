@@ -1,9 +1,9 @@
 module github.com/drainkit/drainkit
 
-go 1.26.7
+go 1.26.0
 
 require (
-	github.com/hashicorp/consul/api v1.34.5
+	github.com/hashicorp/consul/api v1.34.4
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.72.0

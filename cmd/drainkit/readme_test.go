@@ -104,3 +104,58 @@ func TestReadmeProgramPassesDrill(t *testing.T) {
 		t.Fatalf("exit %d, %d of %d failed, drains %v\nstderr:\n%s", r.code, s.Failed, s.Requests, s.DrainSeconds, r.stderr)
 	}
 }
+
+// TestGoLineIsLowest: the module's go line is the highest go line among its
+// dependencies, no higher, so that users get no patch-level toolchain
+// requirement from drainkit itself.
+func TestGoLineIsLowest(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := goCmd(t, root, append(os.Environ(), "GOWORK=off", "GOTOOLCHAIN=local"), "list", "-m", "-f", "{{.Path}} {{.GoVersion}} {{.Main}}", "all")
+	var main, highest, from string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Fields(l)
+		if len(f) != 3 || f[1] == "" {
+			continue
+		}
+		if f[2] == "true" {
+			main = f[1]
+		} else if versionLess(highest, f[1]) {
+			highest, from = f[1], f[0]
+		}
+	}
+	if main != highest {
+		t.Errorf("go.mod says go %s; the highest a dependency needs is %s (%s)", main, highest, from)
+	}
+}
+
+// versionLess compares Go versions such as "1.25", "1.26.0" and "1.26.7".
+func versionLess(a, b string) bool {
+	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
+	for i := range max(len(pa), len(pb)) {
+		x, y := -1, -1
+		if i < len(pa) {
+			x = atoiOr(pa[i])
+		}
+		if i < len(pb) {
+			y = atoiOr(pb[i])
+		}
+		if x != y {
+			return x < y
+		}
+	}
+	return false
+}
+
+func atoiOr(s string) int {
+	n := 0
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			break
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
