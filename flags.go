@@ -30,7 +30,13 @@ func (s *service) parseFlags(args []string) (*pflag.FlagSet, map[string]*string,
 		addrs[l.name] = fs.String(l.name+"-addr", l.addr, "listener "+l.name+", host:port (port 0 picks a free port)")
 	}
 	version := fs.Bool("version", false, "print the version and exit")
+	for _, define := range s.defineFlags {
+		define(fs)
+	}
 	config.BindFlags(fs)
+	if f := fs.Lookup(config.FlagName("admin.addr")); f != nil && s.defaultAdmin != "" {
+		f.DefValue = s.defaultAdmin
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			fmt.Fprintf(s.out, "Usage: %s [flags]\n", s.name)

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/drainkit/drainkit/config"
 	"github.com/drainkit/drainkit/lifecycle"
 )
@@ -29,7 +31,8 @@ type ServerFunc func(lc *lifecycle.Lifecycle, ln net.Listener) (lifecycle.Server
 // setting and its source, which makes Main exit 2 with nothing started. Build
 // runs once the listeners are bound, with their real addresses by listener
 // name (a port 0 resolved), and returns the registrar; it returns nil, nil to
-// register nowhere (e.g. when no agent is configured).
+// register nowhere (e.g. when no agent is configured). A registrar that is
+// an io.Closer is closed by a stop hook, after the drain deregistered it.
 type Registration struct {
 	Check func(cfg *config.Config) error
 	Build func(cfg *config.Config, addrs map[string]net.Addr) (lifecycle.Registrar, error)
@@ -144,3 +147,14 @@ func WithAdminLimits(l AdminLimits) Option { return func(s *service) { s.adminLi
 func OnStarted(fn func(addrs map[string]net.Addr)) Option {
 	return func(s *service) { s.onStarted = append(s.onStarted, fn) }
 }
+
+// WithFlags lets the program define flags of its own on the entry point's
+// flag set before it is parsed; read their values in WithSetup or later.
+func WithFlags(define func(fs *pflag.FlagSet)) Option {
+	return func(s *service) { s.defineFlags = append(s.defineFlags, define) }
+}
+
+// WithDefaultAdminAddr replaces the admin listener's default address (":8081")
+// when no flag, variable or file sets admin.addr, e.g. "127.0.0.1:8081" for a
+// program that should expose nothing by default.
+func WithDefaultAdminAddr(addr string) Option { return func(s *service) { s.defaultAdmin = addr } }

@@ -11,6 +11,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/drainkit/drainkit/config"
 	"github.com/drainkit/drainkit/httpdrain"
 	"github.com/drainkit/drainkit/lifecycle"
@@ -32,6 +34,8 @@ type service struct {
 	setups        []func(*config.Config) ([]Option, error)
 	afterRun      []func(context.Context) error
 	onStarted     []func(map[string]net.Addr)
+	defineFlags   []func(*pflag.FlagSet)
+	defaultAdmin  string
 	adminLimits   AdminLimits
 }
 
@@ -66,6 +70,9 @@ func (s *service) prepare(args []string) (*config.Config, map[string]string, err
 	cfg, err := config.Load(config.Sources{Flags: fs, Env: s.env})
 	if err != nil {
 		return nil, nil, err
+	}
+	if s.defaultAdmin != "" && cfg.Source("admin.addr").Kind == config.FromDefault {
+		cfg.Admin.Addr = s.defaultAdmin
 	}
 	for i := 0; i < len(s.setups); i++ { // setups may add setups
 		more, err := s.setups[i](cfg)
@@ -157,6 +164,9 @@ func (s *service) wire(lc *lifecycle.Lifecycle, cfg *config.Config, lns map[stri
 		}
 		if reg != nil {
 			lc.AddRegistrar(r.name, reg)
+			if c, ok := reg.(io.Closer); ok { // after the drain's deregistration
+				lc.OnStop(r.name, func(context.Context) error { return c.Close() })
+			}
 		}
 	}
 	for _, f := range s.lcSetup {
