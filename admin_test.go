@@ -9,11 +9,13 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/drainkit/drainkit"
 	"github.com/drainkit/drainkit/config"
+	"github.com/drainkit/drainkit/internal/childtest"
 )
 
 // started runs a service through the entry point with opts and returns its
@@ -56,21 +58,39 @@ func started(t *testing.T, opts ...drainkit.Option) map[string]net.Addr {
 }
 
 // TestAdminSlowClients: 300 clients that hold admin connections (150 idle,
-// 150 sending their request a byte every 250ms, more than the connection
+// 150 sending their request a byte every 250ms; more than the connection
 // cap) never delay /readyz beyond 100 ms, and the server closes the idle
-// ones within its ReadHeaderTimeout.
+// ones within its ReadHeaderTimeout. The service is examples/minimal, the
+// README's program, started through the entry point as a child process
+// built without the race detector, as it runs in production.
 func TestAdminSlowClients(t *testing.T) {
 	limits := drainkit.DefaultAdminLimits
-	a := started(t)
-	admin := a["admin"].String()
+	bin, remove, err := childtest.Build("github.com/drainkit/drainkit/examples/minimal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer remove()
+	child := childtest.Start(t, bin, []string{"DRAINKIT_PROPAGATION_MIN=0s", "DRAINKIT_PROPAGATION_QUIET=0s", "DRAINKIT_PROPAGATION_MAX=0s"})
+	defer func() {
+		child.Signal(syscall.SIGTERM)
+		if code := child.WaitExit(20 * time.Second); code != 0 {
+			t.Errorf("exit code %d", code)
+		}
+	}()
+	admin := child.Admin
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
 	control := controlServer(t)
-	pollOnce(t, client, admin) // warm
+	for deadline := time.Now().Add(15 * time.Second); child.Probe("/readyz") != http.StatusOK; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("not ready within 15s")
+		}
+	}
 
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	closedIn := make(chan time.Duration, 150)
 	dialed := make(chan error, 1)
+	t0 := time.Now()
 	go func() { // the slow clients arrive over about a second, while polled
 		for i := range 300 {
 			opened := time.Now()
@@ -102,7 +122,7 @@ func TestAdminSlowClients(t *testing.T) {
 		worst, worstControl = max(worst, took), max(worstControl, ctl)
 		if took > 100*time.Millisecond && took-ctl > 100*time.Millisecond {
 			late++
-			t.Errorf("/readyz took %s (control %s), want <= 100ms", took, ctl)
+			t.Errorf("/readyz took %s (control %s) at %s, want <= 100ms", took, ctl, time.Since(t0))
 		}
 		select {
 		case err := <-dialed:
