@@ -16,6 +16,11 @@
 // exit; and 2 for bad flags or settings (nothing was started). --help prints
 // the flags and exits 0, --version the version line.
 //
+// admin.metrics (DRAINKIT_ADMIN_METRICS=true) needs a /metrics handler from
+// WithAdminHandler (a telemetry-using program supplies one, e.g. from
+// telemetry.NewPrometheus); without one Main refuses to start (exit 2)
+// rather than silently serving no metrics.
+//
 // The root package imports no registry client, gRPC or OpenTelemetry: those
 // plug in through WithServer, WithRegistrar, WithObserver, WithAdminHandler and
 // WithSetup. The packages lifecycle, probes, httpdrain, grpcdrain and config
