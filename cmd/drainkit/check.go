@@ -63,7 +63,10 @@ terminating the pod, and a preStop hook's time counts against it, so the whole d
 (grace_period, counted from the drain's start) must fit inside it, with slack for
 what happens outside the drain: the kubelet's clock starts before it execs the
 preStop hook (which starts the drain), and after the drain the process must exit.
-check asks for 5s of slack (terminationGracePeriodSeconds >= grace_period + 5s).
+check asks for 5s of slack (terminationGracePeriodSeconds >= grace_period + 5s);
+the defaults (grace_period 25s) are OK with Kubernetes' default of 30.
+--termination-grace-period takes whole seconds as the manifest writes them (30)
+or a duration (30s).
 
 Verdicts and exit status:
   0  OK    terminationGracePeriodSeconds >= grace_period + 5s
