@@ -1,6 +1,7 @@
 package httpdrain
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"io"
@@ -78,8 +79,9 @@ type trackedConn struct {
 	// connection is closed only once its writes have been quiet for a while.
 	wstart, wdone atomic.Int64
 
-	grace     *time.Timer // guarded by s.mu
-	seenWrite int64       // wstart at the last linger check; Serve's goroutine only
+	grace     *time.Timer             // guarded by s.mu
+	cancel    context.CancelCauseFunc // the connection context's; guarded by s.mu
+	seenWrite int64                   // wstart at the last linger check; Serve's goroutine only
 }
 
 // Read marks the arrival of request bytes on an idle (or, without TLS, a

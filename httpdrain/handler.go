@@ -47,6 +47,9 @@ func (t *tracker) done(r *http.Request, i int) {
 			s.hijackedInHandler.Add(-1)
 		}
 	}
+	if s.lameDuck.Load() {
+		s.noteCancelled(r.Context())
+	}
 	s.handlers.add(i, -1)
 	if s.closed.Load() {
 		s.wake()

@@ -86,7 +86,8 @@ func WithNewConnGrace(d time.Duration) Option {
 // afterwards: the lifecycle runs it. New wraps srv.Handler
 // (http.DefaultServeMux when nil) with in-flight tracking, chains its own
 // ConnState and ConnContext in front of any set by the caller (which keep
-// working), and installs net/http's HTTP/2 server through TLSNextProto (see
+// working; their contexts' values reach every request, their cancellation
+// does not: see ErrForceClosed), and installs net/http's HTTP/2 server through TLSNextProto (see
 // the package documentation; a TLSNextProto set by the caller is kept).
 //
 // ln must yield plain connections. To serve TLS (and HTTP/2 over TLS), set
@@ -124,16 +125,11 @@ func New(lc *lifecycle.Lifecycle, srv *http.Server, ln net.Listener, opts ...Opt
 
 	s.userConnState = srv.ConnState
 	srv.ConnState = s.connState
-	s.userConnContext = srv.ConnContext
-	srv.ConnContext = func(ctx context.Context, nc net.Conn) context.Context {
-		if s.userConnContext != nil {
-			ctx = s.userConnContext(ctx, nc)
-		}
-		if c := connOf(nc); c != nil {
-			ctx = context.WithValue(ctx, connKey{}, c)
-		}
-		return ctx
+	if srv.BaseContext != nil {
+		srv.BaseContext = detachBase(srv.BaseContext)
 	}
+	s.userConnContext = srv.ConnContext
+	srv.ConnContext = s.connContext
 	s.setupHTTP2()
 	return s
 }
@@ -316,6 +312,7 @@ func (s *Server) ForceClose() int {
 	}
 	n := s.requests() + s.hijacked.Load()
 	s.mu.Lock()
+	s.cancelAllLocked()
 	for c := range s.conns {
 		if c.phase.Load() == phReading {
 			n++

@@ -23,6 +23,7 @@ type Lifecycle struct {
 	t0       time.Time    // written once before draining is set
 	late     atomic.Int64 // late arrivals
 	lastLate atomic.Int64 // offset of the last late arrival from t0, ns
+	early    atomic.Int64 // requests cancelled early (CancelledEarly)
 
 	preStopWaited atomic.Bool   // WaitPropagation was called (a preStop hook waits)
 	signaled      chan struct{} // closed on Run's first signal
@@ -130,6 +131,12 @@ func (l *Lifecycle) lateArrival() {
 		}
 	}
 }
+
+// CancelledEarly reports one request, call or stream whose context was
+// cancelled during the drain by something other than its client or the drain
+// deadline (Timeline.CancelledEarly). Servers call it as the handler returns;
+// it costs one atomic add.
+func (l *Lifecycle) CancelledEarly() { l.early.Add(1) }
 
 // OnWarmup adds a warm-up hook. Hooks run in order of registration, all
 // together bounded by Timings.WarmupTimeout; the first error fails warm-up
@@ -398,6 +405,7 @@ func (l *Lifecycle) timelineLocked() Timeline {
 	tl := l.timeline.clone()
 	tl.LateArrivals = l.late.Load()
 	tl.LastLateArrival = time.Duration(l.lastLate.Load())
+	tl.CancelledEarly = l.early.Load()
 	return tl
 }
 
