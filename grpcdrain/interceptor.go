@@ -3,7 +3,9 @@ package grpcdrain
 import (
 	"context"
 	"strings"
+	"unsafe"
 
+	"github.com/drainkit/drainkit/internal/syncx"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	healthgrpc "google.golang.org/grpc/health/grpc_health_v1"
@@ -14,16 +16,24 @@ import (
 // call.
 const healthPrefix = "/grpc.health.v1.Health/"
 
+// Kinds of in-flight work in Server.counts.
+const (
+	call   syncx.Kind = 0
+	stream syncx.Kind = 1
+)
+
 // unary is the request path of a unary call: it reports the arrival to the
 // lifecycle (except health checks, which are not traffic) and counts the
-// call as in flight while its handler runs. It allocates nothing.
+// call as in flight while its handler runs. It allocates nothing. Its
+// stripe comes from the address of info, which grpc-go allocates per call
+// on the core serving it (syncx.StripeOf).
 func (s *Server) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	if !strings.HasPrefix(info.FullMethod, healthPrefix) {
 		s.lc.Arrived()
 	}
-	i := pick()
-	s.counts.begin(i, call)
-	defer s.done(i, call)
+	i := syncx.StripeOf(unsafe.Pointer(info))
+	s.counts.Begin(i, call)
+	defer s.done(ctx, i, call)
 	return handler(ctx, req)
 }
 
@@ -37,18 +47,35 @@ func (s *Server) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerIn
 	if !strings.HasPrefix(info.FullMethod, healthPrefix) {
 		s.lc.Arrived()
 	}
-	i := pick()
-	s.counts.begin(i, stream)
-	defer s.done(i, stream)
+	i := syncx.StripeOf(unsafe.Pointer(info))
+	s.counts.Begin(i, stream)
+	defer s.streamDone(ss, i)
 	return handler(srv, ss)
 }
 
-// done ends a handler's in-flight life and, once the drain waits for
+// done ends a handler's in-flight life. Before the drain that is one atomic
+// add and one atomic load.
+func (s *Server) done(ctx context.Context, i int, k syncx.Kind) {
+	s.counts.End(i, k)
+	if s.phase.Reached(lameDuck) {
+		s.doneDraining(ctx)
+	}
+}
+
+func (s *Server) streamDone(ss grpc.ServerStream, i int) {
+	s.counts.End(i, stream)
+	if s.phase.Reached(lameDuck) {
+		s.doneDraining(ss.Context())
+	}
+}
+
+// doneDraining is the end of a handler during the drain: it reports a call
+// cancelled early (see noteCancelled) and, once the drain waits for
 // in-flight work, wakes AwaitIdle.
-func (s *Server) done(i int, k kind) {
-	s.counts.end(i, k)
-	if s.awaiting.Load() {
-		s.wake()
+func (s *Server) doneDraining(ctx context.Context) {
+	s.noteCancelled(ctx)
+	if s.phase.Reached(closed) {
+		s.wake.Notify()
 	}
 }
 
