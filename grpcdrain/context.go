@@ -2,7 +2,6 @@ package grpcdrain
 
 import (
 	"context"
-	"errors"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/stats"
@@ -39,8 +38,8 @@ func (d detachedStats) TagConn(ctx context.Context, info *stats.ConnTagInfo) con
 	return context.WithoutCancel(d.Handler.TagConn(ctx, info))
 }
 
-// noteCancelled reports a call whose context was cancelled during the drain
-// by something other than its client (grpc-go cancels with
+// noteCancelled reports a call whose context was cancelled by something
+// other than its client (grpc-go cancels with
 // context.Canceled when the client cancels or the connection closes, which
 // includes ForceClose, and with context.DeadlineExceeded at the client's
 // deadline): Timeline.CancelledEarly. Only a cancellation with another cause
@@ -48,10 +47,9 @@ func (d detachedStats) TagConn(ctx context.Context, info *stats.ConnTagInfo) con
 // received"; an application context cancelled without a cause cannot be told
 // from the client's cancellation.
 func (s *Server) noteCancelled(ctx context.Context) {
-	if ctx.Err() == nil {
-		return
-	}
-	if cause := context.Cause(ctx); errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded) {
+	// Compared by identity: signal.NotifyContext's cause "is"
+	// context.Canceled for errors.Is.
+	if cause := context.Cause(ctx); cause == context.Canceled || cause == context.DeadlineExceeded {
 		return
 	}
 	s.lc.CancelledEarly()

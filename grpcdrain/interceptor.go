@@ -53,31 +53,22 @@ func (s *Server) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerIn
 	return handler(srv, ss)
 }
 
-// done ends a handler's in-flight life. Before the drain that is one atomic
-// add and one atomic load.
+// done ends a handler's in-flight life: an atomic add and two atomic loads
+// (the context's and the phase's). A call whose context was cancelled is
+// examined (see noteCancelled): whatever cancelled it, the application's
+// signal among them, may have acted just before the drain's t0. From the
+// listeners' closing on, done wakes AwaitIdle.
 func (s *Server) done(ctx context.Context, i int, k syncx.Kind) {
 	s.counts.End(i, k)
-	if s.phase.Reached(lameDuck) {
-		s.doneDraining(ctx)
+	if ctx.Err() != nil {
+		s.noteCancelled(ctx)
 	}
-}
-
-func (s *Server) streamDone(ss grpc.ServerStream, i int) {
-	s.counts.End(i, stream)
-	if s.phase.Reached(lameDuck) {
-		s.doneDraining(ss.Context())
-	}
-}
-
-// doneDraining is the end of a handler during the drain: it reports a call
-// cancelled early (see noteCancelled) and, once the drain waits for
-// in-flight work, wakes AwaitIdle.
-func (s *Server) doneDraining(ctx context.Context) {
-	s.noteCancelled(ctx)
 	if s.phase.Reached(closed) {
 		s.wake.Notify()
 	}
 }
+
+func (s *Server) streamDone(ss grpc.ServerStream, i int) { s.done(ss.Context(), i, stream) }
 
 // watch runs a health Watch whose stream context is also cancelled when the
 // listeners close: the watcher has seen NOT_SERVING since t0, and the stream

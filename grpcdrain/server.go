@@ -59,7 +59,9 @@ type Option func(*Server)
 // interceptors, stats handlers, ...) to every grpc.Server that New's Server
 // builds. They come after drainkit's own interceptors, which are installed
 // with grpc.ChainUnaryInterceptor and grpc.ChainStreamInterceptor, so the
-// caller's interceptors, chained or not, keep working.
+// caller's interceptors, chained or not, keep working. Pass stats handlers
+// with WithStatsHandler instead of grpc.StatsHandler, so that a connection
+// context of the application's cannot cancel calls at its signal.
 func WithServerOptions(opts ...grpc.ServerOption) Option {
 	return func(s *Server) { s.grpcOpts = append(s.grpcOpts, opts...) }
 }

@@ -55,16 +55,13 @@ func (s *Server) cancelAllLocked() {
 	}
 }
 
-// noteCancelled reports a request whose context was cancelled during the
-// drain by something other than its client (net/http cancels with
+// noteCancelled reports a request whose context was cancelled by something
+// other than its client (net/http cancels with
 // context.Canceled when the connection's peer goes away) or the drain
 // deadline (ErrForceClosed): Timeline.CancelledEarly. With the contexts
 // detached above, this is the safety net for a cancellation that reaches a
 // request some other way.
 func (s *Server) noteCancelled(ctx context.Context) {
-	if ctx.Err() == nil {
-		return
-	}
 	if cause := context.Cause(ctx); cause == context.Canceled || errors.Is(cause, ErrForceClosed) {
 		return
 	}

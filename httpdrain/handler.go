@@ -47,7 +47,7 @@ func (t *tracker) done(r *http.Request, i int) {
 			s.hijackedInHandler.Add(-1)
 		}
 	}
-	if s.lameDuck.Load() {
+	if r.Context().Err() != nil {
 		s.noteCancelled(r.Context())
 	}
 	s.handlers.add(i, -1)

@@ -40,7 +40,7 @@ type Timeline struct {
 	// drain timeout; non-zero makes Run exit with code 1.
 	ForceClosed int `json:"force_closed"`
 	// CancelledEarly counts requests, calls and streams whose context was
-	// cancelled while they ran, during the drain, by something other than
+	// cancelled while they ran by something other than
 	// their client or the drain deadline (for instance an application
 	// context cancelled on SIGTERM that reached them through a server hook);
 	// servers report each with Lifecycle.CancelledEarly. Their clients most
