@@ -28,6 +28,8 @@ func busyPhase(p int32) bool {
 	return p == phNew || p == phReading || p == phActive || p == phHijacked
 }
 
+func closedPhase(p int32) bool { return p == phClosing || p == phClosed }
+
 // errTLSListener is returned by Serve when the listener yields *tls.Conn.
 var errTLSListener = errors.New("httpdrain: the listener returned a *tls.Conn: pass a plain listener and set http.Server.TLSConfig; httpdrain serves TLS itself")
 
@@ -148,6 +150,9 @@ func (c *trackedConn) move(from, to int32) bool {
 		return false
 	}
 	c.s.busyChanged(busyPhase(from), busyPhase(to))
+	if closedPhase(to) && !closedPhase(from) {
+		c.s.connClosed()
+	}
 	return true
 }
 
@@ -187,7 +192,7 @@ func (c *trackedConn) closed() {
 	}
 	if from == phHijacked {
 		c.s.hijacked.Add(-1)
-		c.s.wake()
+		c.s.wake.Notify()
 	}
 	c.s.untrack(c)
 }
@@ -223,7 +228,7 @@ func (s *Server) connState(nc net.Conn, st http.ConnState) {
 				c.set(phH2Idle)
 			} else {
 				c.set(phIdle)
-				if s.closed.Load() {
+				if s.phase.Reached(closed) {
 					// The response went out without Connection: close (it began
 					// before the drain); the window is over, so close it now.
 					c.closeIf(phIdle)

@@ -3,7 +3,9 @@ package httpdrain
 import (
 	"context"
 	"net/http"
+	"unsafe"
 
+	"github.com/drainkit/drainkit/internal/syncx"
 	"github.com/drainkit/drainkit/lifecycle"
 )
 
@@ -26,13 +28,13 @@ var connectionClose = []string{"close"}
 func (t *tracker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s := t.s
 	t.lc.Arrived()
-	if s.lameDuck.Load() {
+	if s.phase.Reached(lameDuck) {
 		if _, upgrade := r.Header["Upgrade"]; !upgrade {
 			w.Header()["Connection"] = connectionClose
 		}
 	}
-	i := stripeOf(r)
-	s.handlers.add(i, 1)
+	i := syncx.StripeOf(unsafe.Pointer(r)) // r is allocated per request on the core serving it
+	s.handlers.Begin(i, 0)
 	defer t.done(r, i)
 	t.next.ServeHTTP(w, r)
 }
@@ -50,9 +52,9 @@ func (t *tracker) done(r *http.Request, i int) {
 	if r.Context().Err() != nil {
 		s.noteCancelled(r.Context())
 	}
-	s.handlers.add(i, -1)
-	if s.closed.Load() {
-		s.wake()
+	s.handlers.End(i, 0)
+	if s.phase.Reached(closed) {
+		s.wake.Notify()
 	}
 }
 
@@ -77,7 +79,7 @@ type connKey struct{}
 // connection.
 func Draining(ctx context.Context) <-chan struct{} {
 	if c, ok := ctx.Value(connKey{}).(*trackedConn); ok {
-		return c.s.drainCh
+		return c.s.phase.Done(lameDuck)
 	}
 	return nil
 }
