@@ -81,18 +81,22 @@ func benchUnary(b *testing.B, unary grpc.UnaryServerInterceptor) {
 	b.Run("seq", func(b *testing.B) {
 		ctx := context.Background()
 		b.ReportAllocs()
-		for b.Loop() {
-			_, _ = unary(ctx, benchReq, benchInfo, benchHandler)
-		}
+		reportCPU(b, func() {
+			for b.Loop() {
+				_, _ = unary(ctx, benchReq, benchInfo, benchHandler)
+			}
+		})
 	})
 	b.Run("parallel", func(b *testing.B) {
 		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			ctx := context.Background()
-			info := perCore(*benchInfo)
-			for pb.Next() {
-				_, _ = unary(ctx, benchReq, info, benchHandler)
-			}
+		reportCPU(b, func() {
+			b.RunParallel(func(pb *testing.PB) {
+				ctx := context.Background()
+				info := perCore(*benchInfo)
+				for pb.Next() {
+					_, _ = unary(ctx, benchReq, info, benchHandler)
+				}
+			})
 		})
 	})
 }
@@ -114,18 +118,22 @@ func benchStream(b *testing.B, stream grpc.StreamServerInterceptor) {
 	b.Run("seq", func(b *testing.B) {
 		var ss grpc.ServerStream = &nopStream{context.Background()}
 		b.ReportAllocs()
-		for b.Loop() {
-			_ = stream(nil, ss, benchSInfo, benchSHandle)
-		}
+		reportCPU(b, func() {
+			for b.Loop() {
+				_ = stream(nil, ss, benchSInfo, benchSHandle)
+			}
+		})
 	})
 	b.Run("parallel", func(b *testing.B) {
 		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			var ss grpc.ServerStream = &nopStream{context.Background()}
-			info := perCore(*benchSInfo)
-			for pb.Next() {
-				_ = stream(nil, ss, info, benchSHandle)
-			}
+		reportCPU(b, func() {
+			b.RunParallel(func(pb *testing.PB) {
+				var ss grpc.ServerStream = &nopStream{context.Background()}
+				info := perCore(*benchSInfo)
+				for pb.Next() {
+					_ = stream(nil, ss, info, benchSHandle)
+				}
+			})
 		})
 	})
 }

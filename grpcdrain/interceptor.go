@@ -33,8 +33,12 @@ func (s *Server) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo,
 	}
 	i := syncx.StripeOf(unsafe.Pointer(info))
 	s.counts.Begin(i, call)
-	defer s.done(ctx, i, call)
-	return handler(ctx, req)
+	defer s.done(i, call)
+	resp, err := handler(ctx, req)
+	if err != nil && ctx.Err() != nil {
+		s.noteCancelled(ctx)
+	}
+	return resp, err
 }
 
 // stream is the request path of a streaming call; see unary. A health Watch
@@ -49,26 +53,25 @@ func (s *Server) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerIn
 	}
 	i := syncx.StripeOf(unsafe.Pointer(info))
 	s.counts.Begin(i, stream)
-	defer s.streamDone(ss, i)
-	return handler(srv, ss)
+	defer s.done(i, stream)
+	err := handler(srv, ss)
+	if err != nil && ss.Context().Err() != nil {
+		s.noteCancelled(ss.Context())
+	}
+	return err
 }
 
-// done ends a handler's in-flight life: an atomic add and two atomic loads
-// (the context's and the phase's). A call whose context was cancelled is
-// examined (see noteCancelled): whatever cancelled it, the application's
-// signal among them, may have acted just before the drain's t0. From the
-// listeners' closing on, done wakes AwaitIdle.
-func (s *Server) done(ctx context.Context, i int, k syncx.Kind) {
+// done ends a handler's in-flight life: an atomic add and an atomic load.
+// From the listeners' closing on, it wakes AwaitIdle. (A call that failed
+// with its context cancelled is examined before, see noteCancelled, at any
+// time: whatever cancelled it, the application's signal among them, may have
+// acted just before the drain's t0. A call that succeeded lost nothing.)
+func (s *Server) done(i int, k syncx.Kind) {
 	s.counts.End(i, k)
-	if ctx.Err() != nil {
-		s.noteCancelled(ctx)
-	}
 	if s.phase.Reached(closed) {
 		s.wake.Notify()
 	}
 }
-
-func (s *Server) streamDone(ss grpc.ServerStream, i int) { s.done(ss.Context(), i, stream) }
 
 // watch runs a health Watch whose stream context is also cancelled when the
 // listeners close: the watcher has seen NOT_SERVING since t0, and the stream
