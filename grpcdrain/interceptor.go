@@ -28,17 +28,23 @@ const (
 // stripe comes from the address of info, which grpc-go allocates per call
 // on the core serving it (syncx.StripeOf).
 func (s *Server) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	if !strings.HasPrefix(info.FullMethod, healthPrefix) {
+	if !isHealth(info.FullMethod) {
 		s.lc.Arrived()
 	}
 	i := syncx.StripeOf(unsafe.Pointer(info))
 	s.counts.Begin(i, call)
-	defer s.done(i, call)
 	resp, err := handler(ctx, req)
 	if err != nil && ctx.Err() != nil {
 		s.noteCancelled(ctx)
 	}
+	s.done(i, call)
 	return resp, err
+}
+
+// isHealth reports whether method is a grpc.health.v1.Health method. The
+// second byte settles it for almost every other method.
+func isHealth(method string) bool {
+	return len(method) > 1 && method[1] == healthPrefix[1] && strings.HasPrefix(method, healthPrefix)
 }
 
 // stream is the request path of a streaming call; see unary. A health Watch
@@ -48,20 +54,23 @@ func (s *Server) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerIn
 	if info.FullMethod == healthgrpc.Health_Watch_FullMethodName {
 		return s.watch(srv, ss, handler)
 	}
-	if !strings.HasPrefix(info.FullMethod, healthPrefix) {
+	if !isHealth(info.FullMethod) {
 		s.lc.Arrived()
 	}
 	i := syncx.StripeOf(unsafe.Pointer(info))
 	s.counts.Begin(i, stream)
-	defer s.done(i, stream)
 	err := handler(srv, ss)
 	if err != nil && ss.Context().Err() != nil {
 		s.noteCancelled(ss.Context())
 	}
+	s.done(i, stream)
 	return err
 }
 
 // done ends a handler's in-flight life: an atomic add and an atomic load.
+// It is called without defer: a panic in a handler is not recovered by
+// grpc-go and ends the process (a recovery interceptor of the caller's runs
+// inside this one and returns an error instead).
 // From the listeners' closing on, it wakes AwaitIdle. (A call that failed
 // with its context cancelled is examined before, see noteCancelled, at any
 // time: whatever cancelled it, the application's signal among them, may have
