@@ -49,7 +49,10 @@ func (t *tracker) done(r *http.Request, i int) {
 			s.hijackedInHandler.Add(-1)
 		}
 	}
-	if r.Context().Err() != nil {
+	if s.phase.Reached(lameDuck) && r.Context().Err() != nil {
+		// Checked from t0 on only: the contexts are detached (see
+		// context.go), so this is a safety net, kept off the request path
+		// before the drain.
 		s.noteCancelled(r.Context())
 	}
 	s.handlers.End(i, 0)
