@@ -78,8 +78,8 @@ type connKey struct{}
 // derived from it. For any other context Draining returns nil, and a receive
 // from a nil channel blocks forever, so a select on it simply never fires.
 //
-// The drain does not cancel ctx: only the drain deadline does, by closing the
-// connection.
+// The drain does not cancel ctx: only the drain deadline does (ForceClose,
+// with ErrForceClosed as the cause), or the client going away.
 func Draining(ctx context.Context) <-chan struct{} {
 	if c, ok := ctx.Value(connKey{}).(*trackedConn); ok {
 		return c.s.phase.Done(lameDuck)

@@ -320,7 +320,8 @@ func (s *Server) requests() int64 {
 }
 
 // ForceClose closes every connection that is still open, which ends their
-// requests (their contexts are cancelled) and hijacked connections, and
+// requests (their contexts are cancelled, with ErrForceClosed as the cause)
+// and hijacked connections, and
 // returns how many were cut: requests whose handler was still running,
 // HTTP/1.1 requests still being read (bytes arrived, handler not yet called)
 // and hijacked connections still open. It does not wait for the handlers to
