@@ -90,7 +90,7 @@ func reportLags(b *testing.B, lags []time.Duration) {
 //   - idle=N/drainkit_lifecycle: a lifecycle drain, to its "idle" step;
 //   - idle=N/shutdown: plain http.Server.Shutdown, to its return.
 //
-// Run: go test -run '^$' -bench Quiescence -benchtime 20x ./httpdrain
+// Run: go test -run '^$' -bench Quiescence -benchtime 5x ./httpdrain
 // (make bench). Target: drainkit's median lag under 1 ms at every size.
 func BenchmarkQuiescence(b *testing.B) {
 	for _, idle := range []int{0, 1000, 10000} {
