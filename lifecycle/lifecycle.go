@@ -21,6 +21,7 @@ type Lifecycle struct {
 	state    atomic.Int32 // State; read without the lock by probes and Arrived
 	late     atomic.Int64 // late arrivals
 	lastLate atomic.Int64 // offset of the last late arrival from t0, ns
+	early    atomic.Int64 // requests cancelled early (CancelledEarly)
 
 	phase         *phases       // how far the drain has got, for those waiting on it
 	preStopWaited atomic.Bool   // WaitPropagation was called (a preStop hook waits)
@@ -113,6 +114,12 @@ func (l *Lifecycle) lateArrival() {
 		}
 	}
 }
+
+// CancelledEarly reports one request, call or stream whose context was
+// cancelled during the drain by something other than its client or the drain
+// deadline (Timeline.CancelledEarly). Servers call it as the handler returns;
+// it costs one atomic add.
+func (l *Lifecycle) CancelledEarly() { l.early.Add(1) }
 
 // OnWarmup adds a warm-up hook. Hooks run in order of registration, all
 // together bounded by Timings.WarmupTimeout; the first error fails warm-up
@@ -398,6 +405,7 @@ func (l *Lifecycle) timelineLocked() Timeline {
 	tl := l.timeline.clone()
 	tl.LateArrivals = l.late.Load()
 	tl.LastLateArrival = time.Duration(l.lastLate.Load())
+	tl.CancelledEarly = l.early.Load()
 	return tl
 }
 
