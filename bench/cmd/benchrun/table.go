@@ -44,7 +44,9 @@ func (t *Table) Add(quick bool, target, verdict string, cells ...string) {
 }
 
 // Note appends a note printed under the table.
-func (t *Table) Note(format string, args ...any) { t.Notes = append(t.Notes, fmt.Sprintf(format, args...)) }
+func (t *Table) Note(format string, args ...any) {
+	t.Notes = append(t.Notes, fmt.Sprintf(format, args...))
+}
 
 // Misses counts MISS rows.
 func (t *Table) Misses() int {
