@@ -2,8 +2,6 @@ package main
 
 import "errors"
 
-func tableOverhead(e *env) (*Table, error)    { return nil, errNotBuilt }
-func tableQuiescence(e *env) (*Table, error)  { return nil, errNotBuilt }
 func tablePropagation(e *env) (*Table, error) { return nil, errNotBuilt }
 func tablePhysical(e *env) (*Table, error)    { return nil, errNotBuilt }
 func tableScale(e *env) (*Table, error)       { return nil, errNotBuilt }
