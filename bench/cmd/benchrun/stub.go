@@ -2,10 +2,9 @@ package main
 
 import "errors"
 
-func tablePropagation(e *env) (*Table, error) { return nil, errNotBuilt }
-func tablePhysical(e *env) (*Table, error)    { return nil, errNotBuilt }
-func tableScale(e *env) (*Table, error)       { return nil, errNotBuilt }
-func tableCapacity(e *env) (*Table, error)    { return nil, errNotBuilt }
+func tablePhysical(e *env) (*Table, error) { return nil, errNotBuilt }
+func tableScale(e *env) (*Table, error)    { return nil, errNotBuilt }
+func tableCapacity(e *env) (*Table, error) { return nil, errNotBuilt }
 
 const scaleServerCmd = "scale-server"
 
