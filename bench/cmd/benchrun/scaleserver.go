@@ -22,13 +22,14 @@ import (
 // as: one server, drainkit's (lifecycle + httpdrain, no propagation window)
 // or plain net/http's (http.Server.Shutdown on SIGTERM), so that its memory
 // is its own. It prints "listening ADDR" once it accepts and "inflight N"
-// when N requests to /work are in their handlers at once.
+// when the Nth request to /work entered its handler (the client makes each
+// last long enough for all N to be in flight then).
 const scaleServerCmd = "scale-server"
 
 func scaleServer(args []string) int {
 	fs := flag.NewFlagSet(scaleServerCmd, flag.ContinueOnError)
 	mode := fs.String("mode", "drainkit", "drainkit or plain")
-	inflight := fs.Int64("inflight", 0, `print "inflight N" when N requests to /work run at once`)
+	inflight := fs.Int64("inflight", 0, `print "inflight N" when the Nth request to /work started`)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -52,15 +53,14 @@ func scaleServer(args []string) int {
 
 // scaleHandler answers / at once and /work?d= after d.
 func scaleHandler(report int64) http.Handler {
-	var running atomic.Int64
+	var started atomic.Int64
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	mux.HandleFunc("/work", func(w http.ResponseWriter, r *http.Request) {
 		d, _ := time.ParseDuration(r.URL.Query().Get("d"))
-		if running.Add(1) == report {
+		if started.Add(1) == report {
 			fmt.Printf("inflight %d\n", report)
 		}
-		defer running.Add(-1)
 		select {
 		case <-time.After(d):
 			_, _ = io.WriteString(w, "worked\n")

@@ -27,9 +27,9 @@ type scaleRun struct {
 // requests in flight, drainkit against plain net/http holding the same
 // connections, each server a child process of its own.
 func tableScale(e *env) (*Table, error) {
-	idle, inflight, repeats, work := 10000, 1000, 3, 1500*time.Millisecond
+	idle, inflight, repeats, work := 10000, 1000, 3, 4*time.Second
 	if e.quick {
-		idle, inflight, repeats, work = 1000, 100, 1, 500*time.Millisecond
+		idle, inflight, repeats, work = 1000, 100, 1, 2*time.Second
 	}
 	if need := uint64(idle + inflight + 200); noFile() < need {
 		return nil, fmt.Errorf("RLIMIT_NOFILE is %d, need %d (raise the hard limit: ulimit -Hn)", noFile(), need)
@@ -46,7 +46,7 @@ func tableScale(e *env) (*Table, error) {
 	}
 	t := &Table{Num: 6, Title: fmt.Sprintf("Scale: drain with %d idle keep-alive connections and %d requests in flight", idle, inflight),
 		Command: "go run ./bench/cmd/benchrun -only 6",
-		Header:  []string{"server", "peak RSS MiB", "time to exit s", "lost", "RSS per connection B", "per connection - net/http's, B"}}
+		Header:  []string{"server", "peak RSS MiB", "time to exit s", "exit - plain's, s", "lost", "RSS per connection B", "per connection - net/http's, B"}}
 	addScaleRows(e, t, runs, idle)
 	t.Note("Each server is a child process (benchrun scale-server): drainkit is lifecycle + httpdrain without a propagation window, plain is http.Server.Shutdown on SIGTERM. The client opens the idle connections (one request each, then kept open), then the in-flight requests (/work, %s each), then sends SIGTERM.", work)
 	t.Note("RSS per connection: (VmRSS with the idle connections - VmRSS before) / connections; its difference is paired per repeat against plain net/http's. Time to exit: SIGTERM to the process's exit. Lost: in-flight requests without a 200 answer.")
@@ -54,25 +54,26 @@ func tableScale(e *env) (*Table, error) {
 }
 
 func addScaleRows(e *env, t *Table, runs map[string][]scaleRun, idle int) {
-	per := map[string]Sample{}
+	per, exit := map[string]Sample{}, map[string]Sample{}
 	for mode, rs := range runs {
 		for _, r := range rs {
 			per[mode] = append(per[mode], (r.connsKB-r.baseKB)*1024/float64(idle))
+			exit[mode] = append(exit[mode], r.exit.Seconds())
 		}
 	}
 	for _, mode := range []string{"drainkit", "plain"} {
-		var peak, exit, lost Sample
+		var peak, lost Sample
 		for _, r := range runs[mode] {
-			peak, exit, lost = append(peak, r.peakKB/1024), append(exit, r.exit.Seconds()), append(lost, float64(r.lost))
+			peak, lost = append(peak, r.peakKB/1024), append(lost, float64(r.lost))
 		}
-		target, v, diff := NoTgt, NoTgt, "baseline"
+		target, v, perDiff, exitDiff := NoTgt, NoTgt, "baseline", "baseline"
 		if mode == "drainkit" {
 			d := per["drainkit"].Diff(per["plain"])
-			diff = d.Fmt("%+.0f")
+			perDiff, exitDiff = d.Fmt("%+.0f"), exit["drainkit"].Diff(exit["plain"]).Fmt("%+.3f")
 			target, v = "0 lost, < 1024 B per connection extra", verdict(lost.Max() == 0 && d.Median() < 1024)
 		}
 		name := map[string]string{"drainkit": "drainkit (httpdrain)", "plain": "plain net/http"}[mode]
-		t.Add(e.quick, target, v, name, peak.Fmt("%.1f"), exit.Fmt("%.3f"), lost.Fmt("%.0f"), per[mode].Fmt("%.0f"), diff)
+		t.Add(e.quick, target, v, name, peak.Fmt("%.1f"), exit[mode].Fmt("%.3f"), exitDiff, lost.Fmt("%.0f"), per[mode].Fmt("%.0f"), perDiff)
 	}
 }
 
@@ -94,7 +95,7 @@ func scaleOnce(mode string, idle, inflight int, work time.Duration) (scaleRun, e
 		return r, err
 	}
 	defer func() { _ = cmd.Process.Kill() }()
-	lines := bufio.NewScanner(out)
+	lines := readLines(bufio.NewScanner(out))
 	addr, err := expectLine(lines, "listening ")
 	if err != nil {
 		return r, err
@@ -102,7 +103,7 @@ func scaleOnce(mode string, idle, inflight int, work time.Duration) (scaleRun, e
 	return drainAtScale(cmd, lines, addr, idle, inflight, work)
 }
 
-func drainAtScale(cmd *exec.Cmd, lines *bufio.Scanner, addr string, idle, inflight int, work time.Duration) (scaleRun, error) {
+func drainAtScale(cmd *exec.Cmd, lines <-chan string, addr string, idle, inflight int, work time.Duration) (scaleRun, error) {
 	var r scaleRun
 	pid := cmd.Process.Pid
 	r.baseKB = procStatusKB(pid, "VmRSS")
@@ -159,13 +160,35 @@ func watchPeak(pid int, exited <-chan error) float64 {
 	}
 }
 
-func expectLine(sc *bufio.Scanner, prefix string) (string, error) {
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), prefix); ok {
-			return rest, nil
+// expectLine waits up to a minute for the child's next line starting with
+// prefix and returns the rest of it.
+func expectLine(lines <-chan string, prefix string) (string, error) {
+	timeout := time.After(time.Minute)
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				return "", fmt.Errorf("scale server exited before printing %q", prefix)
+			}
+			if rest, ok := strings.CutPrefix(l, prefix); ok {
+				return rest, nil
+			}
+		case <-timeout:
+			return "", fmt.Errorf("scale server: no %q line within a minute", prefix)
 		}
 	}
-	return "", fmt.Errorf("scale server: no %q line: %v", prefix, sc.Err())
+}
+
+// readLines delivers sc's lines on a channel, closed at EOF.
+func readLines(sc *bufio.Scanner) <-chan string {
+	c := make(chan string, 16)
+	go func() {
+		defer close(c)
+		for sc.Scan() {
+			c <- sc.Text()
+		}
+	}()
+	return c
 }
 
 // procStatusKB reads a kB field of /proc/PID/status (0 if unreadable).
