@@ -41,6 +41,9 @@ type drillReport struct {
 // here, not an error; exit 2 (bad usage, a replica that could not start)
 // is an error.
 func (e *env) drill(args ...string) (*drillReport, error) {
+	if err := e.ensureBuilt(); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	args = append([]string{"drill", "--json"}, args...)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -14,9 +15,11 @@ import (
 // the built binaries, and the repository root.
 type env struct {
 	quick bool
-	root  string // repository root (the working directory)
-	dir   string // scratch directory, removed by close
-	bin   map[string]string
+	root  string            // repository root (the working directory)
+	dir   string            // scratch directory, removed by close
+	bin   map[string]string // built on first use (ensureBuilt)
+	built sync.Once
+	err   error // the build's
 }
 
 // Binaries the drills run: the drainkit CLI, drainkit's example service
@@ -41,12 +44,7 @@ func newEnv(quick bool) (*env, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &env{quick: quick, root: root, dir: dir, bin: map[string]string{}}
-	if err := e.build(); err != nil {
-		e.close()
-		return nil, err
-	}
-	return e, nil
+	return &env{quick: quick, root: root, dir: dir, bin: map[string]string{}}, nil
 }
 
 func (e *env) close() { _ = os.RemoveAll(e.dir) }
@@ -56,6 +54,12 @@ func (e *env) mode() string {
 		return "quick mode: reduced sizes, timings not asserted"
 	}
 	return "full run"
+}
+
+// ensureBuilt builds the binaries once, for the tables that drill.
+func (e *env) ensureBuilt() error {
+	e.built.Do(func() { e.err = e.build() })
+	return e.err
 }
 
 // build compiles the binaries: the main module's with `go build`, the

@@ -25,6 +25,9 @@ func (e *env) anchorServices() []anchorService {
 // each rate, repeated, the services interleaved within every repeat so that
 // they share the machine's conditions.
 func tableDrill(e *env) (*Table, error) {
+	if err := e.ensureBuilt(); err != nil {
+		return nil, err
+	}
 	rates, repeats := []int{300, 1000}, 3
 	extra := []string{}
 	if e.quick {
