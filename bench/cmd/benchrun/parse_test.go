@@ -88,8 +88,8 @@ func TestCapacityRow(t *testing.T) {
 	if !clean || row[5] != "0" || row[7] != "40" {
 		t.Errorf("clean %v row %v", clean, row)
 	}
-	r.Strategies[1].LateSends = 50
+	r.Strategies[1].LateSends = 60
 	if clean, _ := capacityRow(r, 100); clean {
-		t.Error("5% late sends must not be clean")
+		t.Error("6% late sends must not be clean")
 	}
 }

@@ -41,7 +41,7 @@ func tablePhysical(e *env) (*Table, error) {
 		}
 	}
 	t := &Table{Num: 5, Title: "Drain time against its physical limit (consumer staleness), consumers stopping within about 1 s",
-		Command: "drainkit drill --strategies drainkit --replicas 2 --rate 300 --discovery-interval 500ms --failure-threshold 2 [--propagation-min 1s | --propagation-min 15s --propagation-quiet 0s --propagation-max 15s] --json",
+		Command: "drainkit drill --strategies drainkit --replicas 2 --rate " + rate + " --discovery-interval 500ms --failure-threshold 2 [--propagation-min 1s | --propagation-min 15s --propagation-quiet 0s --propagation-max 15s] --json",
 		Header:  []string{"setting", "failed", "staleness S s", "drain time s", "drain / S", "drain - (S + quiet) s"}}
 	for i, c := range cases {
 		addPhysicalRow(e, t, i == 1, c.name, res[i])

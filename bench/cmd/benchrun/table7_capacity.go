@@ -8,8 +8,11 @@ import (
 // tableCapacity is table 7: the drill's own capacity on this machine. It
 // runs the default drill (drainkit, shutdown and exit side by side) at
 // rising rates and stops at the first rate whose load was not clean: the
-// load generator fell behind its schedule (more than 1% of the requests
-// sent over 20 ms late) or sent less than 95% of rate x load time.
+// load generator fell behind its schedule (more than 5% of the requests
+// sent over 20 ms late) or sent less than 95% of rate x load time. The
+// drill's JSON has no failures per phase, so "clean" judges the load
+// generator, not the baseline phase's failures; drainkit's failures (which
+// include the baseline's) are the figure with a target.
 func tableCapacity(e *env) (*Table, error) {
 	rates := []int{500, 1000, 2000, 4000}
 	var extra []string
@@ -34,11 +37,11 @@ func tableCapacity(e *env) (*Table, error) {
 			target, v = "drainkit 0 failed", verdict(dk.Failed == 0)
 		}
 		t.Add(e.quick, target, v, row...)
-		if !clean {
+		if !clean && !e.quick { // quick runs every rung, to exercise them
 			break
 		}
 	}
-	t.Note("Highest clean rate: %d requests/s (the ladder stops at the first unclean rate; its highest rung bounds what was tried).", highest)
+	t.Note("Highest clean rate: %d requests/s (clean: at least 95%% of the scheduled requests sent and at most 5%% of them over 20 ms late, in every strategy; the ladder stops at the first unclean rate).", highest)
 	t.Note("Shutdown and exit fail by design; they show what the same load does to the strategies users would otherwise use. sent / scheduled and late sends are the worst over the three strategies, all measured in the same drill.")
 	return t, nil
 }
@@ -56,7 +59,7 @@ func capacityRow(r *drillReport, rate int) (bool, []string) {
 		}
 		worstLag = max(worstLag, s.MaxLagMs)
 	}
-	clean := worstSent >= 0.95 && worstLate <= 1
+	clean := worstSent >= 0.95 && worstLate <= 5
 	failed := func(name string) string {
 		if s, ok := r.strategy(name); ok {
 			return strconv.Itoa(s.Failed)
