@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -92,4 +93,20 @@ func tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, " | ")
+}
+
+// parallelDrills runs one drill per argument list at once.
+func (e *env) parallelDrills(args [][]string) ([]*drillReport, error) {
+	out := make([]*drillReport, len(args))
+	errs := make([]error, len(args))
+	var wg sync.WaitGroup
+	for i, a := range args {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i], errs[i] = e.drill(a...)
+		}()
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
 }

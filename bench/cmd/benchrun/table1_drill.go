@@ -2,7 +2,10 @@ package main
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // anchorService is one service drilled with `drainkit drill --exec`.
@@ -36,32 +39,53 @@ func tableDrill(e *env) (*Table, error) {
 	}
 	t := &Table{Num: 1, Title: "Rolling drain against the anchors (drainkit drill --exec, 3 replicas, readiness-polling discovery)",
 		Command: "drainkit drill --exec BIN --rate R --json (BIN: go build ./examples/httpservice; go build -C bench/anchors ./kratos ./gozero ./plain)",
-		Header:  []string{"service", "rate/s", "failed requests", "failed %", "drain time s (per replica)", "drain time - plain's, s"}}
+		Header:  []string{"service", "rate/s", "failed requests", "failed %", "drain time s (per replica)", "drain time - plain's, s", "failures by kind (all repeats)"}}
 	for _, rate := range rates {
 		res := map[string]*drillSamples{}
 		for i := 0; i < repeats; i++ {
-			for _, s := range e.anchorServices() {
-				r, err := e.drill(append([]string{"--exec", s.bin, "--rate", strconv.Itoa(rate)}, extra...)...)
-				if err != nil {
-					return nil, err
-				}
-				if res[s.name] == nil {
-					res[s.name] = &drillSamples{}
-				}
-				res[s.name].add(r.only())
+			if err := drillRepeat(e, rate, extra, res); err != nil {
+				return nil, err
 			}
 		}
 		addDrillRows(e, t, rate, res)
 	}
+	t.Note("Per repeat, drainkit's example is drilled alone, then the three anchors side by side (each at the full rate).")
 	t.Note("Every figure: median (min..max, n=repeats). Drain time: SIGTERM to exit of each replaced replica; its difference is per repeat against plain Shutdown in the same repeat.")
 	t.Note("drainkit runs with the library's default timings (propagation.min 5s, quiet 1s): its drain time is the propagation window, by design. The anchors get DRAINKIT_DRAIN_TIMEOUT as their shutdown deadline and ignore the other keys (they have no propagation window).")
 	t.Note("Target: drainkit 0 failed requests in every repeat; the anchors are the reference.")
 	return t, nil
 }
 
+// drillRepeat runs one repeat at rate: drainkit's example alone, then the
+// three anchors at once (their drills are short; running them side by side
+// keeps make bench within its time budget).
+func drillRepeat(e *env, rate int, extra []string, res map[string]*drillSamples) error {
+	svcs := e.anchorServices()
+	args := make([][]string, len(svcs))
+	for i, s := range svcs {
+		args[i] = append([]string{"--exec", s.bin, "--rate", strconv.Itoa(rate)}, extra...)
+	}
+	first, err := e.drill(args[0]...)
+	if err != nil {
+		return err
+	}
+	rest, err := e.parallelDrills(args[1:])
+	if err != nil {
+		return err
+	}
+	for i, r := range append([]*drillReport{first}, rest...) {
+		if res[svcs[i].name] == nil {
+			res[svcs[i].name] = &drillSamples{}
+		}
+		res[svcs[i].name].add(r.only())
+	}
+	return nil
+}
+
 // drillSamples collects one service's repeats.
 type drillSamples struct {
 	failed, failedPct, drain Sample
+	kinds                    map[string]int // failures by kind, all repeats
 }
 
 func (d *drillSamples) add(s drillSummary) {
@@ -72,6 +96,27 @@ func (d *drillSamples) add(s drillSummary) {
 	}
 	d.failedPct = append(d.failedPct, pct)
 	d.drain = append(d.drain, s.DrainMedian)
+	if d.kinds == nil {
+		d.kinds = map[string]int{}
+	}
+	for k, n := range s.ByKind {
+		d.kinds[k] += n
+	}
+}
+
+// kindList renders failures by kind, e.g. "refused 12, timeout 3".
+func (d *drillSamples) kindList() string {
+	keys := slices.Sorted(maps.Keys(d.kinds))
+	var parts []string
+	for _, k := range keys {
+		if d.kinds[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", k, d.kinds[k]))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
 }
 
 func addDrillRows(e *env, t *Table, rate int, res map[string]*drillSamples) {
@@ -83,6 +128,6 @@ func addDrillRows(e *env, t *Table, rate int, res map[string]*drillSamples) {
 			target, v = "0 failed", verdict(d.failed.Max() == 0)
 		}
 		t.Add(e.quick, target, v, s.name, strconv.Itoa(rate), d.failed.Fmt("%.0f"), d.failedPct.Fmt("%.2f"),
-			d.drain.Fmt("%.3f"), fmt.Sprint(d.drain.Diff(base.drain).Fmt("%+.3f")))
+			d.drain.Fmt("%.3f"), d.drain.Diff(base.drain).Fmt("%+.3f"), d.kindList())
 	}
 }

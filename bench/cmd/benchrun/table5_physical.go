@@ -1,9 +1,6 @@
 package main
 
-import (
-	"fmt"
-	"sync"
-)
+import "fmt"
 
 // physicalCase is one drainkit setting of table 5.
 type physicalCase struct {
@@ -67,31 +64,24 @@ func addPhysicalRow(e *env, t *Table, gated bool, name string, runs []drillSumma
 	t.Add(e.quick, target, v, name, failed.Fmt("%.0f"), stale.Fmt("%.3f"), drain.Fmt("%.3f"), ratio.Fmt("%.2f"), over.Fmt("%+.3f"))
 }
 
-// concurrentDrills runs one drill per case at once, common flags first.
+// concurrentDrills runs one drill per case at once, common flags first,
+// and returns each one's drainkit strategy.
 func (e *env) concurrentDrills(common []string, cases []physicalCase) ([]drillSummary, error) {
-	out := make([]drillSummary, len(cases))
-	errs := make([]error, len(cases))
-	var wg sync.WaitGroup
+	args := make([][]string, len(cases))
 	for i, c := range cases {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r, err := e.drill(append(append([]string(nil), common...), c.args...)...)
-			if err == nil {
-				s, ok := r.strategy("drainkit")
-				if !ok {
-					err = fmt.Errorf("drill reported no drainkit strategy")
-				}
-				out[i] = s
-			}
-			errs[i] = err
-		}()
+		args[i] = append(append([]string(nil), common...), c.args...)
 	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", cases[i].name, err)
+	reps, err := e.parallelDrills(args)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]drillSummary, len(cases))
+	for i, r := range reps {
+		s, ok := r.strategy("drainkit")
+		if !ok {
+			return nil, fmt.Errorf("%s: drill reported no drainkit strategy", cases[i].name)
 		}
+		out[i] = s
 	}
 	return out, nil
 }
