@@ -39,7 +39,7 @@ func tableDrill(e *env) (*Table, error) {
 	}
 	t := &Table{Num: 1, Title: "Rolling drain against the anchors (drainkit drill --exec, 3 replicas, readiness-polling discovery)",
 		Command: "drainkit drill --exec BIN --rate R --json (BIN: go build ./examples/httpservice; go build -C bench/anchors ./kratos ./gozero ./plain)",
-		Header:  []string{"service", "rate/s", "failed requests", "failed %", "drain time s (per replica)", "drain time - plain's, s", "failures by kind (all repeats)"}}
+		Header:  []string{"service", "rate/s", "failed requests", "failed %", "drain time s (per replica)", "drain time - plain's, s", "failures by kind (all repeats)", "late sends %"}}
 	for _, rate := range rates {
 		res := map[string]*drillSamples{}
 		for i := 0; i < repeats; i++ {
@@ -52,6 +52,7 @@ func tableDrill(e *env) (*Table, error) {
 	t.Note("Per repeat, drainkit's example is drilled alone, then the three anchors side by side (each at the full rate).")
 	t.Note("Every figure: median (min..max, n=repeats). Drain time: SIGTERM to exit of each replaced replica; its difference is per repeat against plain Shutdown in the same repeat.")
 	t.Note("drainkit runs with the library's default timings (propagation.min 5s, quiet 1s): its drain time is the propagation window, by design. The anchors get DRAINKIT_DRAIN_TIMEOUT as their shutdown deadline and ignore the other keys (they have no propagation window).")
+	t.Note("Late sends: requests the drill's load generator sent over 20 ms behind schedule; a high figure means the machine, not the service, limited that drill (see table 7).")
 	t.Note("Target: drainkit 0 failed requests in every repeat; the anchors are the reference.")
 	return t, nil
 }
@@ -85,6 +86,7 @@ func drillRepeat(e *env, rate int, extra []string, res map[string]*drillSamples)
 // drillSamples collects one service's repeats.
 type drillSamples struct {
 	failed, failedPct, drain Sample
+	late                     Sample         // % of requests sent over 20 ms late
 	kinds                    map[string]int // failures by kind, all repeats
 }
 
@@ -95,6 +97,11 @@ func (d *drillSamples) add(s drillSummary) {
 		pct = 100 * float64(s.Failed) / float64(s.Requests)
 	}
 	d.failedPct = append(d.failedPct, pct)
+	late := 0.0
+	if s.Requests > 0 {
+		late = 100 * float64(s.LateSends) / float64(s.Requests)
+	}
+	d.late = append(d.late, late)
 	d.drain = append(d.drain, s.DrainMedian)
 	if d.kinds == nil {
 		d.kinds = map[string]int{}
@@ -128,6 +135,6 @@ func addDrillRows(e *env, t *Table, rate int, res map[string]*drillSamples) {
 			target, v = "0 failed", verdict(d.failed.Max() == 0)
 		}
 		t.Add(e.quick, target, v, s.name, strconv.Itoa(rate), d.failed.Fmt("%.0f"), d.failedPct.Fmt("%.2f"),
-			d.drain.Fmt("%.3f"), d.drain.Diff(base.drain).Fmt("%+.3f"), d.kindList())
+			d.drain.Fmt("%.3f"), d.drain.Diff(base.drain).Fmt("%+.3f"), d.kindList(), d.late.Fmt("%.1f"))
 	}
 }
