@@ -8,11 +8,11 @@
 // DRAINKIT_DRAIN_TIMEOUT), which for transport/http is http.Server.Shutdown.
 // There is no propagation window.
 //
-// Readiness: kratos has no health endpoint of its own; its users add a
-// route on an HTTP server for the Kubernetes probes (kratos's examples and
-// issues use a plain HandleFunc). Here it is GET /readyz on a second kratos
-// HTTP server on the admin address, 200 while that server runs: both servers
-// are kratos.Server arguments, so Stop shuts them down together.
+// Readiness: kratos v2.8.3 ships no HTTP health endpoint (its source has
+// none), so for the Kubernetes probes its users add a route themselves.
+// Here it is GET /readyz on a second kratos HTTP server on the admin
+// address, 200 while that server runs: both servers are kratos.Server
+// arguments, so Stop shuts them down together.
 //
 // Registration: kratos registers through kratos.Registrar; with etcd that is
 // kratos.Registrar(etcd.New(client)) from
