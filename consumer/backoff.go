@@ -1,0 +1,39 @@
+package consumer
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+)
+
+// backoff is jittered exponential backoff: each wait is drawn from
+// [d/2, d], where d starts at min and doubles up to max.
+type backoff struct {
+	min, max time.Duration
+	cur      time.Duration
+}
+
+func (b *backoff) next() time.Duration {
+	if b.cur == 0 {
+		b.cur = b.min
+	} else {
+		b.cur = min(2*b.cur, b.max)
+	}
+	half := b.cur / 2
+	return half + rand.N(half+1)
+}
+
+func (b *backoff) reset() { b.cur = 0 }
+
+// sleep waits d or until ctx is done, and returns ctx.Err() in that case.
+// (A copy of registry/consul's; internal/syncx is meant to hold one.)
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
