@@ -42,6 +42,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, ErrDegraded
 	}
 	requests := t.requests.Add(1)
+	out, _ := req.Context().Value(outcomeKey{}).(*Outcome)
 	var tried [maxAttemptsLimit]*endpoint
 	body := req.Body
 	var lastErr error
@@ -51,6 +52,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			break
 		}
 		tried[n] = ep
+		if out != nil {
+			out.Addr, out.Attempts = ep.addr, n+1
+		}
 		resp, err := t.attempt(ep, req, body)
 		if err == nil {
 			t.succeeded(ep, probe)
@@ -132,6 +136,23 @@ func (t *Transport) idempotent(req *http.Request) bool {
 }
 
 type idempotentKey struct{}
+
+// Outcome tells the caller of one request where it went: see WithOutcome.
+type Outcome struct {
+	// Addr is the host:port of the last instance tried; "" if none was.
+	Addr string
+	// Attempts counts the tries, the first included; 0 if none was made.
+	Attempts int
+}
+
+type outcomeKey struct{}
+
+// WithOutcome returns a context that makes a Transport record, in out, where
+// a request made with it went. out must not be shared by concurrent
+// requests; read it after RoundTrip returned.
+func WithOutcome(ctx context.Context, out *Outcome) context.Context {
+	return context.WithValue(ctx, outcomeKey{}, out)
+}
 
 // WithIdempotent marks the requests made with the returned context as
 // idempotent: a Transport may retry them after they were written.

@@ -61,3 +61,27 @@ func (s Status) String() string {
 	}
 	return line
 }
+
+// InstanceStatus is one candidate instance as the Transport sees it.
+type InstanceStatus struct {
+	ID   string `json:"id"`
+	Addr string `json:"addr"`
+	// Ejected is true while the instance is ejected or its half-open probe
+	// is in flight.
+	Ejected bool `json:"ejected"`
+	// Ramping is true while slow start ramps its share.
+	Ramping bool `json:"ramping"`
+}
+
+// Instances returns the candidate instances, sorted by ID, as the
+// Transport picks from them.
+func (t *Transport) Instances() []InstanceStatus {
+	set := t.set.Load()
+	now := time.Now()
+	out := make([]InstanceStatus, 0, len(set.eps))
+	for _, ep := range set.eps {
+		out = append(out, InstanceStatus{ID: ep.id, Addr: ep.addr, Ejected: ep.state.Load() != stateHealthy,
+			Ramping: set.ramp && ep.inRamp(now, t.opts.SlowStart)})
+	}
+	return out
+}

@@ -77,6 +77,19 @@ func TestRefusedDialFailsOverWhateverTheMethod(t *testing.T) {
 	if len(bodies) != 20 || bodies[0] != "order-a" {
 		t.Errorf("the live backend got %d bodies (first %q), want 20 replayed intact", len(bodies), bodies[0])
 	}
+	var out consumer.Outcome
+	req, _ := http.NewRequestWithContext(consumer.WithOutcome(context.Background(), &out), "GET", "http://orders/x", nil)
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if out.Addr != live.addr() || out.Attempts != 1 {
+		t.Errorf("outcome = %+v, want one attempt to %s", out, live.addr())
+	}
+	if ins := tr.Instances(); len(ins) != 2 || !ins[0].Ejected || ins[1].Ejected {
+		t.Errorf("Instances() = %+v, want dead ejected, live not", ins)
+	}
 	s := tr.Status()
 	if s.Ejections != 1 || s.Ejected != 1 || s.Retries != 3 || s.Failures != 0 {
 		t.Errorf("status = %v, want 1 ejection after 3 retried refusals, 0 failures", s)
