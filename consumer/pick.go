@@ -15,9 +15,28 @@ func (t *Transport) pick(set *endpointSet, tried []*endpoint) (ep *endpoint, pro
 		return nil, false
 	}
 	if t.opts.Balancing == LeastRequest && n > 1 {
-		return t.pickLeast(set, tried)
+		ep, probe = t.pickLeast(set, tried)
+	} else {
+		ep, probe = t.scan(set, tried, int(t.rr.Add(1)%uint64(n)))
 	}
-	return t.scan(set, tried, int(t.rr.Add(1)%uint64(n)))
+	if ep == nil {
+		ep = t.panicPick(set, tried)
+	}
+	return ep, probe
+}
+
+// panicPick is the last resort when every untried candidate is ejected
+// (the view shrank under its ejected instances): like Envoy's panic
+// routing, it sends to an ejected one rather than to none.
+func (t *Transport) panicPick(set *endpointSet, tried []*endpoint) *endpoint {
+	n := len(set.eps)
+	start := int(t.rr.Add(1) % uint64(n))
+	for i := range n {
+		if ep := set.eps[(start+i)%n]; !slices.Contains(tried, ep) {
+			return ep
+		}
+	}
+	return nil
 }
 
 // pickLeast takes the one with fewer requests in flight (scaled by slow

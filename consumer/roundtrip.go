@@ -29,8 +29,11 @@ type outReq struct {
 // Every retry is taken from the retry budget; a request with a body is
 // retried only if req.GetBody is set (http.NewRequest sets it for
 // in-memory bodies). A request cancelled by its context is not retried.
-// The error is the last attempt's; ErrNoInstance when the view has no
-// instance left to try, ErrDegraded with FailFast while degraded.
+// Before the Watcher's first view, RoundTrip waits for it (bounded by the
+// request's context). When every untried candidate is ejected, one of them
+// is tried anyway (panic routing) rather than none. The error is the last
+// attempt's; ErrNoInstance when the view has no instance left to try,
+// ErrDegraded with FailFast while degraded.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL == nil || req.URL.Host != t.service {
 		closeBody(req.Body)
@@ -40,6 +43,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req.Body)
 		t.failures.Add(1)
 		return nil, ErrDegraded
+	}
+	if !t.viewed.Load() {
+		if err := t.w.Wait(req.Context()); err != nil {
+			closeBody(req.Body)
+			t.failures.Add(1)
+			return nil, fmt.Errorf("%w: %w", ErrNoInstance, err)
+		}
 	}
 	requests := t.requests.Add(1)
 	out, _ := req.Context().Value(outcomeKey{}).(*Outcome)

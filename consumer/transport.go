@@ -36,8 +36,9 @@ type Transport struct {
 	budget  *budget
 	unsub   func()
 
-	set atomic.Pointer[endpointSet]
-	rr  atomic.Uint64
+	set    atomic.Pointer[endpointSet]
+	rr     atomic.Uint64
+	viewed atomic.Bool // a view has been applied
 
 	requests        atomic.Uint64
 	retries         atomic.Uint64
@@ -135,6 +136,7 @@ func (t *Transport) update(v registry.View) {
 		}
 	}
 	t.byID = next
+	t.viewed.Store(true)
 	t.set.Store(&endpointSet{eps: eps, ramp: ramping > 0 && 2*ramping <= len(eps),
 		maxEjected: len(eps) * t.opts.Outlier.MaxEjectionPercent / 100})
 }
