@@ -342,3 +342,58 @@ func TestFailFastWhenDegraded(t *testing.T) {
 		t.Errorf("error = %v, want ErrDegraded", err)
 	}
 }
+
+// Requests made before the first view wait for it.
+func TestRequestWaitsForFirstView(t *testing.T) {
+	a := newBackend(t, "a", nil)
+	src := registry.SourceFunc(func(ctx context.Context, fn func(registry.View)) error {
+		select {
+		case <-time.After(200 * time.Millisecond): // a registry that answers late
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		fn(registry.View{Instances: []registry.Instance{a.instance()}, Source: "slow"})
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	lg, _ := testLogger(t)
+	w, err := consumer.NewWatcher(consumer.WatcherOptions{Source: src, Service: "orders", Logger: lg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	tr, err := consumer.NewTransport(w, "", consumer.Options{Logger: lg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	if _, err := do(tr, "GET", ""); err != nil {
+		t.Fatalf("request before the first view: %v", err)
+	}
+}
+
+// When the view shrinks to instances that are all ejected, requests still go
+// to one of them (panic routing) instead of failing with ErrNoInstance.
+func TestAllCandidatesEjectedStillRoutes(t *testing.T) {
+	a, b := deadBackend(t, "a"), deadBackend(t, "b")
+	c, d := newBackend(t, "c", nil), newBackend(t, "d", nil)
+	f := newFeed()
+	f.push(1, a, b, c, d)
+	_, tr, _ := newClient(t, f, consumer.WatcherOptions{}, consumer.Options{
+		Outlier: consumer.OutlierDetection{BaseEjectionTime: time.Minute}})
+	eventually(t, 5*time.Second, "a and b ejected", func() bool { do(tr, "GET", ""); return tr.Status().Ejected == 2 })
+	ln, err := net.Listen("tcp", a.addr())
+	if err != nil {
+		t.Skipf("cannot listen on %s again: %v", a.addr(), err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})}
+	go srv.Serve(ln)
+	defer srv.Close()
+	f.push(2, a, b)
+	eventually(t, 5*time.Second, "view of a and b", func() bool { return tr.Status().Instances == 2 })
+	for i := range 6 {
+		if _, err := do(tr, "GET", ""); err != nil {
+			t.Fatalf("request %d with every candidate ejected: %v", i, err)
+		}
+	}
+}
