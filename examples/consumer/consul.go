@@ -19,9 +19,24 @@ func consulSource(service string) (registry.Source, error) {
 		return nil, fmt.Errorf("CONSUL_HTTP_ADDR: %w", err)
 	}
 	return registry.SourceFunc(func(ctx context.Context, fn func(registry.View)) error {
-		return consul.Watch(ctx, client, service, consul.WatchOptions{}, func(v consul.View) {
+		wctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		var failed error
+		err := consul.Watch(wctx, client, service, consul.WatchOptions{}, func(v consul.View) {
 			fn(convert(v))
+			if v.Err != nil {
+				// End this watch: the consumer.Watcher restarts it with
+				// backoff and a fresh index, so that an agent that comes
+				// back without its state (a lower index) answers at once
+				// instead of blocking on the old index.
+				failed = v.Err
+				cancel()
+			}
 		})
+		if failed != nil && ctx.Err() == nil {
+			return failed
+		}
+		return err
 	}), nil
 }
 
