@@ -51,8 +51,9 @@ type RetryBudget struct {
 // ejected for BaseEjectionTime times the number of times it was ejected
 // (capped at MaxEjectionTime); then one real request probes it (half-open)
 // and decides: success restores it, failure ejects it again for longer.
-// At most MaxEjectionPercent of the candidates are ejected at once; beyond
-// that ejection stops and the Transport reports panic mode. Ejection never
+// An instance is ejected only while less than MaxEjectionPercent of the
+// candidates are ejected (Envoy's rule: with 50 %, 2 of 4 and 2 of 3);
+// beyond that ejection stops and the Transport reports panic mode. Ejection never
 // writes to the registry.
 type OutlierDetection struct {
 	// Consecutive failures that eject. 0 means 3; negative disables ejection.

@@ -42,7 +42,7 @@ func (t *Transport) failed(ep *endpoint, probe bool) {
 			ejected++
 		}
 	}
-	if ejected+1 > set.maxEjected {
+	if ejected*100 >= len(set.eps)*t.opts.Outlier.MaxEjectionPercent { // Envoy's rule
 		t.refuseLocked(ep, ejected, len(set.eps))
 		return
 	}

@@ -55,9 +55,8 @@ type Transport struct {
 
 // endpointSet is an immutable candidate set, swapped atomically.
 type endpointSet struct {
-	eps        []*endpoint
-	ramp       bool // slow start applies to this set
-	maxEjected int
+	eps  []*endpoint
+	ramp bool // slow start applies to this set
 }
 
 // NewTransport returns a Transport for the service whose instances w
@@ -137,8 +136,7 @@ func (t *Transport) update(v registry.View) {
 	}
 	t.byID = next
 	t.viewed.Store(true)
-	t.set.Store(&endpointSet{eps: eps, ramp: ramping > 0 && 2*ramping <= len(eps),
-		maxEjected: len(eps) * t.opts.Outlier.MaxEjectionPercent / 100})
+	t.set.Store(&endpointSet{eps: eps, ramp: ramping > 0 && 2*ramping <= len(eps)})
 }
 
 // retireLocked closes a departed instance's idle connections; net/http
