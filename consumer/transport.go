@@ -106,7 +106,8 @@ func (t *Transport) CloseIdleConnections() {
 }
 
 // update swaps in the candidate set of view v: instances keep their
-// endpoint (pool, outlier state) by ID; those that left are retired.
+// endpoint (pool, outlier state) by ID, unless their address or READY time
+// changed; those that left are retired.
 func (t *Transport) update(v registry.View) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -119,10 +120,9 @@ func (t *Transport) update(v registry.View) {
 	ramping := 0
 	for _, in := range v.Instances {
 		ep := t.byID[in.ID]
-		if ep == nil || ep.addr != in.HostPort() {
-			ep = newEndpoint(in, t.opts.Base)
+		if ready, _ := in.ReadyAt(); ep == nil || ep.addr != in.HostPort() || !ep.ready.Equal(ready) {
+			ep = newEndpoint(in, t.opts.Base) // new, moved or restarted (fields stay immutable)
 		}
-		ep.ready, _ = in.ReadyAt()
 		if ep.inRamp(now, t.opts.SlowStart) {
 			ramping++
 		}
