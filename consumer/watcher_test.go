@@ -150,3 +150,42 @@ func TestWatcherOptionsValidated(t *testing.T) {
 		}
 	}
 }
+
+// Views swap while requests run (slow start on, so picks read READY times):
+// no request fails and the race detector sees no unsynchronised access.
+func TestViewSwapsUnderLoad(t *testing.T) {
+	bs := []*backend{newBackend(t, "a", nil), newBackend(t, "b", nil), newBackend(t, "c", nil)}
+	f := newFeed()
+	push := func(rev uint64, ready time.Time, bs ...*backend) {
+		ins := []registry.Instance{}
+		for _, b := range bs {
+			in := b.instance()
+			in.Meta = map[string]string{registry.MetaReadyAt: ready.UTC().Format(time.RFC3339Nano)}
+			ins = append(ins, in)
+		}
+		f.ch <- registry.View{Service: "orders", Instances: ins, Revision: rev, Received: time.Now(), Source: "feed"}
+	}
+	push(1, time.Now().Add(-time.Hour), bs...)
+	w, tr, _ := newClient(t, f, consumer.WatcherOptions{}, consumer.Options{SlowStart: consumer.SlowStart{Window: time.Minute}})
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				if _, err := do(tr, "GET", ""); err != nil {
+					t.Errorf("request: %v", err)
+				}
+			}
+		})
+	}
+	for rev := uint64(2); rev < 40; rev++ {
+		ready := time.Now().Add(-time.Hour)
+		if rev%3 == 0 {
+			ready = time.Now() // restarted instances, ramping
+		}
+		push(rev, ready, bs[rev%3], bs[(rev+1)%3])
+		eventually(t, 5*time.Second, "view applied", func() bool { return w.Status().Revision == rev })
+	}
+	cancel()
+	wg.Wait()
+}
