@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/drainkit/drainkit/internal/syncx"
 	"github.com/drainkit/drainkit/registry"
 )
 
@@ -152,7 +153,7 @@ func (w *Watcher) run(ctx context.Context) {
 		}
 		wait := bo.next()
 		w.sourceEnded(err, wait)
-		if sleep(ctx, wait) != nil {
+		if syncx.Sleep(ctx, wait) != nil {
 			return
 		}
 	}
