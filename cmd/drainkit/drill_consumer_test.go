@@ -3,6 +3,8 @@ package main
 import (
 	"testing"
 	"time"
+
+	"github.com/drainkit/drainkit/internal/consultest"
 )
 
 // drillStrategies runs the drill with the four strategies and checks that
@@ -79,5 +81,23 @@ func TestDrillDrainkitConsumerCache35s(t *testing.T) {
 	}
 	if s := out.Strategies[0]; s.Failed != 0 || s.Requests < 1000 {
 		t.Errorf("%d of %d failed: %v", s.Failed, s.Requests, s.FailuresByKind)
+	}
+}
+
+// TestDrillDrainkitConsumerConsul: the drainkit consumer over the drill's
+// Consul watch (a real dev agent), with a graceful drain and a SIGKILL:
+// nothing is lost.
+func TestDrillDrainkitConsumerConsul(t *testing.T) {
+	agent := consultest.Start(t)
+	r := drainkit(t, 2*time.Minute, shortEnv, append([]string{"drill", "--json", "--strategies", "drainkit,kill",
+		"--consumer", "drainkit", "--consul", agent.HTTPAddr, "--rate", "300"}, short...)...)
+	out := parseDrill(t, r)
+	if out.Config["discovery"] != "consul watch" || len(out.Strategies) != 2 {
+		t.Fatalf("discovery %v, %d strategies", out.Config["discovery"], len(out.Strategies))
+	}
+	for _, s := range out.Strategies {
+		if s.Failed != 0 || s.Requests < 500 {
+			t.Errorf("%s: %d of %d failed: %v", s.Name, s.Failed, s.Requests, s.FailuresByKind)
+		}
 	}
 }
