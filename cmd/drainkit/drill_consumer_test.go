@@ -54,7 +54,7 @@ func TestDrillDrainkitConsumer(t *testing.T) {
 // only those written to a dying replica and unanswered may fail; with the
 // drainkit strategy none is.
 func TestDrillDrainkitConsumerPOST(t *testing.T) {
-	for _, s := range drillStrategies(t, shortEnv, append([]string{"--consumer", "drainkit", "--method", "POST", "--rate", "300"}, short...)...).Strategies {
+	for _, s := range drillStrategies(t, shortEnv, append([]string{"--consumer", "drainkit", "--method", "POST", "--rate", "600"}, short...)...).Strategies {
 		name := s.Name
 		t.Logf("%s: %d failed, %d written and unanswered", name, s.Failed, s.Unanswered)
 		if name == "drainkit" && s.Failed != 0 {
