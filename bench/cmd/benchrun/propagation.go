@@ -18,6 +18,7 @@ import (
 	"github.com/drainkit/drainkit/grpcdrain"
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/probes"
+	"github.com/drainkit/drainkit/registry"
 	"github.com/drainkit/drainkit/registry/consul"
 )
 
@@ -179,7 +180,7 @@ func watchConsul(ctx context.Context, agent *consulAgent, service string, port i
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	armed := false
-	_ = consul.Watch(ctx, client, service, consul.WatchOptions{}, func(v consul.View) {
+	_ = consul.Watch(ctx, client, service, consul.WatchOptions{}, func(v registry.View) {
 		listed := false
 		for _, in := range v.Instances {
 			listed = listed || in.Port == port
