@@ -104,6 +104,7 @@ func TestChildWarmup(t *testing.T) {
 	s := etcdtest.Start(t)
 	c := s.Client(t)
 	const svc = "warmup-svc"
+	exampleBinary(t) // build first: the clock starts with the child
 	start := time.Now()
 	ch := startChild(t, s, "--warmup", "1s", "--service", svc)
 	saw503 := false
