@@ -11,10 +11,8 @@
 package etcdtest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -28,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drainkit/drainkit/internal/toolbin"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 )
@@ -67,48 +66,11 @@ type Server struct {
 // the path printed by <module root>/scripts/etcd.sh (which may build it
 // first, taking minutes).
 func Binary() (string, error) {
-	if p := os.Getenv(EnvBinary); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("etcdtest: %s=%s: %w", EnvBinary, p, err)
-		}
-		return p, nil
-	}
-	root, err := moduleRoot()
+	p, err := toolbin.Path(EnvBinary, "etcd.sh")
 	if err != nil {
-		return "", err
-	}
-	var stderr bytes.Buffer
-	cmd := exec.Command(filepath.Join(root, "scripts", "etcd.sh"))
-	cmd.Dir = root
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("etcdtest: scripts/etcd.sh: %w: %s", err, stderr.String())
-	}
-	p := strings.TrimSpace(string(out))
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("etcdtest: scripts/etcd.sh printed %q: %w", p, err)
+		return "", fmt.Errorf("etcdtest: %w", err)
 	}
 	return p, nil
-}
-
-// moduleRoot finds the drainkit module's root above the working directory.
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && bytes.HasPrefix(bytes.TrimSpace(b), []byte("module github.com/drainkit/drainkit\n")) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("etcdtest: module root of github.com/drainkit/drainkit not found above the working directory; set " + EnvBinary)
-		}
-		dir = parent
-	}
 }
 
 // Start starts a member on free loopback ports with a new data directory in

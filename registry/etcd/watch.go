@@ -137,30 +137,55 @@ func (w *watch) round(ctx context.Context) error {
 	rev := resp.Header.Revision
 	w.deliver(rev)
 
-	wctx, wcancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
-	defer wcancel()
-	wch := w.client.Watch(wctx, dir, clientv3.WithPrefix(), clientv3.WithRev(rev+1))
-	check := time.NewTicker(w.opts.CheckInterval)
-	defer check.Stop()
-	for {
-		select {
-		case wr, ok := <-wch:
-			if !ok {
-				return errors.New("etcd: watch closed")
+	// The check runs beside the watch: creating a watch on a stopped etcd
+	// blocks, and a quiet one would wait silently.
+	wctx, wcancel := context.WithCancelCause(clientv3.WithRequireLeader(ctx))
+	defer wcancel(nil)
+	stop := w.checkEvery(wctx, wcancel, dir)
+	defer stop()
+	for wr := range w.client.Watch(wctx, dir, clientv3.WithPrefix(), clientv3.WithRev(rev+1)) {
+		if wr.CompactRevision != 0 || errors.Is(wr.Err(), rpctypes.ErrCompacted) {
+			return nil // read everything again: no gap
+		}
+		if err := wr.Err(); err != nil {
+			return err
+		}
+		w.apply(wr)
+	}
+	if err := context.Cause(wctx); err != nil && ctx.Err() == nil {
+		return err
+	}
+	return errors.New("etcd: watch closed")
+}
+
+// checkEvery starts a goroutine that reads the count of keys under dir every
+// CheckInterval, each read bounded by CheckInterval, and cancels the watch
+// with the error of the first failed read. stop ends it and waits.
+func (w *watch) checkEvery(ctx context.Context, cancel context.CancelCauseFunc, dir string) (stop func()) {
+	done := make(chan struct{})
+	quit := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(w.opts.CheckInterval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-ctx.Done():
+				return
+			case <-tick.C:
 			}
-			if wr.CompactRevision != 0 || errors.Is(wr.Err(), rpctypes.ErrCompacted) {
-				return nil // read everything again: no gap
-			}
-			if err := wr.Err(); err != nil {
-				return err
-			}
-			w.apply(wr)
-		case <-check.C:
-			if err := w.check(ctx, dir); err != nil {
-				return err
+			cctx, ccancel := context.WithTimeout(ctx, w.opts.CheckInterval)
+			_, err := w.client.Get(cctx, dir, clientv3.WithPrefix(), clientv3.WithCountOnly())
+			ccancel()
+			if err != nil && ctx.Err() == nil {
+				cancel(err)
+				return
 			}
 		}
-	}
+	}()
+	return func() { close(quit); <-done }
 }
 
 // apply applies one batch of events and delivers the view if it changed.
@@ -176,14 +201,6 @@ func (w *watch) apply(wr clientv3.WatchResponse) {
 	if len(wr.Events) > 0 {
 		w.deliver(wr.Header.Revision)
 	}
-}
-
-// check reads the count of keys under dir to learn that etcd still answers.
-func (w *watch) check(ctx context.Context, dir string) error {
-	cctx, cancel := context.WithTimeout(ctx, w.opts.CheckInterval)
-	defer cancel()
-	_, err := w.client.Get(cctx, dir, clientv3.WithPrefix(), clientv3.WithCountOnly())
-	return err
 }
 
 func (w *watch) put(key string, value []byte) {

@@ -157,25 +157,39 @@ func TestWatchAcrossCompaction(t *testing.T) {
 	t.Logf("deletion at revision %d, compacted at %d, view at revision %d", delRev, last, v.Revision)
 }
 
-// TestWatchErrorKeepsLastGood: with etcd stopped, the watch delivers the last
-// good view with Err set; once etcd is back, a view without error.
+// TestWatchErrorKeepsLastGood: etcd stopped before the watch is set up
+// (the first view is held meanwhile), and again while the watch is quiet:
+// each time the watch delivers the last good view with Err set, and once
+// etcd is back a view without error.
 func TestWatchErrorKeepsLastGood(t *testing.T) {
 	s := etcdtest.Start(t)
 	c := s.Client(t)
 	dir := etcd.ServicePrefix(etcd.DefaultPrefix, "w-svc")
 	rev := put(t, c, dir+"a", valueA)
-	w := startWatch(t, c, "w-svc", etcd.WatchOptions{CheckInterval: 300 * time.Millisecond, MaxBackoff: 500 * time.Millisecond}, nil)
+	release := make(chan struct{})
+	first := true
+	w := startWatch(t, c, "w-svc", etcd.WatchOptions{CheckInterval: 300 * time.Millisecond, MaxBackoff: 500 * time.Millisecond},
+		func(registry.View) {
+			if first {
+				first = false
+				<-release
+			}
+		})
 	good := w.next(t)
-	s.Stop()
-	v := w.next(t)
-	if v.Err == nil || v.ErrAt.IsZero() || !v.Has("a") || v.Revision != uint64(rev) || !v.Received.Equal(good.Received) {
-		t.Fatalf("view with etcd down: %+v; want the last good view with Err", v)
-	}
-	t.Logf("error view: %v", v.Err)
-	s.Restart(t)
-	v = w.next(t)
-	if v.Err != nil || !v.Has("a") {
-		t.Fatalf("view after etcd came back: %+v", v)
+	for phase, stop := range []func(){
+		func() { s.Stop(); close(release) }, // the watch is created on a stopped etcd
+		s.Stop,                              // the watch is established and quiet
+	} {
+		stop()
+		v := w.next(t)
+		if v.Err == nil || v.ErrAt.IsZero() || !v.Has("a") || v.Revision != uint64(rev) || !v.Received.Equal(good.Received) {
+			t.Fatalf("phase %d: view with etcd down: %+v; want the last good view with Err", phase, v)
+		}
+		t.Logf("phase %d: error view: %v", phase, v.Err)
+		s.Restart(t)
+		if good = w.next(t); good.Err != nil || !good.Has("a") {
+			t.Fatalf("phase %d: view after etcd came back: %+v", phase, good)
+		}
 	}
 }
 
