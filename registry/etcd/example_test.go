@@ -2,7 +2,9 @@ package etcd_test
 
 import (
 	"fmt"
+	"time"
 
+	"github.com/drainkit/drainkit/config"
 	"github.com/drainkit/drainkit/registry/etcd"
 )
 
@@ -22,4 +24,20 @@ func ExampleParseValue() {
 	// Output:
 	// /microservices/orders/orders-1
 	// 10.0.0.7:8000 06:30:00
+}
+
+// OptionsFrom turns drainkit's registry.etcd.* settings into Options; a bad
+// setting fails naming its key.
+func ExampleOptionsFrom() {
+	reg := config.Default().Registry
+	reg.Etcd.Endpoints = "10.0.0.1:2379, 10.0.0.2:2379"
+	o, err := etcd.OptionsFrom(reg, "orders", 8080)
+	fmt.Println(o.Client.Endpoints, o.Prefix, o.TTL, err)
+
+	reg.Etcd.TTL = time.Second
+	_, err = etcd.OptionsFrom(reg, "orders", 8080)
+	fmt.Println(err)
+	// Output:
+	// [10.0.0.1:2379 10.0.0.2:2379] /microservices 10s <nil>
+	// registry.etcd.ttl: 1s is out of range: must be whole seconds, >= 2s (etcd's minimum lease TTL) and <= 24h0m0s
 }
