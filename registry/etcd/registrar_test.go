@@ -170,6 +170,36 @@ func TestWipedRestartReregisters(t *testing.T) {
 	}
 }
 
+// TestWipedRestartWhileEjected: a lease lost while EJECTED is granted again
+// without writing the key; READY then writes it under the new lease.
+func TestWipedRestartWhileEjected(t *testing.T) {
+	s := etcdtest.Start(t)
+	c := s.Client(t)
+	o, _ := testOptions(t, s, "wipe-ej-svc", 18087)
+	r := newRegistrar(t, o)
+	if err := syncTo(t, r, lifecycle.Ready, lifecycle.CauseWarmup); err != nil {
+		t.Fatal(err)
+	}
+	if err := syncTo(t, r, lifecycle.Ejected, lifecycle.CauseOperator); err != nil {
+		t.Fatal(err)
+	}
+	old := r.Lease()
+	s.RestartWiped(t)
+	eventually(t, 3*testKeepAlive, "a new lease while ejected", func() (bool, string) {
+		l := r.Lease()
+		return l != 0 && l != old && leaseTTL(t, c, l) > 0, fmt.Sprintf("lease %x", int64(l))
+	})
+	if _, _, found, _ := getKey(t, c, r.Key()); found || r.Status().Health != registry.Maintenance {
+		t.Fatalf("while ejected: key found %v, health %s", found, r.Status().Health)
+	}
+	if err := syncTo(t, r, lifecycle.Ready, lifecycle.CauseOperator); err != nil {
+		t.Fatal(err)
+	}
+	if _, l, found, _ := getKey(t, c, r.Key()); !found || l != r.Lease() || l == old {
+		t.Fatalf("after READY: found %v under lease %x (old %x)", found, int64(l), int64(old))
+	}
+}
+
 // TestNeverReregisterWhileDraining: after Deregister, Sync refuses and a
 // wiped etcd is not written to again.
 func TestNeverReregisterWhileDraining(t *testing.T) {
