@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -20,20 +21,10 @@ var timingKeys = []string{
 	"drain.timeout", "stop.timeout", "grace_period",
 }
 
-func newDrillCmd(stdout, stderr io.Writer) *cobra.Command {
-	cfg := drill.DefaultConfig()
-	var (
-		jsonOut bool
-		report  string
-		service string
-	)
-	cmd := &cobra.Command{
-		Use:   "drill",
-		Short: "rolling-restart drill: does a drain setting lose requests under load?",
-		Long: `drill starts replicas of a service as child processes, sends a fixed request rate
+const drillLong = `drill starts replicas of a service as child processes, sends a fixed request rate
 from consumers that learn the instances like real ones do (readiness polling like a
 Kubernetes endpoints controller, or a Consul watch), replaces every replica one by one
-(start new, wait ready, SIGTERM old, wait exit), and records every request.
+(start new, wait ready, stop old, wait exit), and records every request.
 All strategies start their load together and stop it together, after the last
 rolling restart, at least --tail later, and once no consumer still lists a
 replaced replica: every strategy is measured over the same span, and the
@@ -43,88 +34,144 @@ consumers' staleness is measured to its end (a verdict says when it was not).
 
 By default it compares three strategies in one run, concurrently, on the same example
 handlers: drainkit (the full drain), shutdown (http.Server.Shutdown on SIGTERM) and
-exit (no drain). --exec drills your own binary instead; it must accept --http-addr
+exit (no drain). kill (SIGKILL, nothing drains: a kill -9, a lost node) can be added
+with --strategies. --exec drills your own binary instead; it must accept --http-addr
 and --admin-addr, serve /readyz on the admin listener and read DRAINKIT_* variables.
+
+Consumers (--consumer): naive is a consumer as most are written: round robin over the
+discovery's list (cached with --consumer-cache), no retry, no ejection. drainkit is
+drainkit's consumer package over the same discovery: it resends what never reached a
+server, ejects what fails and treats its view as evidence with an age. The table
+shows per strategy what failed, how many requests had been written to a dying
+replica and not answered (only those may have reached a server: with --method POST
+a consumer that is right to resend only the rest fails at most that many), how many
+were retried, the consumers' ejections and their staleness.
 
 The replicas get the drain timings as DRAINKIT_* variables: the library's defaults,
 overridden by DRAINKIT_* in the drill's environment, a --config file or the timing
 flags below. Exit status: 0 when the drainkit strategy (or the --exec binary) lost no
-request, 1 otherwise, 2 for bad usage.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			loaded, err := config.Load(config.Sources{Flags: cmd.Flags()})
-			if err != nil {
-				return &exitError{code: 2, msg: "drill: " + err.Error()}
-			}
-			cfg.Timings = loaded.Timings
-			cfg.TimingSources = map[string]string{}
-			for _, k := range timingKeys {
-				cfg.TimingSources[k] = loaded.Source(k).String()
-			}
-			if cfg.Exec == "" {
-				self, err := os.Executable()
-				if err != nil {
-					return &exitError{code: 2, msg: "drill: cannot find my own executable to re-run as the service: " + err.Error()}
-				}
-				cfg.Self = self
-			}
-			cfg.Service = service
-			cfg.Env = os.Environ()
-			if err := cfg.Validate(); err != nil {
-				return &exitError{code: 2, msg: "drill: " + err.Error()}
-			}
+request, 1 otherwise, 2 for bad usage.`
 
-			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
-			defer stop()
-			progress := &drill.Progress{Out: stderr, Terminal: isTerminal(stderr)}
-			res, err := drill.Run(ctx, cfg, progress)
-			if err != nil {
-				return &exitError{code: 2, msg: "drill: " + err.Error()}
+// drillOptions are the drill command's flags beyond drill.Config.
+type drillOptions struct {
+	cfg     drill.Config
+	jsonOut bool
+	report  string
+	service string
+}
+
+func newDrillCmd(stdout, stderr io.Writer) *cobra.Command {
+	o := &drillOptions{cfg: drill.DefaultConfig()}
+	cmd := &cobra.Command{
+		Use:   "drill",
+		Short: "rolling-restart drill: does a drain setting lose requests under load?",
+		Long:  drillLong,
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.complete(cmd.Flags()); err != nil {
+				return err
 			}
-			sums := drill.Summaries(res)
-			if jsonOut {
-				err = drill.WriteJSON(stdout, res, sums)
-			} else {
-				err = drill.WriteTable(stdout, res, sums)
-			}
-			if err != nil {
-				return &exitError{code: 1, msg: "drill: writing the results: " + err.Error()}
-			}
-			if report != "" {
-				if err := writeReport(report, res, sums); err != nil {
-					return &exitError{code: 1, msg: "drill: --report: " + err.Error()}
-				}
-				fmt.Fprintf(stderr, "drainkit: report written to %s\n", report)
-			}
-			if ctx.Err() != nil {
-				return &exitError{code: 130, msg: "drill interrupted"}
-			}
-			if !drill.Passed(res, sums) {
-				return &exitError{code: 1}
-			}
-			return nil
+			return o.run(cmd.Context(), stdout, stderr)
 		},
 	}
-	f := cmd.Flags()
-	f.StringSliceVar(&cfg.Strategies, "strategies", cfg.Strategies, "strategies to compare: drainkit, shutdown, exit")
-	f.IntVar(&cfg.Replicas, "replicas", cfg.Replicas, "replicas per strategy (1..20)")
-	f.Float64Var(&cfg.Rate, "rate", cfg.Rate, "total request rate of all consumers, requests/s, paced (1..5000)")
-	f.IntVar(&cfg.Consumers, "consumers", cfg.Consumers, "consumers sharing the rate, each with its own keep-alive pool and view (1..64)")
-	f.DurationVar(&cfg.RequestTimeout, "request-timeout", cfg.RequestTimeout, "timeout of each request")
-	f.DurationVar(&cfg.DiscoveryInterval, "discovery-interval", cfg.DiscoveryInterval, "how often discovery polls each replica's /readyz")
-	f.IntVar(&cfg.FailureThreshold, "failure-threshold", cfg.FailureThreshold, "failed polls in a row that drop a replica from discovery")
-	f.DurationVar(&cfg.ConsumerCache, "consumer-cache", 0, "each consumer reuses a discovery result this long (Spring Cloud LoadBalancer: 35s); 0: no cache")
-	f.StringVar(&cfg.Consul, "consul", "", "Consul agent HTTP address: replicas register there, consumers use a watch")
-	f.StringVar(&service, "service", "", "with --exec and --consul: the Consul service the binary registers as (default: the binary's name)")
-	f.DurationVar(&cfg.Baseline, "baseline", cfg.Baseline, "load before the rolling restart")
-	f.DurationVar(&cfg.Tail, "tail", cfg.Tail, "least load after the rolling restart; it goes on until no consumer lists a replaced replica (at most consumer cache + (failure threshold + 2) x discovery interval more) and every strategy is done")
-	f.BoolVar(&cfg.PreStop, "prestop", false, "stop each old replica like the kubelet with a `drainkit prestop` hook: POST /drain?wait=propagation, then SIGTERM")
-	f.StringVar(&cfg.Exec, "exec", "", "drill this binary instead of the built-in strategies")
-	f.StringArrayVar(&cfg.ExecArgs, "exec-arg", nil, "argument for the --exec binary, before --http-addr and --admin-addr (repeatable)")
-	f.BoolVar(&jsonOut, "json", false, "print the results as JSON")
-	f.StringVar(&report, "report", "", "write a self-contained HTML report with a timeline chart per strategy to this file")
-	bindTimingFlags(f)
+	o.bind(cmd.Flags())
 	return cmd
+}
+
+// bind adds the drill's flags.
+func (o *drillOptions) bind(f *pflag.FlagSet) {
+	c := &o.cfg
+	f.StringSliceVar(&c.Strategies, "strategies", c.Strategies, "strategies to compare: drainkit, shutdown, exit, kill")
+	f.StringVar(&c.ConsumerKind, "consumer", c.ConsumerKind, "consumers: naive (round robin over the discovery's list, no retry) or drainkit (drainkit's consumer package)")
+	f.StringVar(&c.Method, "method", c.Method, "request method: GET or POST (POST carries a small body and is not idempotent)")
+	f.IntVar(&c.Replicas, "replicas", c.Replicas, "replicas per strategy (1..20)")
+	f.Float64Var(&c.Rate, "rate", c.Rate, "total request rate of all consumers, requests/s, paced (1..5000)")
+	f.IntVar(&c.Consumers, "consumers", c.Consumers, "consumers sharing the rate, each with its own keep-alive pool and view (1..64)")
+	f.DurationVar(&c.RequestTimeout, "request-timeout", c.RequestTimeout, "timeout of each request")
+	f.DurationVar(&c.DiscoveryInterval, "discovery-interval", c.DiscoveryInterval, "how often discovery polls each replica's /readyz")
+	f.IntVar(&c.FailureThreshold, "failure-threshold", c.FailureThreshold, "failed polls in a row that drop a replica from discovery")
+	f.DurationVar(&c.ConsumerCache, "consumer-cache", 0, "each consumer reuses a discovery result this long (Spring Cloud LoadBalancer: 35s); 0: no cache")
+	f.StringVar(&c.Consul, "consul", "", "Consul agent HTTP address: replicas register there, consumers use a watch")
+	f.StringVar(&o.service, "service", "", "with --exec and --consul: the Consul service the binary registers as (default: the binary's name)")
+	f.DurationVar(&c.Baseline, "baseline", c.Baseline, "load before the rolling restart")
+	f.DurationVar(&c.Tail, "tail", c.Tail, "least load after the rolling restart; it goes on until no consumer lists a replaced replica (at most consumer cache + (failure threshold + 2) x discovery interval more) and every strategy is done")
+	f.BoolVar(&c.PreStop, "prestop", false, "stop each old replica like the kubelet with a `drainkit prestop` hook: POST /drain?wait=propagation, then SIGTERM")
+	f.StringVar(&c.Exec, "exec", "", "drill this binary instead of the built-in strategies")
+	f.StringArrayVar(&c.ExecArgs, "exec-arg", nil, "argument for the --exec binary, before --http-addr and --admin-addr (repeatable)")
+	f.BoolVar(&o.jsonOut, "json", false, "print the results as JSON")
+	f.StringVar(&o.report, "report", "", "write a self-contained HTML report with a timeline chart per strategy to this file")
+	bindTimingFlags(f)
+}
+
+// complete loads the timings (defaults, DRAINKIT_*, --config, flags), finds
+// the binary to re-execute and validates everything, before anything runs.
+func (o *drillOptions) complete(flags *pflag.FlagSet) error {
+	loaded, err := config.Load(config.Sources{Flags: flags})
+	if err != nil {
+		return &exitError{code: 2, msg: "drill: " + err.Error()}
+	}
+	o.cfg.Timings = loaded.Timings
+	o.cfg.TimingSources = map[string]string{}
+	for _, k := range timingKeys {
+		o.cfg.TimingSources[k] = loaded.Source(k).String()
+	}
+	if o.cfg.Exec == "" {
+		self, err := os.Executable()
+		if err != nil {
+			return &exitError{code: 2, msg: "drill: cannot find my own executable to re-run as the service: " + err.Error()}
+		}
+		o.cfg.Self = self
+	}
+	o.cfg.Service = o.service
+	o.cfg.Env = os.Environ()
+	if err := o.cfg.Validate(); err != nil {
+		return &exitError{code: 2, msg: "drill: " + err.Error()}
+	}
+	return nil
+}
+
+// run runs the drill until done or SIGINT/SIGTERM, writes the results and
+// the report, and turns the outcome into the exit status.
+func (o *drillOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	progress := &drill.Progress{Out: stderr, Terminal: isTerminal(stderr)}
+	res, err := drill.Run(ctx, o.cfg, progress)
+	if err != nil {
+		return &exitError{code: 2, msg: "drill: " + err.Error()}
+	}
+	sums := drill.Summaries(res)
+	if err := o.write(stdout, stderr, res, sums); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return &exitError{code: 130, msg: "drill interrupted"}
+	}
+	if !drill.Passed(res, sums) {
+		return &exitError{code: 1}
+	}
+	return nil
+}
+
+// write prints the table or JSON and writes the HTML report if asked.
+func (o *drillOptions) write(stdout, stderr io.Writer, res *drill.Result, sums []drill.Summary) error {
+	var err error
+	if o.jsonOut {
+		err = drill.WriteJSON(stdout, res, sums)
+	} else {
+		err = drill.WriteTable(stdout, res, sums)
+	}
+	if err != nil {
+		return &exitError{code: 1, msg: "drill: writing the results: " + err.Error()}
+	}
+	if o.report == "" {
+		return nil
+	}
+	if err := writeReport(o.report, res, sums); err != nil {
+		return &exitError{code: 1, msg: "drill: --report: " + err.Error()}
+	}
+	fmt.Fprintf(stderr, "drainkit: report written to %s\n", o.report)
+	return nil
 }
 
 // bindTimingFlags adds --config and the timing flags of the config package

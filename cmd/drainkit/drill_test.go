@@ -15,8 +15,12 @@ import (
 type drillJSON struct {
 	Strategies []struct {
 		Name           string         `json:"name"`
+		Consumer       string         `json:"consumer"`
 		Requests       int            `json:"requests"`
 		Failed         int            `json:"failed"`
+		Retried        int            `json:"retried"`
+		Ejections      int64          `json:"ejections"`
+		Unanswered     int            `json:"written_unanswered"`
 		FailuresByKind map[string]int `json:"failures_by_kind"`
 		DrainSeconds   []float64      `json:"drain_seconds"`
 		LateRequests   int64          `json:"late_requests"`
@@ -41,6 +45,7 @@ type drillJSON struct {
 			PreStop    *float64           `json:"prestop_seconds"`
 			PreStopErr string             `json:"prestop_error"`
 			SIGTERM    *float64           `json:"sigterm"`
+			Signal     string             `json:"signal"`
 			Exited     *float64           `json:"exited"`
 		} `json:"replicas"`
 	} `json:"strategies"`
@@ -271,6 +276,34 @@ func TestDrillPreStop(t *testing.T) {
 	}
 }
 
+// TestDrillKillPOST: the kill strategy stops its replicas with SIGKILL and
+// loses requests, POSTs included; drainkit loses none of its POSTs; every
+// strategy reports, beside its failures, the requests written to a dying
+// replica and not answered, and for kill some of those are among them (a
+// SIGKILL cuts what is in flight).
+func TestDrillKillPOST(t *testing.T) {
+	r := drainkit(t, 2*time.Minute, []string{"DRAINKIT_PROPAGATION_MIN=1s"},
+		"drill", "--json", "--strategies", "drainkit,kill", "--method", "POST", "--rate", "150", "--replicas", "2", "--baseline", "1s", "--tail", "1s")
+	out := parseDrill(t, r)
+	if r.code != 0 || len(out.Strategies) != 2 || out.Config["method"] != "POST" || out.Config["consumer"] != "naive" {
+		t.Fatalf("exit %d, %d strategies, config %v", r.code, len(out.Strategies), out.Config)
+	}
+	dk, kill := out.Strategies[0], out.Strategies[1]
+	if dk.Failed != 0 || dk.Consumer != "naive" {
+		t.Errorf("drainkit: %d failed (%v), consumer %q", dk.Failed, dk.FailuresByKind, dk.Consumer)
+	}
+	if kill.Failed == 0 || !strings.Contains(kill.Verdict, "SIGKILL") || kill.Retried != 0 || kill.Ejections != 0 {
+		t.Errorf("kill: %d failed, retried %d, ejections %d, verdict %q", kill.Failed, kill.Retried, kill.Ejections, kill.Verdict)
+	}
+	cut := kill.FailuresByKind["reset"] + kill.FailuresByKind["eof"]
+	t.Logf("kill: %d written to a dying replica and unanswered; %d failed with reset or eof", kill.Unanswered, cut)
+	for _, rp := range kill.Replicas {
+		if rp.Role == "initial" && (rp.Signal != "SIGKILL" || rp.ExitStatus != "signal: killed") {
+			t.Errorf("kill r%d: signal %q, %s", rp.ID, rp.Signal, rp.ExitStatus)
+		}
+	}
+}
+
 func TestDrillBadFlags(t *testing.T) {
 	for _, tc := range []struct {
 		env  []string
@@ -281,6 +314,8 @@ func TestDrillBadFlags(t *testing.T) {
 		{nil, []string{"drill", "--replicas", "0"}, "--replicas: 0 is out of range"},
 		{[]string{"DRAINKIT_PROPAGATION_MIN=banana"}, []string{"drill"}, "propagation.min"},
 		{nil, []string{"drill", "--propagation-max", "2s"}, "propagation"},
+		{nil, []string{"drill", "--consumer", "nope"}, `--consumer: "nope" is not a consumer kind`},
+		{nil, []string{"drill", "--method", "PUT"}, `--method: "PUT" is not supported`},
 		{nil, []string{"drill", "--exec", "/nonexistent/binary"}, `--exec "/nonexistent/binary": stat /nonexistent/binary: no such file or directory`},
 	} {
 		r := drainkit(t, 30*time.Second, tc.env, tc.args...)

@@ -1,8 +1,11 @@
 package drill
 
 import (
+	"context"
 	"sync"
 	"time"
+
+	"github.com/drainkit/drainkit/registry"
 )
 
 // CachedSource puts a time-to-live cache in front of a Source, as Spring
@@ -51,4 +54,59 @@ func (c *CachedSource) Peek() []Endpoint {
 		return c.src.Endpoints()
 	}
 	return c.view
+}
+
+// cachedViews puts the same time-to-live cache in front of a registry
+// source as CachedSource does in front of a list: the consumer gets the
+// source's view when it starts and then the source's latest view once every
+// ttl (if it changed), never in between. phase staggers the consumers as in
+// NewCachedSource.
+func cachedViews(src registry.Source, ttl time.Duration, phase float64) registry.Source {
+	return registry.SourceFunc(func(ctx context.Context, fn func(registry.View)) error {
+		latest := make(chan registry.View, 1)
+		wctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = src.Watch(wctx, func(v registry.View) {
+				select { // latest wins: drop the undelivered one
+				case <-latest:
+				default:
+				}
+				latest <- v
+			})
+		}()
+		defer func() { cancel(); <-done }()
+		return deliverCached(ctx, latest, ttl, phase, fn)
+	})
+}
+
+// deliverCached passes the first view from latest to fn at once, then the
+// newest one every ttl, the first refresh (1-phase)*ttl after the start.
+func deliverCached(ctx context.Context, latest <-chan registry.View, ttl time.Duration, phase float64, fn func(registry.View)) error {
+	var last registry.View
+	select {
+	case last = <-latest:
+		fn(last)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	t := time.NewTimer(time.Duration((1 - phase) * float64(ttl)))
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		select {
+		case v := <-latest:
+			if !sameView(v, last) {
+				fn(v)
+				last = v
+			}
+		default:
+		}
+		t.Reset(ttl)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/drainkit/drainkit/lifecycle"
@@ -24,16 +25,37 @@ const (
 	// StrategyExit has no drain at all: SIGTERM's default action kills the
 	// process.
 	StrategyExit = "exit"
+	// StrategyKill is the same process as exit, stopped with SIGKILL: a
+	// `kill -9`, a lost node, an OOM kill. Nothing drains; only the
+	// consumers can save the requests.
+	StrategyKill = "kill"
 )
 
 // Strategies lists the built-in strategies in the order the drill runs and
 // reports them.
-var Strategies = []string{StrategyDrainkit, StrategyShutdown, StrategyExit}
+var Strategies = []string{StrategyDrainkit, StrategyShutdown, StrategyExit, StrategyKill}
+
+// DefaultStrategies are the strategies a drill compares unless told
+// otherwise.
+var DefaultStrategies = []string{StrategyDrainkit, StrategyShutdown, StrategyExit}
+
+// Methods are the request methods the load can send (Config.Method).
+var Methods = []string{"GET", "POST"}
+
+// postBody is the body of every POST the load sends.
+var postBody = []byte(`{"drill":"a small request body"}`)
 
 // Config is one drill. Use DefaultConfig and change what differs.
 type Config struct {
-	// Strategies to compare (default all three built-ins). Ignored with Exec.
+	// Strategies to compare (default DefaultStrategies). Ignored with Exec.
 	Strategies []string
+	// ConsumerKind is the consumers' kind: ConsumerNaive (default) or
+	// ConsumerDrainkit (see RegisterConsumer).
+	ConsumerKind string
+	// Method is the load's request method, "GET" (default) or "POST"; a
+	// POST carries a small body, and a consumer may not resend it once it
+	// was written.
+	Method string
 	// Self is the drainkit binary re-executed as `Self serve --strategy X`
 	// for the built-in strategies (os.Executable()).
 	Self string
@@ -88,13 +110,16 @@ type Config struct {
 	Env []string
 }
 
-// DefaultConfig returns the defaults: all three strategies, 3 replicas,
+// DefaultConfig returns the defaults: DefaultStrategies, naive consumers
+// sending GET /, 3 replicas,
 // 300 requests/s from 4 consumers, readiness-probe discovery every 1 s with
 // failure threshold 2, no consumer cache, 2 s of load before and after the
 // rolling restart, and lifecycle.DefaultTimings for the replicas.
 func DefaultConfig() Config {
 	return Config{
-		Strategies:        append([]string(nil), Strategies...),
+		Strategies:        append([]string(nil), DefaultStrategies...),
+		ConsumerKind:      ConsumerNaive,
+		Method:            "GET",
 		Replicas:          3,
 		Rate:              300,
 		Consumers:         4,
@@ -138,6 +163,12 @@ func (c Config) Validate() error {
 	case c.Tail < 0 || c.Tail > 10*time.Minute:
 		return fmt.Errorf("--tail: %s is out of range: must be >= 0 and <= 10m", c.Tail)
 	}
+	if !slices.Contains(Methods, c.Method) {
+		return fmt.Errorf("--method: %q is not supported: want one of %v", c.Method, Methods)
+	}
+	if _, err := consumerKind(c.ConsumerKind); err != nil {
+		return err
+	}
 	if c.Exec != "" {
 		// Fail before anything starts, naming the path, rather than after
 		// the replicas of a run could not start.
@@ -179,13 +210,15 @@ func unwrapExecError(err error) error {
 	return err
 }
 
-func isBuiltin(s string) bool {
-	for _, b := range Strategies {
-		if s == b {
-			return true
-		}
+func isBuiltin(s string) bool { return slices.Contains(Strategies, s) }
+
+// request is what the load sends.
+func (c Config) request() Request {
+	r := Request{Method: c.Method, Path: "/"}
+	if c.Method == "POST" {
+		r.Body = postBody
 	}
-	return false
+	return r
 }
 
 // strategyNames returns the names the run reports: the built-ins, or the

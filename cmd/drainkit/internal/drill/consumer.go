@@ -1,6 +1,7 @@
 package drill
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net"
@@ -10,28 +11,38 @@ import (
 	"time"
 )
 
-// Consumer is one client of the service: its own keep-alive connection pool
-// (an http.Transport), its own view of the instances, and round-robin load
-// balancing over that view.
-type Consumer struct {
-	ID     int
-	Source Source
+// naiveClient is a consumer as most are written (ConsumerNaive): its own
+// keep-alive connection pool (an http.Transport), the discovery's list as it
+// is (or as its cache holds it), round robin over it, no retry of its own
+// and no ejection.
+type naiveClient struct {
+	src    Source
 	client *http.Client
 	rr     atomic.Uint64
 }
 
-// NewConsumer returns a consumer with its own keep-alive transport.
-func NewConsumer(id int, src Source) *Consumer {
+// newNaiveClient implements NewClientFunc for ConsumerNaive.
+func newNaiveClient(c ClientConfig) (Client, error) {
+	return newNaive(c.Endpoints), nil
+}
+
+// newNaive returns a naive consumer of src with its own keep-alive
+// transport, dialling through the drill's counting dialer.
+func newNaive(src Source) *naiveClient {
 	tr := &http.Transport{
 		Proxy:               nil, // loopback only, never through a proxy
-		DialContext:         (&net.Dialer{Timeout: time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:         drillDialer,
 		MaxIdleConns:        256,
 		MaxIdleConnsPerHost: 64,
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
 	}
-	return &Consumer{ID: id, Source: src, client: &http.Client{Transport: tr}}
+	return &naiveClient{src: src, client: &http.Client{Transport: tr}}
 }
+
+// drillDialer is ClientConfig.Dial: 1 s connect timeout, TCP keep-alive,
+// connections that count what was written (writeTracker).
+var drillDialer = countingDialer(&net.Dialer{Timeout: time.Second, KeepAlive: 30 * time.Second})
 
 // Peeker is a Source that can tell what its next Endpoints call will return
 // without side effects (a cache would otherwise refresh).
@@ -39,27 +50,74 @@ type Peeker interface {
 	Peek() []Endpoint
 }
 
-// View returns the instances the consumer's next request will choose from.
-func (c *Consumer) View() []Endpoint {
-	if p, ok := c.Source.(Peeker); ok {
-		return p.Peek()
+// Listed implements Client.
+func (c *naiveClient) Listed() []string {
+	var eps []Endpoint
+	if p, ok := c.src.(Peeker); ok {
+		eps = p.Peek()
+	} else {
+		eps = c.src.Endpoints()
 	}
-	return c.Source.Endpoints()
+	out := make([]string, len(eps))
+	for i, ep := range eps {
+		out[i] = ep.Addr
+	}
+	return out
 }
 
-// Close closes the consumer's idle connections.
-func (c *Consumer) Close() { c.client.CloseIdleConnections() }
+// Stats implements Client: a naive consumer ejects nothing.
+func (c *naiveClient) Stats() ClientStats { return ClientStats{} }
+
+// Close implements Client: it closes the idle connections.
+func (c *naiveClient) Close() { c.client.CloseIdleConnections() }
+
+// Do implements Client: one try to the next instance in round robin.
+func (c *naiveClient) Do(ctx context.Context, r Request) Attempt {
+	eps := c.src.Endpoints()
+	if len(eps) == 0 {
+		return Attempt{Err: ErrNoEndpoint}
+	}
+	ep := eps[c.rr.Add(1)%uint64(len(eps))]
+	status, err := send(ctx, c.client, "http://"+ep.Addr, r)
+	return Attempt{Addr: ep.Addr, Status: status, Err: err}
+}
+
+// send does one request to base+r.Path and reads the body to the end, so
+// that the connection goes back to the pool and an error while reading
+// counts.
+func send(ctx context.Context, client *http.Client, base string, r Request) (int, error) {
+	var body io.Reader
+	if r.Body != nil {
+		body = bytes.NewReader(r.Body)
+	}
+	req, err := http.NewRequestWithContext(ctx, r.Method, base+r.Path, body)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return resp.StatusCode, err
+	}
+	return resp.StatusCode, nil
+}
 
 // Load sends requests at a fixed total rate, open loop: request i is due at
 // start + i/Rate whatever happened to earlier ones (a slow or failed request
-// never delays the next), and goes to consumer i mod len(Consumers). Each
-// request is GET Path with Timeout.
+// never delays the next), and goes to client i mod len(Clients) (consumer
+// number i mod len + 1). Each is Request, bounded by Timeout.
 type Load struct {
-	Rate      float64
-	Consumers []*Consumer
-	Path      string
-	Timeout   time.Duration
-	Recorder  *Recorder
+	Rate     float64
+	Clients  []Client
+	Request  Request
+	Timeout  time.Duration
+	Recorder *Recorder
+	// ReplicaOf maps an instance's host:port to the drill's replica ID (0
+	// for unknown); nil maps everything to 0.
+	ReplicaOf func(addr string) int
 
 	maxLag atomic.Int64 // largest delay between due time and send, ns
 	late   atomic.Int64 // requests sent more than lateLag after their due time
@@ -90,11 +148,11 @@ func (l *Load) Run(ctx context.Context) {
 		} else if ctx.Err() != nil {
 			return
 		}
-		c := l.Consumers[i%int64(len(l.Consumers))]
+		n := i % int64(len(l.Clients))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			l.send(c, due)
+			l.send(int(n)+1, l.Clients[n], due)
 		}()
 	}
 }
@@ -105,9 +163,7 @@ func (l *Load) Pacing() (maxLag time.Duration, late int64) {
 	return time.Duration(l.maxLag.Load()), l.late.Load()
 }
 
-func (l *Load) send(c *Consumer, due time.Time) {
-	sent := time.Now()
-	lag := sent.Sub(due)
+func (l *Load) notePacing(lag time.Duration) {
 	for {
 		cur := l.maxLag.Load()
 		if int64(lag) <= cur || l.maxLag.CompareAndSwap(cur, int64(lag)) {
@@ -117,44 +173,31 @@ func (l *Load) send(c *Consumer, due time.Time) {
 	if lag > lateLag {
 		l.late.Add(1)
 	}
-	rec := Record{Start: l.Recorder.Offset(due), Sent: l.Recorder.Offset(sent), Consumer: c.ID}
-	eps := c.Source.Endpoints()
-	if len(eps) == 0 {
-		rec.Outcome = NoEndpoint
-		rec.Err = "the consumer's view of the service is empty"
-		rec.End = rec.Sent
-		l.Recorder.Add(rec)
-		return
+}
+
+func (l *Load) send(consumer int, c Client, due time.Time) {
+	sent := time.Now()
+	l.notePacing(sent.Sub(due))
+	ctx, cancel := context.WithTimeout(context.Background(), l.Timeout)
+	var w writeTracker
+	att := c.Do(w.trace(ctx), l.Request)
+	cancel()
+	rec := Record{
+		Start: l.Recorder.Offset(due), Sent: l.Recorder.Offset(sent), End: l.Recorder.Offset(time.Now()),
+		Consumer: consumer, Replica: l.replicaOf(att.Addr), Outcome: Classify(att.Status, att.Err),
+		Retries: att.Retries, Unanswered: l.replicaOf(w.unanswered()), ViewAge: att.ViewAge,
 	}
-	ep := eps[c.rr.Add(1)%uint64(len(eps))]
-	rec.Replica = ep.Replica
-	status, err := c.get(ep.Addr, l.Path, l.Timeout)
-	rec.End = l.Recorder.Offset(time.Now())
-	rec.Outcome = Classify(status, err)
-	if err != nil {
-		rec.Err = err.Error()
+	if att.Err != nil {
+		rec.Err = att.Err.Error()
 	} else if rec.Outcome.Failed() {
-		rec.Err = http.StatusText(status)
+		rec.Err = http.StatusText(att.Status)
 	}
 	l.Recorder.Add(rec)
 }
 
-// get does one GET and reads the body to the end, so that the connection
-// goes back to the pool and an error while reading counts.
-func (c *Consumer) get(addr, path string, timeout time.Duration) (int, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+path, nil)
-	if err != nil {
-		return 0, err
+func (l *Load) replicaOf(addr string) int {
+	if addr == "" || l.ReplicaOf == nil {
+		return 0
 	}
-	resp, err := c.client.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-		return resp.StatusCode, err
-	}
-	return resp.StatusCode, nil
+	return l.ReplicaOf(addr)
 }

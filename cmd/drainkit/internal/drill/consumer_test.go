@@ -30,11 +30,11 @@ func TestLoadIsPacedAndOpenLoop(t *testing.T) {
 	src := &staticSource{}
 	eps := []Endpoint{{Replica: 1, Addr: strings.TrimPrefix(s.URL, "http://")}}
 	src.v.Store(&eps)
-	c1, c2 := NewConsumer(1, src), NewConsumer(2, src)
+	c1, c2 := newNaive(src), newNaive(src)
 	defer c1.Close()
 	defer c2.Close()
 	rec := NewRecorder(time.Now())
-	l := &Load{Rate: 100, Consumers: []*Consumer{c1, c2}, Path: "/", Timeout: 2 * time.Second, Recorder: rec}
+	l := &Load{Rate: 100, Clients: []Client{c1, c2}, Request: Request{Method: "GET", Path: "/"}, Timeout: 2 * time.Second, Recorder: rec}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	l.Run(ctx)
@@ -72,10 +72,10 @@ func TestLoadRecordsNoEndpoint(t *testing.T) {
 	src := &staticSource{}
 	var none []Endpoint
 	src.v.Store(&none)
-	c := NewConsumer(1, src)
+	c := newNaive(src)
 	defer c.Close()
 	rec := NewRecorder(time.Now())
-	l := &Load{Rate: 200, Consumers: []*Consumer{c}, Path: "/", Timeout: time.Second, Recorder: rec}
+	l := &Load{Rate: 200, Clients: []Client{c}, Request: Request{Method: "GET", Path: "/"}, Timeout: time.Second, Recorder: rec}
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	l.Run(ctx)

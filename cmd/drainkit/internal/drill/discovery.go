@@ -3,10 +3,15 @@ package drill
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/drainkit/drainkit/registry"
 )
 
 // Endpoint is one instance a consumer can send requests to.
@@ -22,9 +27,12 @@ type Source interface {
 }
 
 // Discovery is a Source that the rolling restart can also add replicas to and
-// wait on.
+// wait on, and that delivers its answers as registry views (registry.Source)
+// to consumers that watch rather than pull. A new discovery (etcd, ...) is
+// one more implementation and a case in Config.newDiscovery.
 type Discovery interface {
 	Source
+	registry.Source
 	// Add starts tracking a replica (it becomes an endpoint once discovery
 	// finds it ready).
 	Add(r *Replica)
@@ -41,7 +49,11 @@ type Discovery interface {
 // Interval (each replica on its own schedule, as the kubelet does), lists a
 // replica after one success and drops it after FailureThreshold failures in a
 // row. A probe that does not answer within the interval (at most 1 s) fails.
+// Its views (Watch) have Source "readiness-probes", a revision counting the
+// changes, Received set when the list changed, and per instance the ID "r<N>"
+// and registry.MetaReadyAt, when the probes first found it ready.
 type ProbeDiscovery struct {
+	*viewFeed
 	interval  time.Duration
 	threshold int
 	client    *http.Client
@@ -50,28 +62,26 @@ type ProbeDiscovery struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu      sync.Mutex
-	targets map[int]*probeTarget
-	view    []Endpoint
-	changed chan struct{} // closed and replaced on every change of view
+	targets map[int]*probeTarget // guarded by viewFeed.mu
 }
 
 type probeTarget struct {
-	ep     Endpoint
-	url    string
-	ready  bool
-	fails  int
-	cancel context.CancelFunc
+	ep      Endpoint
+	url     string
+	ready   bool
+	readyAt time.Time // when first found ready
+	fails   int
+	cancel  context.CancelFunc
 }
 
 // NewProbeDiscovery returns a ProbeDiscovery; interval > 0, threshold >= 1.
 func NewProbeDiscovery(interval time.Duration, threshold int, client *http.Client) *ProbeDiscovery {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &ProbeDiscovery{
+		viewFeed: newViewFeed("", "readiness-probes"),
 		interval: interval, threshold: threshold, client: client,
 		ctx: ctx, cancel: cancel,
 		targets: map[int]*probeTarget{},
-		changed: make(chan struct{}),
 	}
 }
 
@@ -122,6 +132,9 @@ func (d *ProbeDiscovery) update(t *probeTarget, ok bool) {
 	if ok {
 		t.fails = 0
 		t.ready = true
+		if t.readyAt.IsZero() {
+			t.readyAt = time.Now()
+		}
 	} else {
 		t.fails++
 		if t.fails >= d.threshold {
@@ -134,32 +147,24 @@ func (d *ProbeDiscovery) update(t *probeTarget, ok bool) {
 }
 
 func (d *ProbeDiscovery) rebuildLocked() {
-	view := make([]Endpoint, 0, len(d.targets))
+	eps := make([]Endpoint, 0, len(d.targets))
+	insts := make([]registry.Instance, 0, len(d.targets))
 	for _, t := range d.targets {
-		if t.ready {
-			view = append(view, t.ep)
+		if !t.ready {
+			continue
 		}
+		eps = append(eps, t.ep)
+		host, port := splitHostPort(t.ep.Addr)
+		insts = append(insts, registry.Instance{
+			ID: fmt.Sprintf("r%d", t.ep.Replica), Address: host, Port: port,
+			Meta: map[string]string{registry.MetaReadyAt: t.readyAt.UTC().Format(time.RFC3339Nano)},
+		})
 	}
-	slices.SortFunc(view, func(a, b Endpoint) int { return a.Replica - b.Replica })
-	d.view = view
-	close(d.changed)
-	d.changed = make(chan struct{})
-}
-
-// Endpoints implements Source.
-func (d *ProbeDiscovery) Endpoints() []Endpoint {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.view
-}
-
-// WaitListed implements Discovery.
-func (d *ProbeDiscovery) WaitListed(ctx context.Context, id int) error {
-	return waitListed(ctx, id, func() ([]Endpoint, <-chan struct{}) {
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		return d.view, d.changed
-	})
+	slices.SortFunc(eps, func(a, b Endpoint) int { return a.Replica - b.Replica })
+	slices.SortFunc(insts, func(a, b registry.Instance) int { return strings.Compare(a.ID, b.ID) })
+	v := d.view
+	v.Instances, v.Revision, v.Received = insts, v.Revision+1, time.Now()
+	d.setLocked(v, eps)
 }
 
 // Close implements Discovery.
@@ -168,20 +173,10 @@ func (d *ProbeDiscovery) Close() {
 	d.wg.Wait()
 }
 
-// waitListed waits until id is in the view that snap returns; snap also
-// returns a channel that is closed when the view changes.
-func waitListed(ctx context.Context, id int, snap func() ([]Endpoint, <-chan struct{})) error {
-	for {
-		view, changed := snap()
-		for _, ep := range view {
-			if ep.Replica == id {
-				return nil
-			}
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return fmt.Errorf("replica %d never listed by discovery: %w", id, ctx.Err())
-		}
-	}
+// splitHostPort splits a replica's "127.0.0.1:port" (port 0 if it does not
+// parse, which cannot happen for addresses the drill made).
+func splitHostPort(addr string) (string, int) {
+	host, p, _ := net.SplitHostPort(addr)
+	port, _ := strconv.Atoi(p)
+	return host, port
 }

@@ -1,10 +1,9 @@
 package drill
 
 import (
-	"context"
 	"fmt"
-	"sync"
 
+	"github.com/drainkit/drainkit/registry"
 	"github.com/drainkit/drainkit/registry/consul"
 	"github.com/hashicorp/consul/api"
 )
@@ -12,19 +11,19 @@ import (
 // ConsulDiscovery learns the set of instances from Consul, as a consumer
 // using registry/consul's watch does: blocking queries on the passing
 // instances of the service. The replicas register and deregister themselves;
-// Add only teaches the drill which replica listens on which address.
+// Add only teaches the drill which replica listens on which address. Its
+// views (Watch) are the watch's, with Source "consul" and the Consul index as
+// the revision.
 type ConsulDiscovery struct {
+	*viewFeed
 	addr    string
 	service string
 	cfg     *api.Config
 	w       *consul.Watcher
 	done    chan struct{}
 
-	mu      sync.Mutex
-	ids     map[string]int // host:port -> replica ID
-	latest  consul.View
-	view    []Endpoint
-	changed chan struct{}
+	ids    map[string]int // host:port -> replica ID, guarded by viewFeed.mu
+	latest registry.View  // the watch's last view, guarded by viewFeed.mu
 }
 
 // NewConsulDiscovery starts watching service on the agent at addr.
@@ -36,22 +35,34 @@ func NewConsulDiscovery(addr, service string) (*ConsulDiscovery, error) {
 		return nil, fmt.Errorf("--consul %s: %w", addr, err)
 	}
 	d := &ConsulDiscovery{
-		addr: addr, service: service, cfg: cfg,
-		w:       consul.NewWatcher(client, service, consul.WatchOptions{}),
-		done:    make(chan struct{}),
-		ids:     map[string]int{},
-		changed: make(chan struct{}),
+		viewFeed: newViewFeed(service, "consul"),
+		addr:     addr, service: service, cfg: cfg,
+		w:    consul.NewWatcher(client, service, consul.WatchOptions{}),
+		done: make(chan struct{}),
+		ids:  map[string]int{},
 	}
 	go func() {
 		defer close(d.done)
 		for v := range d.w.C {
 			d.mu.Lock()
-			d.latest = v
+			d.latest = fromConsul(v)
 			d.rebuildLocked()
 			d.mu.Unlock()
 		}
 	}()
 	return d, nil
+}
+
+// fromConsul converts the watch's view to the registry's.
+func fromConsul(v consul.View) registry.View {
+	out := registry.View{Service: v.Service, Revision: v.Index, Received: v.Received, Source: "consul", Err: v.Err, ErrAt: v.ErrAt}
+	if v.Instances != nil {
+		out.Instances = make([]registry.Instance, len(v.Instances))
+	}
+	for i, in := range v.Instances {
+		out.Instances[i] = registry.Instance{ID: in.ID, Address: in.Address, Port: in.Port, Tags: in.Tags, Meta: in.Meta}
+	}
+	return out
 }
 
 // Describe implements Discovery.
@@ -60,14 +71,16 @@ func (d *ConsulDiscovery) Describe() string {
 }
 
 func (d *ConsulDiscovery) rebuildLocked() {
-	view := make([]Endpoint, 0, len(d.latest.Instances))
+	eps := make([]Endpoint, 0, len(d.latest.Instances))
 	for _, in := range d.latest.Instances {
 		hp := in.HostPort()
-		view = append(view, Endpoint{Replica: d.ids[hp], Addr: hp})
+		eps = append(eps, Endpoint{Replica: d.ids[hp], Addr: hp})
 	}
-	d.view = view
-	close(d.changed)
-	d.changed = make(chan struct{})
+	v := d.latest
+	if v.Service == "" {
+		v.Service, v.Source = d.service, "consul"
+	}
+	d.setLocked(v, eps)
 }
 
 // Add implements Discovery.
@@ -76,22 +89,6 @@ func (d *ConsulDiscovery) Add(r *Replica) {
 	defer d.mu.Unlock()
 	d.ids[r.HTTPAddr] = r.ID
 	d.rebuildLocked()
-}
-
-// Endpoints implements Source.
-func (d *ConsulDiscovery) Endpoints() []Endpoint {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.view
-}
-
-// WaitListed implements Discovery.
-func (d *ConsulDiscovery) WaitListed(ctx context.Context, id int) error {
-	return waitListed(ctx, id, func() ([]Endpoint, <-chan struct{}) {
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		return d.view, d.changed
-	})
 }
 
 // Close implements Discovery.

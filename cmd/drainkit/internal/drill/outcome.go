@@ -52,6 +52,8 @@ func Classify(status int, err error) Outcome {
 		return OK
 	}
 	switch {
+	case errors.Is(err, ErrNoEndpoint):
+		return NoEndpoint
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return Refused
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):

@@ -2,7 +2,9 @@ package drill
 
 import (
 	"bufio"
+	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -91,9 +93,11 @@ func TestClassifyRealErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := NewConsumer(1, nil)
+			c := newNaive(nil)
 			defer c.Close()
-			status, err := c.get(tc.addr(t), "/", 300*time.Millisecond)
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			status, err := send(ctx, c.client, "http://"+tc.addr(t), Request{Method: "GET", Path: "/"})
 			if got := Classify(status, err); got != tc.want {
 				t.Fatalf("Classify(%d, %v) = %s, want %s", status, err, got, tc.want)
 			}
@@ -104,6 +108,9 @@ func TestClassifyRealErrors(t *testing.T) {
 func TestClassifyOther(t *testing.T) {
 	if got := Classify(0, errors.New("something else")); got != Other {
 		t.Fatalf("got %s, want other", got)
+	}
+	if got := Classify(0, fmt.Errorf("picking: %w", ErrNoEndpoint)); got != NoEndpoint {
+		t.Fatalf("wrapped ErrNoEndpoint: got %s, want no_endpoint", got)
 	}
 	if got := Classify(404, nil); got != OK {
 		t.Fatalf("404 without error: got %s, want ok (only 5xx is a server failure)", got)

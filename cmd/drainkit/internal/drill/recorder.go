@@ -18,6 +18,15 @@ type Record struct {
 	Consumer int
 	Outcome  Outcome
 	Err      string // the error's text for failures, "" for OK
+	// Retries is how often the consumer sent the request again (Attempt).
+	Retries int
+	// Unanswered is the replica the request was written to in full and got
+	// no answer from (0 if none): it may have reached a server and been
+	// lost there.
+	Unanswered int
+	// ViewAge is the age of the consumer's view when it picked the
+	// instance (0 when the consumer does not know it).
+	ViewAge time.Duration
 }
 
 // Recorder keeps every request of one strategy run. It is safe for

@@ -36,6 +36,7 @@ type Replica struct {
 	started    time.Time
 	ready      time.Time
 	signalled  time.Time
+	stopSignal string
 	exited     time.Time
 	exitErr    error
 	t0         time.Time
@@ -138,14 +139,42 @@ func probe(ctx context.Context, client *http.Client, url string) bool {
 // 100 ms until the process exits, keeping the last drain timeline it saw, for
 // binaries that do not log their timeline as JSON.
 func (r *Replica) Terminate(client *http.Client) error {
-	r.mu.Lock()
-	r.signalled = time.Now()
-	r.mu.Unlock()
-	if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		return fmt.Errorf("SIGTERM replica %d: %w", r.ID, err)
+	if err := r.signal(syscall.SIGTERM); err != nil {
+		return err
 	}
 	r.polling.Do(func() { go r.pollState(client) })
 	return nil
+}
+
+// KillNow sends SIGKILL as the rolling restart's stop (StrategyKill) and
+// records when, like Terminate; nothing can drain, so nothing is polled.
+func (r *Replica) KillNow() error { return r.signal(syscall.SIGKILL) }
+
+func (r *Replica) signal(sig syscall.Signal) error {
+	r.mu.Lock()
+	r.signalled = time.Now()
+	r.stopSignal = signalName(sig)
+	r.mu.Unlock()
+	if err := r.cmd.Process.Signal(sig); err != nil {
+		return fmt.Errorf("%s replica %d: %w", signalName(sig), r.ID, err)
+	}
+	return nil
+}
+
+// signalName is "SIGTERM", "SIGKILL".
+func signalName(sig syscall.Signal) string {
+	if sig == syscall.SIGKILL {
+		return "SIGKILL"
+	}
+	return "SIGTERM"
+}
+
+// StopSignal returns the signal the drill stopped the replica with
+// ("SIGTERM", "SIGKILL"), "" before it did.
+func (r *Replica) StopSignal() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stopSignal
 }
 
 // PreStop does what a Kubernetes preStop hook running `drainkit prestop`

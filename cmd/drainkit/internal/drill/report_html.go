@@ -126,15 +126,6 @@ func replicaRow(rp ReplicaReport, s Summary) htmlReplica {
 	return row
 }
 
-func sortedTimingKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return timingOrder(keys[i]) < timingOrder(keys[j]) })
-	return keys
-}
-
 // stripXMLDecl removes the XML declaration, which has no place inside HTML.
 func stripXMLDecl(svg []byte) []byte {
 	if i := bytes.Index(svg, []byte("<svg")); i >= 0 {
@@ -172,7 +163,7 @@ pre { background: #f7f7f7; padding: .8em; overflow-x: auto; font-size: .8em; }
 <h2>Configuration</h2>
 <table>
 <tr><th class="l">replicas per strategy</th><td>{{.Config.Replicas}}</td></tr>
-<tr><th class="l">load</th><td>{{.Config.Rate}} requests/s from {{.Config.Consumers}} consumers, GET /, timeout {{.Config.RequestTimeout}}</td></tr>
+<tr><th class="l">load</th><td>{{.Config.Rate}} requests/s from {{.Config.Consumers}} {{.Config.Consumer}} consumers, {{.Config.Method}} /, timeout {{.Config.RequestTimeout}}</td></tr>
 <tr><th class="l">discovery</th><td>{{if .Config.Consul}}consul watch on {{.Config.Consul}}{{else}}GET /readyz every {{.Config.DiscoveryInterval}}, dropped after {{.Config.FailureThreshold}} failures{{end}}</td></tr>
 <tr><th class="l">consumer cache</th><td>{{.Config.ConsumerCache}}</td></tr>
 <tr><th class="l">load span</th><td>{{.Config.Baseline}} before the rolling restart; after it at least {{.Config.Tail}}, then until no consumer lists a replaced replica (at most {{.Config.StaleWait}} more) and every strategy is done: the same span for all strategies</td></tr>
@@ -186,8 +177,8 @@ pre { background: #f7f7f7; padding: .8em; overflow-x: auto; font-size: .8em; }
 
 <h2>Summary</h2>
 <table>
-<tr><th class="l">strategy</th><th>requests</th><th>failed</th><th class="l">failure kinds</th><th>drain median</th><th>drain max</th><th>late arrivals</th><th>staleness</th></tr>
-{{range .Strategies}}<tr><td class="l">{{.Name}}</td><td>{{.Requests}}</td><td{{if gt .Failed 0}} class="fail"{{end}}>{{.Failed}}</td><td class="l">{{.Kinds}}</td>
+<tr><th class="l">strategy</th><th class="l">consumer</th><th>requests</th><th>failed</th><th>written, unanswered</th><th>retried</th><th>ejections</th><th class="l">failure kinds</th><th>drain median</th><th>drain max</th><th>late arrivals</th><th>staleness</th></tr>
+{{range .Strategies}}<tr><td class="l">{{.Name}}</td><td class="l">{{.Consumer}}</td><td>{{.Requests}}</td><td{{if gt .Failed 0}} class="fail"{{end}}>{{.Failed}}</td><td>{{.WrittenUnanswered}}</td><td>{{.Retried}}</td><td>{{.Ejections}}</td><td class="l">{{.Kinds}}</td>
 <td>{{printf "%.2f" .DrainMedianSeconds}}s</td><td>{{printf "%.2f" .DrainMaxSeconds}}s</td><td>{{if gt .LateReportedBy 0}}{{.LateRequests}}{{else}}–{{end}}</td><td>{{printf "%.2f" .StalenessSeconds}}s</td></tr>
 {{end}}</table>
 

@@ -10,6 +10,8 @@ import (
 // reports show it.
 type ConfigReport struct {
 	Strategies        []string          `json:"strategies"`
+	Consumer          string            `json:"consumer"`
+	Method            string            `json:"method"`
 	Exec              string            `json:"exec,omitempty"`
 	Replicas          int               `json:"replicas"`
 	Rate              float64           `json:"rate_per_second"`
@@ -36,7 +38,7 @@ func (c Config) Report() ConfigReport {
 	}
 	t := c.Timings
 	return ConfigReport{
-		Strategies: c.strategyNames(), Exec: c.Exec,
+		Strategies: c.strategyNames(), Exec: c.Exec, Consumer: c.ConsumerKind, Method: c.Method,
 		Replicas: c.Replicas, Rate: c.Rate, Consumers: c.Consumers,
 		RequestTimeout: c.RequestTimeout.String(),
 		Discovery:      disc, DiscoveryInterval: c.DiscoveryInterval.String(), FailureThreshold: c.FailureThreshold,

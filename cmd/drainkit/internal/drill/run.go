@@ -18,6 +18,9 @@ import (
 type StrategyRun struct {
 	Name      string
 	Discovery string // how consumers learned the instances
+	Consumer  string // the consumers' kind (Config.ConsumerKind)
+	// Ejections sums the instances the consumers ejected locally.
+	Ejections int64
 	// Start is the drill's start, the same for every strategy of a drill,
 	// so that all runs share one time axis; Duration runs from it to this
 	// strategy's end.
@@ -55,13 +58,16 @@ const (
 // reported itself. Times are offsets from the run's start; a negative value
 // means it did not happen.
 type ReplicaReport struct {
-	ID        int
-	Role      string
-	HTTPAddr  string
-	Started   time.Duration
-	Ready     time.Duration
-	Signalled time.Duration
-	Exited    time.Duration
+	ID       int
+	Role     string
+	HTTPAddr string
+	Started  time.Duration
+	Ready    time.Duration
+	// Signalled is when the drill sent StopSignal ("SIGTERM", or "SIGKILL"
+	// for StrategyKill), negative if it did not.
+	Signalled  time.Duration
+	StopSignal string
+	Exited     time.Duration
 	// PreStop is when the drill called POST /drain?wait=propagation before
 	// SIGTERM (Config.PreStop; negative without), PreStopTook how long the
 	// call took and PreStopErr why it failed ("" when it answered 200).
@@ -105,6 +111,7 @@ type strategyRun struct {
 	nextID int
 	mu     sync.Mutex
 	reps   []*Replica
+	addrs  map[string]int // service host:port -> replica ID
 	roles  map[int]string
 	rolled map[int]bool
 	killed map[int]bool
@@ -112,22 +119,16 @@ type strategyRun struct {
 
 func (s *strategyRun) recorder() *Recorder { return s.rec.Load() }
 
+// run is one strategy's drill: start the replicas, wait for the other
+// strategies, send the load through the consumers over the baseline, the
+// rolling restart and the tail, stop it with the others, stop the last
+// replicas.
 func (s *strategyRun) run(ctx context.Context) (res StrategyRun) {
-	res.Name = s.name
-	res.Start = s.start
+	res.Name, res.Start, res.Consumer = s.name, s.start, s.cfg.ConsumerKind
 	rec := NewRecorder(res.Start)
 	s.rec.Store(rec)
-	s.roles, s.rolled, s.killed = map[int]string{}, map[int]bool{}, map[int]bool{}
-	defer func() {
-		s.killAll()
-		if res.Err != nil && ctx.Err() != nil {
-			res.Err = errInterrupted
-		}
-		res.Duration = time.Since(res.Start)
-		res.Records = rec.Records()
-		res.Replicas = s.reports(res.Start)
-		s.st.set("done")
-	}()
+	s.addrs, s.roles, s.rolled, s.killed = map[string]int{}, map[int]string{}, map[int]bool{}, map[int]bool{}
+	defer s.finish(ctx, &res, rec)
 	// Runs first: a run that ends early never holds the others up.
 	defer func() { s.arriveStart(); s.arriveEnd() }()
 
@@ -138,7 +139,47 @@ func (s *strategyRun) run(ctx context.Context) (res StrategyRun) {
 	}
 	defer disc.Close()
 	res.Discovery = disc.Describe()
+	initial, err := s.startInitial(ctx, disc)
+	if err == nil {
+		err = s.awaitOthers(ctx)
+	}
+	var clients []Client
+	if err == nil {
+		clients, err = s.newClients(disc)
+	}
+	defer func() { closeAll(clients) }()
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	load := s.startLoad(ctx, rec, clients, &res)
+	err = s.underLoad(ctx, disc, initial, clients)
+	res.StillListed = s.stillListed(clients)
+	load.finish(&res, clients)
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	s.st.set("stopping the last replicas")
+	s.stopAll(ctx)
+	return res
+}
 
+// finish kills what still runs and fills in the run's records and replicas.
+func (s *strategyRun) finish(ctx context.Context, res *StrategyRun, rec *Recorder) {
+	s.killAll()
+	if res.Err != nil && ctx.Err() != nil {
+		res.Err = errInterrupted
+	}
+	res.Duration = time.Since(res.Start)
+	res.Records = rec.Records()
+	res.Replicas = s.reports(res.Start)
+	s.st.set("done")
+}
+
+// startInitial starts Config.Replicas replicas at once and waits until
+// discovery lists them all.
+func (s *strategyRun) startInitial(ctx context.Context, disc Discovery) ([]*Replica, error) {
 	s.st.set("starting %d replicas", s.cfg.Replicas)
 	initial := make([]*Replica, s.cfg.Replicas)
 	g, gctx := errgroup.WithContext(ctx)
@@ -150,77 +191,107 @@ func (s *strategyRun) run(ctx context.Context) (res StrategyRun) {
 			return err
 		})
 	}
-	if err := g.Wait(); err != nil {
-		res.Err = err
-		return res
-	}
+	return initial, g.Wait()
+}
+
+// awaitOthers waits until every strategy's first replicas are listed.
+func (s *strategyRun) awaitOthers(ctx context.Context) error {
 	s.st.set("waiting for the other strategies' replicas")
 	s.arriveStart()
-	if err := s.startGate.wait(ctx); err != nil {
-		res.Err = err
-		return res
-	}
+	return s.startGate.wait(ctx)
+}
 
-	consumers := make([]*Consumer, s.cfg.Consumers)
-	for i := range consumers {
-		var src Source = disc
-		if s.cfg.ConsumerCache > 0 {
-			src = NewCachedSource(disc, s.cfg.ConsumerCache, float64(i)/float64(len(consumers)))
-		}
-		consumers[i] = NewConsumer(i+1, src)
+// newClients builds Config.Consumers consumers of Config.ConsumerKind over
+// disc, each behind its own cache when Config.ConsumerCache is set
+// (staggered, so that they do not all refresh at once).
+func (s *strategyRun) newClients(disc Discovery) ([]Client, error) {
+	newClient, err := consumerKind(s.cfg.ConsumerKind)
+	if err != nil {
+		return nil, err
 	}
-	defer func() {
-		for _, c := range consumers {
-			c.Close()
+	clients := make([]Client, 0, s.cfg.Consumers)
+	for i := range s.cfg.Consumers {
+		cc := ClientConfig{ID: i + 1, Service: s.cfg.serviceName(s.name), Views: disc, Endpoints: disc, Timeout: s.cfg.RequestTimeout, Dial: drillDialer}
+		if ttl := s.cfg.ConsumerCache; ttl > 0 {
+			phase := float64(i) / float64(s.cfg.Consumers)
+			cc.Endpoints = NewCachedSource(disc, ttl, phase)
+			cc.Views = cachedViews(disc, ttl, phase)
 		}
-	}()
-	load := &Load{Rate: s.cfg.Rate, Consumers: consumers, Path: "/", Timeout: s.cfg.RequestTimeout, Recorder: rec}
-	loadCtx, stopLoad := context.WithCancel(ctx)
-	loadDone := make(chan struct{})
+		c, err := newClient(cc)
+		if err != nil {
+			closeAll(clients)
+			return nil, fmt.Errorf("%s: --consumer %s: %w", s.name, s.cfg.ConsumerKind, err)
+		}
+		clients = append(clients, c)
+	}
+	return clients, nil
+}
+
+func closeAll(clients []Client) {
+	for _, c := range clients {
+		c.Close()
+	}
+}
+
+// runningLoad is a Load sending in the background.
+type runningLoad struct {
+	load *Load
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+// startLoad starts sending through clients and notes the load's start.
+func (s *strategyRun) startLoad(ctx context.Context, rec *Recorder, clients []Client, res *StrategyRun) *runningLoad {
+	l := &runningLoad{
+		load: &Load{Rate: s.cfg.Rate, Clients: clients, Request: s.cfg.request(), Timeout: s.cfg.RequestTimeout,
+			Recorder: rec, ReplicaOf: s.replicaOf},
+		done: make(chan struct{}),
+	}
+	var lctx context.Context
+	lctx, l.stop = context.WithCancel(ctx)
 	res.LoadStart = time.Since(res.Start)
-	go func() { defer close(loadDone); load.Run(loadCtx) }()
-	finishLoad := func() {
-		stopLoad()
-		res.LoadEnd = time.Since(res.Start)
-		<-loadDone
-		res.MaxLag, res.LateSends = load.Pacing()
-	}
+	go func() { defer close(l.done); l.load.Run(lctx) }()
+	return l
+}
 
+// finish stops the load, waits for the requests in flight and notes the
+// load's end, its pacing and the consumers' ejections.
+func (l *runningLoad) finish(res *StrategyRun, clients []Client) {
+	l.stop()
+	res.LoadEnd = time.Since(res.Start)
+	<-l.done
+	res.MaxLag, res.LateSends = l.load.Pacing()
+	for _, c := range clients {
+		res.Ejections += c.Stats().Ejections
+	}
+}
+
+// underLoad is what happens while the load runs: the baseline, the rolling
+// restart, the tail, then more load until no consumer lists a replaced
+// replica and every strategy is done.
+func (s *strategyRun) underLoad(ctx context.Context, disc Discovery, initial []*Replica, clients []Client) error {
 	s.st.set("baseline load")
 	if err := sleep(ctx, s.cfg.Baseline); err != nil {
-		finishLoad()
-		res.Err = err
-		return res
+		return err
 	}
 	if err := s.rolling(ctx, disc, initial); err != nil {
-		finishLoad()
-		res.Err = err
-		return res
+		return err
 	}
 	s.st.set("tail load")
-	err = sleep(ctx, s.cfg.Tail)
-	if err == nil {
-		s.st.set("load until no consumer lists a replaced replica")
-		err = s.awaitViewsClean(ctx, consumers)
+	if err := sleep(ctx, s.cfg.Tail); err != nil {
+		return err
 	}
-	if err == nil {
-		s.st.set("load until every strategy is done")
-		s.arriveEnd()
-		err = s.endGate.wait(ctx)
+	s.st.set("load until no consumer lists a replaced replica")
+	if err := s.awaitViewsClean(ctx, clients); err != nil {
+		return err
 	}
-	res.StillListed = s.stillListed(consumers)
-	finishLoad()
-	if err != nil {
-		res.Err = err
-		return res
-	}
-	s.st.set("stopping the last replicas")
-	s.stopAll(ctx)
-	return res
+	s.st.set("load until every strategy is done")
+	s.arriveEnd()
+	return s.endGate.wait(ctx)
 }
 
 // rolling replaces each of olds in turn: start a new replica, wait until
-// discovery lists it, SIGTERM the old one, wait for its exit.
+// discovery lists it, stop the old one, wait for its exit.
 func (s *strategyRun) rolling(ctx context.Context, disc Discovery, olds []*Replica) error {
 	for i, old := range olds {
 		id := s.newID()
@@ -228,20 +299,11 @@ func (s *strategyRun) rolling(ctx context.Context, disc Discovery, olds []*Repli
 		if _, err := s.startListed(ctx, disc, id, RoleReplacement); err != nil {
 			return err
 		}
-		s.st.set("rolling %d/%d: draining r%d", i+1, len(olds), old.ID)
+		s.st.set("rolling %d/%d: stopping r%d", i+1, len(olds), old.ID)
 		s.mu.Lock()
 		s.rolled[old.ID] = true
 		s.mu.Unlock()
-		if s.cfg.PreStop {
-			// As the kubelet does: run the hook, then SIGTERM whatever the
-			// hook's outcome; the hook is bounded by the grace period.
-			s.st.set("rolling %d/%d: preStop r%d", i+1, len(olds), old.ID)
-			old.PreStop(ctx, s.cfg.Timings.GracePeriod, s.client)
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-		}
-		if err := old.Terminate(s.client); err != nil {
+		if err := s.stop(ctx, old); err != nil {
 			return err
 		}
 		if err := s.awaitExit(ctx, old); err != nil {
@@ -251,14 +313,31 @@ func (s *strategyRun) rolling(ctx context.Context, disc Discovery, olds []*Repli
 	return nil
 }
 
+// stop stops one old replica as the strategy does: SIGKILL for
+// StrategyKill; else SIGTERM, after the preStop hook with Config.PreStop
+// (as the kubelet does: run the hook, then SIGTERM whatever the hook's
+// outcome; the hook is bounded by the grace period).
+func (s *strategyRun) stop(ctx context.Context, old *Replica) error {
+	if s.name == StrategyKill && s.cfg.Exec == "" {
+		return old.KillNow()
+	}
+	if s.cfg.PreStop {
+		old.PreStop(ctx, s.cfg.Timings.GracePeriod, s.client)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	return old.Terminate(s.client)
+}
+
 // awaitViewsClean keeps the load running until no consumer lists a replaced
 // replica any more, so that the consumers' staleness is measured to its end,
 // or for at most Config.StaleWait.
-func (s *strategyRun) awaitViewsClean(ctx context.Context, consumers []*Consumer) error {
+func (s *strategyRun) awaitViewsClean(ctx context.Context, clients []Client) error {
 	deadline := time.Now().Add(s.cfg.StaleWait())
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
-	for len(s.stillListed(consumers)) > 0 && time.Now().Before(deadline) {
+	for len(s.stillListed(clients)) > 0 && time.Now().Before(deadline) {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -270,16 +349,16 @@ func (s *strategyRun) awaitViewsClean(ctx context.Context, consumers []*Consumer
 
 // stillListed returns the replaced replicas that some consumer's next
 // request could still go to, sorted.
-func (s *strategyRun) stillListed(consumers []*Consumer) []int {
+func (s *strategyRun) stillListed(clients []Client) []int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	seen := map[int]bool{}
 	var out []int
-	for _, c := range consumers {
-		for _, ep := range c.View() {
-			if s.rolled[ep.Replica] && !seen[ep.Replica] {
-				seen[ep.Replica] = true
-				out = append(out, ep.Replica)
+	for _, c := range clients {
+		for _, addr := range c.Listed() {
+			if id := s.addrs[addr]; s.rolled[id] && !seen[id] {
+				seen[id] = true
+				out = append(out, id)
 			}
 		}
 	}
@@ -316,6 +395,7 @@ func (s *strategyRun) startListed(ctx context.Context, disc Discovery, id int, r
 		}
 		s.mu.Lock()
 		s.reps = append(s.reps, r)
+		s.addrs[r.HTTPAddr] = id
 		s.roles[id] = role
 		s.mu.Unlock()
 		rctx, cancel := context.WithTimeout(ctx, s.cfg.Timings.WarmupTimeout+10*time.Second)
@@ -341,6 +421,13 @@ func (s *strategyRun) startListed(ctx context.Context, disc Discovery, id int, r
 		return r, nil
 	}
 	return nil, lastErr
+}
+
+// replicaOf returns the ID of the replica serving on addr, 0 for none.
+func (s *strategyRun) replicaOf(addr string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.addrs[addr]
 }
 
 func (s *strategyRun) forget(r *Replica) {
@@ -418,7 +505,7 @@ func (s *strategyRun) reports(start time.Time) []ReplicaReport {
 			ID: r.ID, Role: s.roles[r.ID], HTTPAddr: r.HTTPAddr,
 			Started: off(started), Ready: off(ready), Signalled: off(signalled), Exited: off(exited),
 			PreStop: off(pre.At), PreStopTook: pre.Took, PreStopErr: pre.Err,
-			Rolled: s.rolled[r.ID], Killed: s.killed[r.ID], ExitCode: r.ExitCode(),
+			Rolled: s.rolled[r.ID], Killed: s.killed[r.ID], ExitCode: r.ExitCode(), StopSignal: r.StopSignal(),
 		}
 		s.mu.Unlock()
 		if rr.Exited >= 0 {

@@ -10,9 +10,23 @@ import (
 // Summary is one strategy's numbers and verdict, as the table, the JSON and
 // the HTML report show them. Durations are in seconds.
 type Summary struct {
-	Name     string `json:"name"`
+	Name string `json:"name"`
+	// Consumer is the consumers' kind (Config.ConsumerKind).
+	Consumer string `json:"consumer"`
 	Requests int    `json:"requests"`
 	Failed   int    `json:"failed"`
+	// Retried counts the requests a consumer sent more than once;
+	// Ejections the instances the consumers ejected locally.
+	Retried   int   `json:"retried"`
+	Ejections int64 `json:"ejections"`
+	// WrittenUnanswered counts the requests that had been written to a
+	// replaced (dying) replica and were not answered by it: the only ones
+	// that may have reached a server, so a consumer that resends only what
+	// provably never did fails at most this many non-idempotent requests.
+	WrittenUnanswered int `json:"written_unanswered"`
+	// ViewAgeMaxMs is the oldest view a consumer picked an instance from,
+	// as the consumer reported it (0 for a consumer that does not know).
+	ViewAgeMaxMs float64 `json:"view_age_max_ms"`
 	// FailuresByKind counts failures by Outcome name ("refused", "reset",
 	// "eof", "timeout", "5xx", "no_endpoint", "other"); FailureExamples has
 	// one error text per kind.
@@ -81,6 +95,7 @@ type ReplicaSummary struct {
 	Ready      *float64           `json:"ready"`
 	PreStop    *float64           `json:"prestop,omitempty"`
 	SIGTERM    *float64           `json:"sigterm"`
+	Signal     string             `json:"signal,omitempty"` // SIGTERM or SIGKILL
 	Exited     *float64           `json:"exited"`
 	ExitCode   int                `json:"exit_code"`
 	ExitStatus string             `json:"exit_status"`
@@ -113,10 +128,25 @@ func optSecs(d time.Duration) *float64 {
 	return &v
 }
 
-// Summarize computes run's numbers and verdict under cfg.
+// Summarize computes run's numbers and verdict under cfg: the requests
+// (counts, kinds, retries, what the dying replicas were sent), the replicas
+// (drains, preStop calls, their drain timelines), then the verdict.
 func Summarize(cfg Config, run StrategyRun) Summary {
+	s := newSummary(run)
+	reqs := s.countRequests(run)
+	rs := s.addReplicas(cfg, run, reqs)
+	s.Pass = s.Failed == 0 && run.Err == nil && s.Requests > 0
+	s.Verdict = verdict(cfg, run, s, rs.windowCut)
+	s.judgeExits(run, rs.unclean)
+	return s
+}
+
+// newSummary fills in what run says directly.
+func newSummary(run StrategyRun) Summary {
 	s := Summary{
 		Name:           run.Name,
+		Consumer:       run.Consumer,
+		Ejections:      run.Ejections,
 		FailuresByKind: map[string]int{},
 		DrainSeconds:   []float64{},
 		Seconds:        secs(run.Duration),
@@ -132,97 +162,87 @@ func Summarize(cfg Config, run StrategyRun) Summary {
 	if run.Err != nil {
 		s.Error = run.Err.Error()
 	}
+	return s
+}
+
+// requestTally is what the records say per replica.
+type requestTally struct {
+	requests, failed map[int]int
+	lastSent         map[int]time.Duration
+}
+
+// countRequests counts the requests, failures by kind (with one example
+// each), retried requests, the requests written to a replaced replica and
+// not answered, and the largest view age; it returns the per-replica tally.
+func (s *Summary) countRequests(run StrategyRun) requestTally {
+	rolled := map[int]bool{}
+	for _, rp := range run.Replicas {
+		rolled[rp.ID] = rp.Rolled
+	}
+	t := requestTally{requests: map[int]int{}, failed: map[int]int{}, lastSent: map[int]time.Duration{}}
 	examples := map[string]string{}
-	perReplica := map[int][2]int{}
-	lastSent := map[int]time.Duration{}
 	for _, r := range run.Records {
 		s.Requests++
-		c := perReplica[r.Replica]
-		c[0]++
-		if r.Outcome.Failed() {
-			s.Failed++
-			c[1]++
-			k := r.Outcome.String()
-			s.FailuresByKind[k]++
-			if _, ok := examples[k]; !ok {
-				examples[k] = r.Err
-			}
+		t.requests[r.Replica]++
+		if r.Retries > 0 {
+			s.Retried++
 		}
-		perReplica[r.Replica] = c
-		if r.Sent > lastSent[r.Replica] {
-			lastSent[r.Replica] = r.Sent
+		if rolled[r.Unanswered] {
+			s.WrittenUnanswered++
+		}
+		s.ViewAgeMaxMs = max(s.ViewAgeMaxMs, float64(r.ViewAge.Microseconds())/1000)
+		if r.Sent > t.lastSent[r.Replica] {
+			t.lastSent[r.Replica] = r.Sent
+		}
+		if !r.Outcome.Failed() {
+			continue
+		}
+		s.Failed++
+		t.failed[r.Replica]++
+		k := r.Outcome.String()
+		s.FailuresByKind[k]++
+		if _, ok := examples[k]; !ok {
+			examples[k] = r.Err
 		}
 	}
 	if len(examples) > 0 {
 		s.FailureExamples = examples
 	}
+	return t
+}
 
+// replicaFindings are what the replicas' reports say beyond their rows.
+type replicaFindings struct {
+	windowCut []string // replicas whose window closed while late arrivals still came
+	unclean   []string // replaced replicas that did not exit 0
+}
+
+// addReplicas adds a row per replica and, over the replaced ones, the
+// drain times, preStop calls, staleness and what their timelines say.
+func (s *Summary) addReplicas(cfg Config, run StrategyRun, t requestTally) replicaFindings {
+	var f replicaFindings
 	var drains, preStops []float64
-	var windowCut, unclean []string
 	for _, rp := range run.Replicas {
-		rs := ReplicaSummary{
-			ID: rp.ID, Role: rp.Role, Addr: rp.HTTPAddr,
-			Started: optSecs(rp.Started), Ready: optSecs(rp.Ready), SIGTERM: optSecs(rp.Signalled), Exited: optSecs(rp.Exited),
-			PreStop:  optSecs(rp.PreStop),
-			ExitCode: rp.ExitCode, ExitStatus: rp.ExitStatus, Killed: rp.Killed,
-			Requests: perReplica[rp.ID][0], Failed: perReplica[rp.ID][1],
-			StillListed: slices.Contains(run.StillListed, rp.ID),
-		}
-		stop := rp.StopStart()
-		if stop >= 0 && lastSent[rp.ID] > stop {
-			rs.LastSentSeconds = optSecs(lastSent[rp.ID] - stop)
-		}
-		if rp.PreStop >= 0 {
-			rs.PreStopSeconds = optSecs(rp.PreStopTook)
-			rs.PreStopError = rp.PreStopErr
-			s.PreStopCalls++
-			preStops = append(preStops, secs(rp.PreStopTook))
-			if rp.PreStopErr != "" {
-				s.PreStopFailed++
-				if s.PreStopError == "" {
-					s.PreStopError = rp.PreStopErr
-				}
-			}
-		}
-		if tl := rp.Timeline; tl != nil {
-			late := tl.LateArrivals
-			rs.Late = &late
-			rs.Steps = map[string]float64{}
-			for k, v := range tl.Steps {
-				rs.Steps[k] = secs(v)
-			}
-			if len(tl.StepErrors) > 0 {
-				rs.StepErrors = tl.StepErrors
-			}
-		}
+		rs := replicaSummary(run, rp, t)
 		s.Replicas = append(s.Replicas, rs)
+		if rp.PreStop >= 0 {
+			preStops = append(preStops, secs(rp.PreStopTook))
+			s.notePreStop(rp)
+		}
 		if !rp.Rolled {
 			continue
 		}
 		if rp.Killed || rp.Exited >= 0 && rp.ExitCode != 0 {
-			unclean = append(unclean, fmt.Sprintf("r%d (%s)", rp.ID, rp.ExitStatus))
+			f.unclean = append(f.unclean, fmt.Sprintf("r%d (%s)", rp.ID, rp.ExitStatus))
 		}
-		if stop >= 0 && rp.Exited >= 0 {
+		if stop := rp.StopStart(); stop >= 0 && rp.Exited >= 0 {
 			drains = append(drains, secs(rp.Exited-stop))
 		}
 		if rs.LastSentSeconds != nil && *rs.LastSentSeconds > s.StalenessSeconds {
 			s.StalenessSeconds = *rs.LastSentSeconds
 		}
-		if tl := rp.Timeline; tl != nil {
-			s.LateReportedBy++
-			s.LateRequests += tl.LateArrivals
-			if v := secs(tl.LastLateArrival); v > s.LastLateArrivalSeconds {
-				s.LastLateArrivalSeconds = v
-			}
-			if closed, ok := tl.Steps["listeners_closed"]; ok {
-				s.WindowSeconds = max(s.WindowSeconds, secs(closed))
-				// The window was cut short while consumers were still
-				// sending: late arrivals continued into the last quiet
-				// period before the listener closed.
-				if tl.LateArrivals > 0 && closed-tl.LastLateArrival < cfg.Timings.PropagationQuiet {
-					windowCut = append(windowCut, fmt.Sprintf("r%d", rp.ID))
-				}
-			}
+		if s.noteTimeline(cfg, rp) {
+			f.windowCut = append(f.windowCut, fmt.Sprintf("r%d", rp.ID))
 		}
 	}
 	s.DrainSeconds = drains
@@ -233,20 +253,88 @@ func Summarize(cfg Config, run StrategyRun) Summary {
 	if len(preStops) > 0 {
 		s.PreStopMedianSeconds = median(preStops)
 	}
-	s.Pass = s.Failed == 0 && run.Err == nil && s.Requests > 0
-	s.Verdict = verdict(cfg, run, s, windowCut)
-	// drainkit's promise includes a clean exit (DESIGN.md section 5): a
-	// replica that exited non-zero had something force-closed, failed or
-	// overran its grace period, even if no consumer noticed.
-	if run.Name == StrategyDrainkit && len(unclean) > 0 {
-		s.UncleanExits = unclean
-		if s.Pass {
-			s.Pass = false
-			s.Verdict = fmt.Sprintf("FAIL: no request failed, but %s did not exit 0 (1: something was force-closed at drain.timeout or a server failed; killed: it overran grace_period)",
-				strings.Join(unclean, ", "))
+	return f
+}
+
+// replicaSummary is one replica's row.
+func replicaSummary(run StrategyRun, rp ReplicaReport, t requestTally) ReplicaSummary {
+	rs := ReplicaSummary{
+		ID: rp.ID, Role: rp.Role, Addr: rp.HTTPAddr,
+		Started: optSecs(rp.Started), Ready: optSecs(rp.Ready), SIGTERM: optSecs(rp.Signalled), Exited: optSecs(rp.Exited),
+		PreStop: optSecs(rp.PreStop), Signal: rp.StopSignal,
+		ExitCode: rp.ExitCode, ExitStatus: rp.ExitStatus, Killed: rp.Killed,
+		Requests: t.requests[rp.ID], Failed: t.failed[rp.ID],
+		StillListed: slices.Contains(run.StillListed, rp.ID),
+	}
+	if stop := rp.StopStart(); stop >= 0 && t.lastSent[rp.ID] > stop {
+		rs.LastSentSeconds = optSecs(t.lastSent[rp.ID] - stop)
+	}
+	if rp.PreStop >= 0 {
+		rs.PreStopSeconds = optSecs(rp.PreStopTook)
+		rs.PreStopError = rp.PreStopErr
+	}
+	if tl := rp.Timeline; tl != nil {
+		late := tl.LateArrivals
+		rs.Late = &late
+		rs.Steps = map[string]float64{}
+		for k, v := range tl.Steps {
+			rs.Steps[k] = secs(v)
+		}
+		if len(tl.StepErrors) > 0 {
+			rs.StepErrors = tl.StepErrors
 		}
 	}
-	return s
+	return rs
+}
+
+// notePreStop counts one preStop call and keeps the first failure's text.
+func (s *Summary) notePreStop(rp ReplicaReport) {
+	s.PreStopCalls++
+	if rp.PreStopErr == "" {
+		return
+	}
+	s.PreStopFailed++
+	if s.PreStopError == "" {
+		s.PreStopError = rp.PreStopErr
+	}
+}
+
+// noteTimeline adds a replaced replica's drain timeline (late arrivals,
+// window) and reports whether its window was cut short while consumers were
+// still sending: late arrivals continued into the last quiet period before
+// the listener closed.
+func (s *Summary) noteTimeline(cfg Config, rp ReplicaReport) (cut bool) {
+	tl := rp.Timeline
+	if tl == nil {
+		return false
+	}
+	s.LateReportedBy++
+	s.LateRequests += tl.LateArrivals
+	if v := secs(tl.LastLateArrival); v > s.LastLateArrivalSeconds {
+		s.LastLateArrivalSeconds = v
+	}
+	closed, ok := tl.Steps["listeners_closed"]
+	if !ok {
+		return false
+	}
+	s.WindowSeconds = max(s.WindowSeconds, secs(closed))
+	return tl.LateArrivals > 0 && closed-tl.LastLateArrival < cfg.Timings.PropagationQuiet
+}
+
+// judgeExits fails the drainkit strategy when a replaced replica did not
+// exit 0: drainkit's promise includes a clean exit (DESIGN.md section 5); a
+// replica that exited non-zero had something force-closed, failed or
+// overran its grace period, even if no consumer noticed.
+func (s *Summary) judgeExits(run StrategyRun, unclean []string) {
+	if run.Name != StrategyDrainkit || len(unclean) == 0 {
+		return
+	}
+	s.UncleanExits = unclean
+	if s.Pass {
+		s.Pass = false
+		s.Verdict = fmt.Sprintf("FAIL: no request failed, but %s did not exit 0 (1: something was force-closed at drain.timeout or a server failed; killed: it overran grace_period)",
+			strings.Join(unclean, ", "))
+	}
 }
 
 func median(v []float64) float64 {
@@ -278,9 +366,12 @@ func verdict(cfg Config, run StrategyRun, s Summary, windowCut []string) string 
 	return verdictBody(cfg, run, s, windowCut) + cutNote(s)
 }
 
-// stopEvent names what started a replica's stop in this drill.
-func stopEvent(cfg Config) string {
-	if cfg.PreStop {
+// stopEvent names what started a replica's stop in this run.
+func stopEvent(cfg Config, run StrategyRun) string {
+	switch {
+	case run.Name == StrategyKill && cfg.Exec == "":
+		return "SIGKILL"
+	case cfg.PreStop:
 		return "the preStop call"
 	}
 	return "SIGTERM"
@@ -310,7 +401,7 @@ func cutNote(s Summary) string {
 }
 
 func verdictBody(cfg Config, run StrategyRun, s Summary, windowCut []string) string {
-	stop := stopEvent(cfg)
+	stop := stopEvent(cfg, run)
 	kinds := kindList(s.FailuresByKind)
 	if s.Failed == 0 {
 		if s.LateReportedBy > 0 {
@@ -329,6 +420,9 @@ func verdictBody(cfg Config, run StrategyRun, s Summary, windowCut []string) str
 			cut = fmt.Sprintf(", cutting %s in flight,", plural(int64(n), "request", "requests"))
 		}
 		return fmt.Sprintf("%s: the process died at SIGTERM%s and consumers kept sending to it for %s after %s", head, cut, sending(s), stop)
+	case run.Name == StrategyKill && cfg.Exec == "":
+		return fmt.Sprintf("%s: SIGKILL ended the process with %s written to it and unanswered, and consumers kept sending to it for %s after SIGKILL",
+			head, plural(int64(s.WrittenUnanswered), "request", "requests"), sending(s))
 	case len(windowCut) > 0 || (s.LateReportedBy > 0 && s.StalenessSeconds > s.WindowSeconds):
 		cut := ""
 		if len(windowCut) > 0 {

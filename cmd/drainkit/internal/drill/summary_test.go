@@ -271,3 +271,27 @@ func TestChartsShareOneTimeAxis(t *testing.T) {
 		t.Fatalf("tick labels differ: short run %q, long run %q", la, lb)
 	}
 }
+
+// TestSummarizeConsumerFigures: retried requests, requests written to a
+// replaced replica and unanswered (not those to a replica that stays), the
+// oldest view and the ejections are reported; the kill strategy's verdict
+// names SIGKILL.
+func TestSummarizeConsumerFigures(t *testing.T) {
+	cfg := DefaultConfig()
+	run := syntheticRun("kill", 0, 0, 1500*time.Millisecond, 5)
+	run.Consumer, run.Ejections = "naive", 3
+	run.Replicas[0].Timeline, run.Replicas[0].StopSignal = nil, "SIGKILL"
+	run.Records[0].Retries = 2
+	run.Records[1].Unanswered = 1 // r1 is replaced
+	run.Records[2].Unanswered = 2 // r2 is not
+	run.Records[3].ViewAge = 1500 * time.Millisecond
+	sum := Summarize(cfg, run)
+	if sum.Retried != 1 || sum.WrittenUnanswered != 1 || sum.ViewAgeMaxMs != 1500 || sum.Ejections != 3 || sum.Consumer != "naive" {
+		t.Fatalf("retried %d, written-unanswered %d, view age %vms, ejections %d, consumer %q",
+			sum.Retried, sum.WrittenUnanswered, sum.ViewAgeMaxMs, sum.Ejections, sum.Consumer)
+	}
+	if !strings.Contains(sum.Verdict, "SIGKILL ended the process with 1 request written to it and unanswered") ||
+		!strings.Contains(sum.Verdict, "after SIGKILL") || sum.Replicas[0].Signal != "SIGKILL" {
+		t.Fatalf("verdict %q, signal %q", sum.Verdict, sum.Replicas[0].Signal)
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/drainkit/drainkit/examples/httpservice/app"
 	"github.com/drainkit/drainkit/httpdrain"
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/probes"
@@ -30,7 +29,7 @@ func runDrainkit(o Options, logger *slog.Logger) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	srv := &http.Server{Handler: app.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: handler(), ReadHeaderTimeout: 10 * time.Second}
 	lc.AddServer("http", httpdrain.New(lc, srv, httpLn))
 
 	if o.Service != "" {

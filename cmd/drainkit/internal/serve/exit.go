@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"strconv"
 	"time"
-
-	"github.com/drainkit/drainkit/examples/httpservice/app"
 )
 
 // runExit serves with no drain at all: it installs no signal handler, so
@@ -22,7 +20,7 @@ func runExit(o Options, logger *slog.Logger) (int, error) {
 	if _, err := register(o, httpLn, logger); err != nil {
 		return 1, err
 	}
-	srv := &http.Server{Handler: app.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: handler(), ReadHeaderTimeout: 10 * time.Second}
 	admin := &http.Server{Handler: alwaysReady(), ReadHeaderTimeout: 10 * time.Second}
 	errs := make(chan error, 2)
 	go func() { errs <- srv.Serve(httpLn) }()

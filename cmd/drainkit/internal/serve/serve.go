@@ -10,6 +10,8 @@
 //     http.Server.Shutdown at once (after deregistering from Consul, if
 //     registered), no propagation window.
 //   - exit: no drain at all; SIGTERM's default action kills the process.
+//   - kill: the same process as exit; the drill stops it with SIGKILL (a
+//     `kill -9`, a node lost, an OOM kill), so nothing can drain.
 //
 // Every strategy logs JSON to stderr; drainkit and shutdown end with one line
 // carrying a "timeline" group (the lifecycle's drain timeline, or the
@@ -27,7 +29,7 @@ import (
 
 // Options configure one serve process.
 type Options struct {
-	// Strategy is "drainkit", "shutdown" or "exit".
+	// Strategy is "drainkit", "shutdown", "exit" or "kill".
 	Strategy string
 	// HTTPAddr is the service listener's address (host:port).
 	HTTPAddr string
@@ -51,10 +53,10 @@ func Run(o Options) int {
 		code, err = runDrainkit(o, logger)
 	case "shutdown":
 		code, err = runShutdown(o, logger)
-	case "exit":
+	case "exit", "kill":
 		code, err = runExit(o, logger)
 	default:
-		err = fmt.Errorf("--strategy: %q is not a strategy: want drainkit, shutdown or exit", o.Strategy)
+		err = fmt.Errorf("--strategy: %q is not a strategy: want drainkit, shutdown, exit or kill", o.Strategy)
 	}
 	if err != nil {
 		logger.Error("serve failed", "error", err.Error())

@@ -1,7 +1,10 @@
 package serve
 
 import (
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -49,4 +52,27 @@ func TestListenFailsBeforeServing(t *testing.T) {
 		t.Fatalf("the service port stayed bound after the admin listener failed: %v", err)
 	}
 	_ = ln.Close()
+}
+
+// TestHandlerAcceptsPOST: the drill's POST / (--method POST) is read to the
+// end and answered like GET /, not 405.
+func TestHandlerAcceptsPOST(t *testing.T) {
+	srv := httptest.NewServer(handler())
+	defer srv.Close()
+	for _, method := range []string{http.MethodGet, http.MethodPost} {
+		req, err := http.NewRequest(method, srv.URL+"/", strings.NewReader("drill request body"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "hello") {
+			t.Errorf("%s /: %s %q", method, resp.Status, body)
+		}
+	}
+	srv.Client().CloseIdleConnections()
 }

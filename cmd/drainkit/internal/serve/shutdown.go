@@ -12,7 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/drainkit/drainkit/examples/httpservice/app"
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/registry/consul"
 )
@@ -30,7 +29,7 @@ func runShutdown(o Options, logger *slog.Logger) (int, error) {
 		return 1, err
 	}
 	var late lateCounter
-	srv := &http.Server{Handler: late.wrap(app.Handler()), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: late.wrap(handler()), ReadHeaderTimeout: 10 * time.Second}
 	admin := &http.Server{Handler: alwaysReady(), ReadHeaderTimeout: 10 * time.Second}
 	serveErr := make(chan error, 2)
 	go func() { serveErr <- srv.Serve(httpLn) }()

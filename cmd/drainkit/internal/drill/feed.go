@@ -1,0 +1,87 @@
+package drill
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/drainkit/drainkit/registry"
+)
+
+// viewFeed is a discovery's current answer in both shapes the consumers
+// use: the registry.View a drainkit consumer watches and the endpoint list a
+// naive one pulls per request. Every change closes and replaces changed, so
+// that watchers wake up and read the latest (latest wins: a slow watcher
+// skips views, it never queues them).
+type viewFeed struct {
+	mu      sync.Mutex
+	view    registry.View
+	eps     []Endpoint
+	changed chan struct{}
+}
+
+func newViewFeed(service, source string) *viewFeed {
+	return &viewFeed{view: registry.View{Service: service, Source: source}, changed: make(chan struct{})}
+}
+
+// setLocked publishes v and eps; the caller holds f.mu.
+func (f *viewFeed) setLocked(v registry.View, eps []Endpoint) {
+	f.view, f.eps = v, eps
+	close(f.changed)
+	f.changed = make(chan struct{})
+}
+
+// snapshot returns the current view, endpoints and change channel.
+func (f *viewFeed) snapshot() (registry.View, []Endpoint, <-chan struct{}) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.view, f.eps, f.changed
+}
+
+// Endpoints implements Source.
+func (f *viewFeed) Endpoints() []Endpoint {
+	_, eps, _ := f.snapshot()
+	return eps
+}
+
+// Watch implements registry.Source: fn gets the current view at once (if
+// there has been an answer yet) and then every later one, until ctx ends.
+func (f *viewFeed) Watch(ctx context.Context, fn func(registry.View)) error {
+	var last registry.View
+	delivered := false
+	for {
+		v, _, changed := f.snapshot()
+		if answered := !v.Received.IsZero() || v.Err != nil; answered && (!delivered || !sameView(v, last)) {
+			fn(v)
+			last, delivered = v, true
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// sameView reports whether a and b are the same answer: the same revision,
+// receipt time and error.
+func sameView(a, b registry.View) bool {
+	return a.Revision == b.Revision && a.Received.Equal(b.Received) && a.ErrAt.Equal(b.ErrAt)
+}
+
+// WaitListed blocks until replica id is among the endpoints, or ctx ends.
+func (f *viewFeed) WaitListed(ctx context.Context, id int) error {
+	for {
+		_, eps, changed := f.snapshot()
+		for _, ep := range eps {
+			if ep.Replica == id {
+				return nil
+			}
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("replica %d never listed by discovery: %w", id, ctx.Err())
+		}
+	}
+}
