@@ -30,7 +30,10 @@ func newRegistrar(o Options, httpLn net.Listener, logger *slog.Logger) (registry
 		if err != nil {
 			return nil, "", err
 		}
-		opts.Address, opts.Logger = host, logger
+		if ip := net.ParseIP(host); ip == nil || !ip.IsUnspecified() {
+			opts.Address = host // else the registrar picks this host's address
+		}
+		opts.Logger = logger
 		r, err := etcd.New(opts)
 		if err != nil {
 			return nil, "", err
