@@ -3,9 +3,9 @@
 //
 //	ln, err := net.Listen("tcp", ":9090")
 //	...
-//	lc.AddServer("grpc", grpcdrain.New(lc, ln, func(gs *grpc.Server) {
+//	grpcdrain.Add(lc, "grpc", ln, func(gs *grpc.Server) {
 //		pb.RegisterGreeterServer(gs, greeter)
-//	}, grpcdrain.WithServerOptions(grpc.Creds(creds))))
+//	}, grpcdrain.WithServerOptions(grpc.Creds(creds)))
 //	return lifecycle.ExitCode(lc.Run(ctx))
 //
 // grpc.Server.GracefulStop alone is not enough for that: it sends GOAWAY but

@@ -99,7 +99,8 @@ func WithGoAwayAfter(d time.Duration) Option {
 }
 
 // New prepares a gRPC server to be served on ln and drained by lc, and
-// returns the lifecycle.Server to pass to lc.AddServer:
+// returns the lifecycle.Server to pass to lc.AddServer (Add does both in one
+// call):
 //
 //	lc.AddServer("grpc", grpcdrain.New(lc, ln, func(gs *grpc.Server) {
 //		pb.RegisterGreeterServer(gs, greeter)

@@ -4,7 +4,7 @@
 //	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 //	ln, err := net.Listen("tcp", ":8080")
 //	...
-//	lc.AddServer("http", httpdrain.New(lc, srv, ln))
+//	httpdrain.Add(lc, "http", srv, ln) // or drainkit.WithHTTPServer("http", ":8080", srv)
 //	return lifecycle.ExitCode(lc.Run(ctx))
 //
 // http.Server.Shutdown alone is not enough for that: it closes the listener at

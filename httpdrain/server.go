@@ -77,9 +77,9 @@ func WithNewConnGrace(d time.Duration) Option {
 }
 
 // New prepares srv to be served on ln and drained by lc, and returns the
-// lifecycle.Server to pass to lc.AddServer:
+// lifecycle.Server to pass to lc.AddServer; Add does both in one call:
 //
-//	lc.AddServer("http", httpdrain.New(lc, srv, ln))
+//	httpdrain.Add(lc, "http", srv, ln)
 //
 // New modifies srv, so configure srv completely before calling it, and do not
 // change it or call its Serve, Shutdown, Close or SetKeepAlivesEnabled

@@ -1,84 +1,107 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
 
+	"github.com/drainkit/drainkit"
 	"github.com/drainkit/drainkit/config"
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/registry/consul"
 	"github.com/drainkit/drainkit/registry/etcd"
 )
 
-// setupRegistry registers the service in Consul when CONSUL_HTTP_ADDR is set
-// (consul/api reads it, CONSUL_HTTP_TOKEN and the other CONSUL_* variables),
-// and in etcd when registry.etcd.endpoints or ETCD_ENDPOINTS (comma-separated
-// host:port list) is set; with neither, it does nothing. The service name is
-// registry.service if set, else the --service flag. httpAddr is the service
-// listener's address: its port is registered, and its IP unless it is
-// unspecified (0.0.0.0, ::), in which case Consul uses the agent's node
-// address and etcd this host's first non-loopback address. The settings come
-// from reg (registry.ttl, registry.heartbeat_interval, registry.etcd.*, ...).
-// A bad value returns an error naming the key, before anything is
-// registered.
-func setupRegistry(lc *lifecycle.Lifecycle, reg config.RegistryConfig, service string, httpAddr net.Addr, logger *slog.Logger) error {
-	useConsul := os.Getenv("CONSUL_HTTP_ADDR") != ""
-	if reg.Etcd.Endpoints == "" {
-		reg.Etcd.Endpoints = os.Getenv("ETCD_ENDPOINTS")
+// consulRegistration registers the service in Consul when CONSUL_HTTP_ADDR
+// is set (consul/api reads it, CONSUL_HTTP_TOKEN and the other CONSUL_*
+// variables); without it, nothing is registered. The service name is
+// registry.service if set, else service (the --service flag). The TTL
+// check's settings come from the registry.* keys.
+//
+// Check builds the registrar once, before any listener opens, so that a bad
+// registry.* value or CONSUL_* variable fails the start (exit 2) with an
+// error naming it. Build makes the real one with the service listener's
+// bound port, and its IP unless it is unspecified (0.0.0.0, ::), in which
+// case Consul uses the agent's node address.
+func consulRegistration(service string, logger *slog.Logger) drainkit.Registration {
+	enabled := os.Getenv("CONSUL_HTTP_ADDR") != ""
+	return drainkit.Registration{
+		Check: func(cfg *config.Config) error {
+			if !enabled {
+				return nil
+			}
+			r, err := consul.New(consul.FromConfig(cfg.Registry, service, 1))
+			if err != nil {
+				return err
+			}
+			return r.Close()
+		},
+		Build: func(cfg *config.Config, addrs map[string]net.Addr) (lifecycle.Registrar, error) {
+			if !enabled {
+				return nil, nil
+			}
+			tcp, ok := addrs["http"].(*net.TCPAddr)
+			if !ok {
+				return nil, fmt.Errorf("%s is not a TCP address", addrs["http"])
+			}
+			opts := consul.FromConfig(cfg.Registry, service, tcp.Port)
+			if !tcp.IP.IsUnspecified() {
+				opts.Address = tcp.IP.String()
+			}
+			opts.Logger = logger
+			return consul.New(opts)
+		},
 	}
-	useEtcd := reg.Etcd.Endpoints != ""
-	if !useConsul && !useEtcd {
-		return nil
-	}
-	tcp, ok := httpAddr.(*net.TCPAddr)
-	if !ok {
-		return fmt.Errorf("registry: %s is not a TCP address", httpAddr)
-	}
-	host := ""
-	if !tcp.IP.IsUnspecified() {
-		host = tcp.IP.String()
-	}
-	if useConsul {
-		if err := setupConsul(lc, reg, service, tcp.Port, host, logger); err != nil {
-			return err
+}
+
+// etcdRegistration registers the service in etcd when registry.etcd.endpoints
+// or, if that is empty, ETCD_ENDPOINTS (comma-separated host:port list) is
+// set; without either, nothing is registered. The key is kratos's layout,
+// <registry.etcd.prefix>/<service>/<instance id>, under a lease with the
+// registry.etcd.* settings. Like consulRegistration, Check builds the
+// registrar before any listener opens, so that a bad registry.etcd.* value
+// (or an empty endpoint list) fails the start naming the key; Build
+// registers the service listener's bound port, and its IP unless it is
+// unspecified, in which case this host's first non-loopback address.
+func etcdRegistration(service string, logger *slog.Logger) drainkit.Registration {
+	options := func(cfg *config.Config, port int) (etcd.Options, bool, error) {
+		reg := cfg.Registry
+		if reg.Etcd.Endpoints == "" {
+			reg.Etcd.Endpoints = os.Getenv("ETCD_ENDPOINTS")
 		}
+		if reg.Etcd.Endpoints == "" {
+			return etcd.Options{}, false, nil
+		}
+		o, err := etcd.OptionsFrom(reg, service, port)
+		return o, true, err
 	}
-	if useEtcd {
-		return setupEtcd(lc, reg, service, tcp.Port, host, logger)
+	return drainkit.Registration{
+		Check: func(cfg *config.Config) error {
+			o, enabled, err := options(cfg, 1)
+			if !enabled || err != nil {
+				return err
+			}
+			r, err := etcd.New(o)
+			if err != nil {
+				return err
+			}
+			return r.Close()
+		},
+		Build: func(cfg *config.Config, addrs map[string]net.Addr) (lifecycle.Registrar, error) {
+			tcp, ok := addrs["http"].(*net.TCPAddr)
+			if !ok {
+				return nil, fmt.Errorf("%s is not a TCP address", addrs["http"])
+			}
+			o, enabled, err := options(cfg, tcp.Port)
+			if !enabled || err != nil {
+				return nil, err
+			}
+			if !tcp.IP.IsUnspecified() {
+				o.Address = tcp.IP.String()
+			}
+			o.Logger = logger
+			return etcd.New(o)
+		},
 	}
-	return nil
-}
-
-func setupConsul(lc *lifecycle.Lifecycle, reg config.RegistryConfig, service string, port int, host string, logger *slog.Logger) error {
-	opts := reg.ConsulOptions(service, port)
-	opts.Address = host
-	opts.Logger = logger
-	r, err := consul.New(opts)
-	if err != nil {
-		return err
-	}
-	lc.AddRegistrar("consul", r)
-	lc.OnStop("consul", func(context.Context) error { return r.Close() })
-	return nil
-}
-
-// setupEtcd registers in etcd under kratos's layout
-// (<registry.etcd.prefix>/<service>/<instance id>, endpoint http://host:port).
-func setupEtcd(lc *lifecycle.Lifecycle, reg config.RegistryConfig, service string, port int, host string, logger *slog.Logger) error {
-	opts, err := etcd.OptionsFrom(reg, service, port)
-	if err != nil {
-		return err
-	}
-	opts.Address = host
-	opts.Logger = logger
-	r, err := etcd.New(opts)
-	if err != nil {
-		return err
-	}
-	lc.AddRegistrar("etcd", r)
-	lc.OnStop("etcd", func(context.Context) error { return r.Close() })
-	return nil
 }

@@ -1,14 +1,13 @@
 package etcd
 
 import (
-	"context"
 	"math/rand/v2"
 	"time"
 )
 
 // backoff is jittered exponential backoff: each wait is drawn from
 // [d/2, d], where d starts at min and doubles up to max. (A copy of
-// registry/consul's; it moves to internal/syncx once that package exists.)
+// registry/consul's unexported one.)
 type backoff struct {
 	min, max time.Duration
 	cur      time.Duration
@@ -25,18 +24,3 @@ func (b *backoff) next() time.Duration {
 }
 
 func (b *backoff) reset() { b.cur = 0 }
-
-// sleep waits d or until ctx is done, and returns ctx.Err() in that case.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/drainkit/drainkit/internal/syncx"
 	"github.com/drainkit/drainkit/registry"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -84,7 +85,7 @@ func (r *Registrar) revokeRetrying(ctx context.Context, c *clientv3.Client) (int
 			}
 			wait = min(wait, left)
 		}
-		if serr := sleep(ctx, wait); serr != nil {
+		if serr := syncx.Sleep(ctx, wait); serr != nil {
 			return n, errors.Join(err, serr)
 		}
 	}
@@ -119,7 +120,7 @@ func (r *Registrar) Confirm(ctx context.Context) error {
 			return fmt.Errorf("etcd: confirm %s gone: %w", r.key, ctx.Err())
 		}
 		last = err
-		_ = sleep(ctx, bo.next()) // a done ctx is reported by the next round
+		_ = syncx.Sleep(ctx, bo.next()) // a done ctx is reported by the next round
 	}
 }
 

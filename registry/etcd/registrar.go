@@ -167,8 +167,8 @@ func (r *Registrar) StatusDetail() any { return r.Status() }
 // registry.ErrDeregistered after Deregister, and an error for states other
 // than READY and EJECTED.
 func (r *Registrar) Sync(ctx context.Context, t lifecycle.Transition) error {
-	if t.To != lifecycle.Ready && t.To != lifecycle.Ejected {
-		return fmt.Errorf("etcd: Sync with state %s: only READY and EJECTED are synced", t.To)
+	if err := registry.CheckSyncable(t); err != nil {
+		return err
 	}
 	gen, done, err := r.accept(t)
 	if err != nil || done == nil {

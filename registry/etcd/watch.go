@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/drainkit/drainkit/internal/syncx"
 	"github.com/drainkit/drainkit/registry"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -99,7 +100,7 @@ func Watch(ctx context.Context, client *clientv3.Client, service string, opts Wa
 		}
 		if err != nil {
 			w.fail(err)
-			if serr := sleep(ctx, w.bo.next()); serr != nil {
+			if serr := syncx.Sleep(ctx, w.bo.next()); serr != nil {
 				return serr
 			}
 		}

@@ -40,14 +40,9 @@ func newRegistrar(o Options, httpLn net.Listener, logger *slog.Logger) (registry
 		}
 		return r, "etcd", nil
 	}
-	r, err := consul.New(consul.Options{
-		Service: o.Service, Address: host, Port: port,
-		TTL:                            reg.TTL,
-		HeartbeatInterval:              reg.HeartbeatInterval,
-		CallTimeout:                    reg.CallTimeout,
-		DeregisterCriticalServiceAfter: reg.DeregisterCriticalServiceAfter,
-		Logger:                         logger,
-	})
+	opts := consul.FromConfig(reg, o.Service, port)
+	opts.Address, opts.Logger = host, logger
+	r, err := consul.New(opts)
 	if err != nil {
 		return nil, "", err
 	}
