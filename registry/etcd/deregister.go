@@ -67,7 +67,7 @@ func (r *Registrar) Deregister(ctx context.Context) error {
 // revokeRetrying revokes the lease until it succeeds or ctx ends. It returns
 // the number of attempts and the last error joined with ctx's.
 func (r *Registrar) revokeRetrying(ctx context.Context, c *clientv3.Client) (int, error) {
-	bo := backoff{min: retryMin, max: retryMax}
+	bo := syncx.Backoff{Min: retryMin, Max: retryMax}
 	for n := 1; ; n++ {
 		cctx, cancel := r.callCtx(ctx)
 		_, err := c.Revoke(cctx, r.lease)
@@ -75,7 +75,7 @@ func (r *Registrar) revokeRetrying(ctx context.Context, c *clientv3.Client) (int
 		if err == nil || lostLease(err) {
 			return n, nil
 		}
-		wait := bo.next()
+		wait := bo.Next()
 		if dl, ok := ctx.Deadline(); ok {
 			// Keep a last attempt just before the deadline rather than
 			// giving up early.
@@ -106,7 +106,7 @@ func (r *Registrar) Confirm(ctx context.Context) error {
 		return nil
 	}
 	var last error
-	bo := backoff{min: retryMin, max: retryMax}
+	bo := syncx.Backoff{Min: retryMin, Max: retryMax}
 	for {
 		rev, err := r.waitGone(ctx, c)
 		if err == nil {
@@ -120,7 +120,7 @@ func (r *Registrar) Confirm(ctx context.Context) error {
 			return fmt.Errorf("etcd: confirm %s gone: %w", r.key, ctx.Err())
 		}
 		last = err
-		_ = syncx.Sleep(ctx, bo.next()) // a done ctx is reported by the next round
+		_ = syncx.Sleep(ctx, bo.Next()) // a done ctx is reported by the next round
 	}
 }
 

@@ -92,7 +92,7 @@ func Watch(ctx context.Context, client *clientv3.Client, service string, opts Wa
 	}
 	w := &watch{client: client, service: service, opts: opts.withDefaults(), fn: fn,
 		good: registry.View{Service: service, Source: SourceName}}
-	w.bo = backoff{min: w.opts.MinBackoff, max: w.opts.MaxBackoff}
+	w.bo = syncx.Backoff{Min: w.opts.MinBackoff, Max: w.opts.MaxBackoff}
 	for {
 		err := w.round(ctx)
 		if ctx.Err() != nil {
@@ -100,7 +100,7 @@ func Watch(ctx context.Context, client *clientv3.Client, service string, opts Wa
 		}
 		if err != nil {
 			w.fail(err)
-			if serr := syncx.Sleep(ctx, w.bo.next()); serr != nil {
+			if serr := syncx.Sleep(ctx, w.bo.Next()); serr != nil {
 				return serr
 			}
 		}
@@ -113,7 +113,7 @@ type watch struct {
 	service   string
 	opts      WatchOptions
 	fn        func(registry.View)
-	bo        backoff
+	bo        syncx.Backoff
 	instances map[string]registry.Instance // by key, as of good.Revision
 	good      registry.View                // the last view delivered without error
 	delivered bool
@@ -130,7 +130,7 @@ func (w *watch) round(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	w.bo.reset()
+	w.bo.Reset()
 	w.instances = map[string]registry.Instance{}
 	for _, kv := range resp.Kvs {
 		w.put(string(kv.Key), kv.Value)
