@@ -10,7 +10,7 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 
 race:
-	DRAINKIT_CONSUL_BIN="$$(./scripts/consul.sh)" $(GO) test -race -count=1 -timeout 30m ./...
+	DRAINKIT_CONSUL_BIN="$$(./scripts/consul.sh)" DRAINKIT_ETCD_BIN="$$(./scripts/etcd.sh)" $(GO) test -race -count=1 -timeout 30m ./...
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime 5s -fuzzminimizetime 5s ./config

@@ -74,6 +74,8 @@ type RegistryConfig struct {
 	// registry.deregister_timeout, default 5s, > 0 and <= 24h); the lifecycle
 	// also caps it at propagation.max when that is > 0.
 	DeregisterTimeout time.Duration
+	// Etcd configures registration in etcd (keys registry.etcd.*, see EtcdConfig).
+	Etcd EtcdConfig
 }
 
 // Default returns the defaults of every key: DESIGN.md section 3's timings,
@@ -88,6 +90,7 @@ func Default() *Config {
 			TTL:                            10 * time.Second,
 			DeregisterCriticalServiceAfter: time.Minute,
 			DeregisterTimeout:              5 * time.Second,
+			Etcd:                           defaultEtcd(),
 		},
 	}
 }

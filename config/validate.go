@@ -86,6 +86,9 @@ func (c *Config) rangeError(k keyDef, given map[string]string, allowed string, e
 // checkOwn checks the keys lifecycle does not validate and returns the rule
 // broken, or "".
 func (c *Config) checkOwn(k keyDef) string {
+	if strings.HasPrefix(k.name, "registry.etcd.") {
+		return c.checkEtcd(k)
+	}
 	r := c.Registry
 	max := "<= " + formatDuration(lifecycle.MaxDuration)
 	switch k.name {

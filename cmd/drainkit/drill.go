@@ -23,7 +23,7 @@ var timingKeys = []string{
 
 const drillLong = `drill starts replicas of a service as child processes, sends a fixed request rate
 from consumers that learn the instances like real ones do (readiness polling like a
-Kubernetes endpoints controller, or a Consul watch), replaces every replica one by one
+Kubernetes endpoints controller, or a Consul or etcd watch), replaces every replica one by one
 (start new, wait ready, stop old, wait exit), and records every request.
 All strategies start their load together and stop it together, after the last
 rolling restart, at least --tail later, and once no consumer still lists a
@@ -92,7 +92,8 @@ func (o *drillOptions) bind(f *pflag.FlagSet) {
 	f.IntVar(&c.FailureThreshold, "failure-threshold", c.FailureThreshold, "failed polls in a row that drop a replica from discovery")
 	f.DurationVar(&c.ConsumerCache, "consumer-cache", 0, "each consumer reuses a discovery result this long (Spring Cloud LoadBalancer: 35s); 0: no cache")
 	f.StringVar(&c.Consul, "consul", "", "Consul agent HTTP address: replicas register there, consumers use a watch")
-	f.StringVar(&o.service, "service", "", "with --exec and --consul: the Consul service the binary registers as (default: the binary's name)")
+	f.StringVar(&c.Etcd, "etcd", "", "etcd client address (host:port): replicas register there under a lease, consumers use a watch")
+	f.StringVar(&o.service, "service", "", "with --exec and --consul or --etcd: the service the binary registers as (default: the binary's name)")
 	f.DurationVar(&c.Baseline, "baseline", c.Baseline, "load before the rolling restart")
 	f.DurationVar(&c.Tail, "tail", c.Tail, "least load after the rolling restart; it goes on until no consumer lists a replaced replica (at most consumer cache + (failure threshold + 2) x discovery interval more) and every strategy is done")
 	f.BoolVar(&c.PreStop, "prestop", false, "stop each old replica like the kubelet with a `drainkit prestop` hook: POST /drain?wait=propagation, then SIGTERM")

@@ -52,6 +52,7 @@ func run(args []string) int {
 				return nil, err
 			}
 			opts = append(opts, drainkit.WithRegistrar("consul", consulRegistration(f.service, logger)))
+			opts = append(opts, drainkit.WithRegistrar("etcd", etcdRegistration(f.service, logger)))
 			opts = append(opts, f.lifecycleOptions()...)
 			return append(opts, drainkit.AfterRun(func(context.Context) error {
 				logger.Info("cleanup done")

@@ -10,6 +10,7 @@ import (
 	"github.com/drainkit/drainkit/config"
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/registry/consul"
+	"github.com/drainkit/drainkit/registry/etcd"
 )
 
 // consulRegistration registers the service in Consul when CONSUL_HTTP_ADDR
@@ -50,6 +51,57 @@ func consulRegistration(service string, logger *slog.Logger) drainkit.Registrati
 			}
 			opts.Logger = logger
 			return consul.New(opts)
+		},
+	}
+}
+
+// etcdRegistration registers the service in etcd when registry.etcd.endpoints
+// or, if that is empty, ETCD_ENDPOINTS (comma-separated host:port list) is
+// set; without either, nothing is registered. The key is kratos's layout,
+// <registry.etcd.prefix>/<service>/<instance id>, under a lease with the
+// registry.etcd.* settings. Like consulRegistration, Check builds the
+// registrar before any listener opens, so that a bad registry.etcd.* value
+// (or an empty endpoint list) fails the start naming the key; Build
+// registers the service listener's bound port, and its IP unless it is
+// unspecified, in which case this host's first non-loopback address.
+func etcdRegistration(service string, logger *slog.Logger) drainkit.Registration {
+	options := func(cfg *config.Config, port int) (etcd.Options, bool, error) {
+		reg := cfg.Registry
+		if reg.Etcd.Endpoints == "" {
+			reg.Etcd.Endpoints = os.Getenv("ETCD_ENDPOINTS")
+		}
+		if reg.Etcd.Endpoints == "" {
+			return etcd.Options{}, false, nil
+		}
+		o, err := etcd.OptionsFrom(reg, service, port)
+		return o, true, err
+	}
+	return drainkit.Registration{
+		Check: func(cfg *config.Config) error {
+			o, enabled, err := options(cfg, 1)
+			if !enabled || err != nil {
+				return err
+			}
+			r, err := etcd.New(o)
+			if err != nil {
+				return err
+			}
+			return r.Close()
+		},
+		Build: func(cfg *config.Config, addrs map[string]net.Addr) (lifecycle.Registrar, error) {
+			tcp, ok := addrs["http"].(*net.TCPAddr)
+			if !ok {
+				return nil, fmt.Errorf("%s is not a TCP address", addrs["http"])
+			}
+			o, enabled, err := options(cfg, tcp.Port)
+			if !enabled || err != nil {
+				return nil, err
+			}
+			if !tcp.IP.IsUnspecified() {
+				o.Address = tcp.IP.String()
+			}
+			o.Logger = logger
+			return etcd.New(o)
 		},
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drainkit/drainkit/internal/toolbin"
 	"github.com/hashicorp/consul/api"
 )
 
@@ -60,48 +61,11 @@ type ports struct{ http, server, serfLAN, serfWAN int }
 // else the path printed by <module root>/scripts/consul.sh (which may build
 // it first, taking minutes).
 func Binary() (string, error) {
-	if p := os.Getenv(EnvBinary); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("consultest: %s=%s: %w", EnvBinary, p, err)
-		}
-		return p, nil
-	}
-	root, err := moduleRoot()
+	p, err := toolbin.Path(EnvBinary, "consul.sh")
 	if err != nil {
-		return "", err
-	}
-	var stderr bytes.Buffer
-	cmd := exec.Command(filepath.Join(root, "scripts", "consul.sh"))
-	cmd.Dir = root
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("consultest: scripts/consul.sh: %w: %s", err, stderr.String())
-	}
-	p := strings.TrimSpace(string(out))
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("consultest: scripts/consul.sh printed %q: %w", p, err)
+		return "", fmt.Errorf("consultest: %w", err)
 	}
 	return p, nil
-}
-
-// moduleRoot finds the drainkit module's root above the working directory.
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && bytes.HasPrefix(bytes.TrimSpace(b), []byte("module github.com/drainkit/drainkit\n")) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("consultest: module root of github.com/drainkit/drainkit not found above the working directory; set " + EnvBinary)
-		}
-		dir = parent
-	}
 }
 
 // Start starts a dev agent on free loopback ports and waits until it is

@@ -74,7 +74,7 @@ func (r *Registrar) Deregister(ctx context.Context) error {
 // deregisterRetrying calls the agent until it succeeds or ctx ends. It
 // returns the number of attempts and the last error joined with ctx's.
 func (r *Registrar) deregisterRetrying(ctx context.Context) (int, error) {
-	bo := backoff{min: retryMin, max: retryMax}
+	bo := syncx.Backoff{Min: retryMin, Max: retryMax}
 	for n := 1; ; n++ {
 		cctx, cancel := r.callCtx(ctx)
 		err := r.client.Agent().ServiceDeregisterOpts(r.id, (&api.QueryOptions{}).WithContext(cctx))
@@ -82,7 +82,7 @@ func (r *Registrar) deregisterRetrying(ctx context.Context) (int, error) {
 		if err == nil || lostInstance(err) {
 			return n, nil
 		}
-		wait := bo.next()
+		wait := bo.Next()
 		if dl, ok := ctx.Deadline(); ok {
 			// Keep a last attempt just before the deadline rather than
 			// giving up early.
@@ -110,7 +110,7 @@ const confirmWait = 10 * time.Second
 func (r *Registrar) Confirm(ctx context.Context) error {
 	start := time.Now()
 	var last error
-	p := &poller{client: r.client, service: r.opts.Service, wait: confirmWait, bo: backoff{min: retryMin, max: retryMax}}
+	p := &poller{client: r.client, service: r.opts.Service, wait: confirmWait, bo: syncx.Backoff{Min: retryMin, Max: retryMax}}
 	err := p.run(ctx, func(a answer) bool {
 		if a.err != nil {
 			last = a.err

@@ -32,22 +32,6 @@ func TestNextIndex(t *testing.T) {
 	}
 }
 
-func TestBackoffBounds(t *testing.T) {
-	b := backoff{min: 100 * time.Millisecond, max: time.Second}
-	want := []time.Duration{100, 200, 400, 800, 1000, 1000}
-	for i, w := range want {
-		d := b.next()
-		w *= time.Millisecond
-		if d < w/2 || d > w {
-			t.Fatalf("attempt %d: wait %s outside [%s, %s]", i, d, w/2, w)
-		}
-	}
-	b.reset()
-	if d := b.next(); d > 100*time.Millisecond {
-		t.Fatalf("after reset: %s", d)
-	}
-}
-
 // TestLostInstanceWithRealErrors classifies the errors a real agent returns.
 func TestLostInstanceWithRealErrors(t *testing.T) {
 	a := consultest.Start(t)

@@ -26,7 +26,7 @@ type poller struct {
 	tag     string
 	base    api.QueryOptions // further options; WaitIndex and WaitTime are set per query
 	wait    time.Duration
-	bo      backoff
+	bo      syncx.Backoff
 	idx     uint64 // the index to wait on next
 	failed  bool   // the last query failed: the next one does not block
 }
@@ -85,9 +85,9 @@ func (p *poller) query(ctx context.Context) answer {
 func (p *poller) pause(a answer, start time.Time) time.Duration {
 	p.failed = a.err != nil
 	if a.err != nil {
-		return p.bo.next()
+		return p.bo.Next()
 	}
-	p.bo.reset()
+	p.bo.Reset()
 	next, reset := nextIndex(p.idx, a.index)
 	p.idx = next
 	if reset || time.Since(start) < minQueryInterval {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/drainkit/drainkit/internal/syncx"
 	"github.com/drainkit/drainkit/registry"
 	"github.com/hashicorp/consul/api"
 )
@@ -60,7 +61,7 @@ func (o WatchOptions) withDefaults() WatchOptions {
 func (o WatchOptions) poller(client *api.Client, service string) *poller {
 	o = o.withDefaults()
 	p := &poller{client: client, service: service, tag: o.Tag, wait: o.WaitTime,
-		bo: backoff{min: o.MinBackoff, max: o.MaxBackoff}}
+		bo: syncx.Backoff{Min: o.MinBackoff, Max: o.MaxBackoff}}
 	if o.Query != nil {
 		p.base = *o.Query
 	}

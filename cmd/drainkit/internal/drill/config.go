@@ -83,6 +83,10 @@ type Config struct {
 	// Consul, if set, is the Consul agent's HTTP address: replicas register
 	// there and consumers learn the instances through a watch.
 	Consul string
+	// Etcd, if set, is an etcd client address (host:port): replicas register
+	// there under a lease (kratos's key layout) and consumers learn the
+	// instances through a watch. At most one of Consul and Etcd.
+	Etcd string
 	// Service is, with Exec and Consul, the Consul service name the binary
 	// registers as (default: the binary's base name). The built-in
 	// strategies register as "drainkit-drill-<strategy>-<drill pid>".
@@ -162,6 +166,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--baseline: %s is out of range: must be >= 0 and <= 10m", c.Baseline)
 	case c.Tail < 0 || c.Tail > 10*time.Minute:
 		return fmt.Errorf("--tail: %s is out of range: must be >= 0 and <= 10m", c.Tail)
+	}
+	if c.Consul != "" && c.Etcd != "" {
+		return fmt.Errorf("--consul and --etcd: give at most one registry")
 	}
 	if !slices.Contains(Methods, c.Method) {
 		return fmt.Errorf("--method: %q is not supported: want one of %v", c.Method, Methods)

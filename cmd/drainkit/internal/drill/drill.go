@@ -95,11 +95,14 @@ func (c Config) launch(name string) Launch {
 	if c.Consul != "" {
 		env = append(env, "CONSUL_HTTP_ADDR="+c.Consul)
 	}
+	if c.Etcd != "" {
+		env = append(env, "ETCD_ENDPOINTS="+c.Etcd)
+	}
 	if c.Exec != "" {
 		return Launch{Command: c.Exec, Args: append([]string(nil), c.ExecArgs...), Env: env}
 	}
 	args := []string{"serve", "--strategy", name}
-	if c.Consul != "" {
+	if c.Consul != "" || c.Etcd != "" {
 		args = append(args, "--service", c.serviceName(name))
 	}
 	return Launch{Command: c.Self, Args: args, Env: env}
@@ -120,6 +123,9 @@ func (c Config) serviceName(strategy string) string {
 func (c Config) newDiscovery(strategy string, client *http.Client) (Discovery, error) {
 	if c.Consul != "" {
 		return NewConsulDiscovery(c.Consul, c.serviceName(strategy))
+	}
+	if c.Etcd != "" {
+		return NewEtcdDiscovery(c.Etcd, c.serviceName(strategy))
 	}
 	return NewProbeDiscovery(c.DiscoveryInterval, c.FailureThreshold, client), nil
 }

@@ -164,7 +164,7 @@ pre { background: #f7f7f7; padding: .8em; overflow-x: auto; font-size: .8em; }
 <table>
 <tr><th class="l">replicas per strategy</th><td>{{.Config.Replicas}}</td></tr>
 <tr><th class="l">load</th><td>{{.Config.Rate}} requests/s from {{.Config.Consumers}} {{.Config.Consumer}} consumers, {{.Config.Method}} /, timeout {{.Config.RequestTimeout}}</td></tr>
-<tr><th class="l">discovery</th><td>{{if .Config.Consul}}consul watch on {{.Config.Consul}}{{else}}GET /readyz every {{.Config.DiscoveryInterval}}, dropped after {{.Config.FailureThreshold}} failures{{end}}</td></tr>
+<tr><th class="l">discovery</th><td>{{if .Config.Consul}}consul watch on {{.Config.Consul}}{{else if .Config.Etcd}}etcd watch on {{.Config.Etcd}}{{else}}GET /readyz every {{.Config.DiscoveryInterval}}, dropped after {{.Config.FailureThreshold}} failures{{end}}</td></tr>
 <tr><th class="l">consumer cache</th><td>{{.Config.ConsumerCache}}</td></tr>
 <tr><th class="l">load span</th><td>{{.Config.Baseline}} before the rolling restart; after it at least {{.Config.Tail}}, then until no consumer lists a replaced replica (at most {{.Config.StaleWait}} more) and every strategy is done: the same span for all strategies</td></tr>
 <tr><th class="l">restart</th><td>{{if .Config.PreStop}}preStop POST /drain?wait=propagation on the old replica, then SIGTERM{{else}}SIGTERM to the old replica once its replacement is listed{{end}}</td></tr>

@@ -22,6 +22,7 @@ type ConfigReport struct {
 	FailureThreshold  int               `json:"failure_threshold"`
 	ConsumerCache     string            `json:"consumer_cache"`
 	Consul            string            `json:"consul,omitempty"`
+	Etcd              string            `json:"etcd,omitempty"`
 	Baseline          string            `json:"baseline"`
 	Tail              string            `json:"tail"`
 	StaleWait         string            `json:"stale_wait"`
@@ -36,13 +37,16 @@ func (c Config) Report() ConfigReport {
 	if c.Consul != "" {
 		disc = "consul watch"
 	}
+	if c.Etcd != "" {
+		disc = "etcd watch"
+	}
 	t := c.Timings
 	return ConfigReport{
 		Strategies: c.strategyNames(), Exec: c.Exec, Consumer: c.ConsumerKind, Method: c.Method,
 		Replicas: c.Replicas, Rate: c.Rate, Consumers: c.Consumers,
 		RequestTimeout: c.RequestTimeout.String(),
 		Discovery:      disc, DiscoveryInterval: c.DiscoveryInterval.String(), FailureThreshold: c.FailureThreshold,
-		ConsumerCache: c.ConsumerCache.String(), Consul: c.Consul,
+		ConsumerCache: c.ConsumerCache.String(), Consul: c.Consul, Etcd: c.Etcd,
 		Baseline: c.Baseline.String(), Tail: c.Tail.String(), StaleWait: c.StaleWait().String(), PreStop: c.PreStop,
 		Timings: map[string]string{
 			"warmup.timeout":    t.WarmupTimeout.String(),

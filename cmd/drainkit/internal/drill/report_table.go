@@ -41,6 +41,8 @@ func writeSetup(b *strings.Builder, cfg Config) {
 		c.Replicas, c.Rate, c.Consumers, c.Consumer, c.Method, c.RequestTimeout)
 	if cfg.Consul != "" {
 		fmt.Fprintf(b, "discovery: consul watch on %s\n", cfg.Consul)
+	} else if cfg.Etcd != "" {
+		fmt.Fprintf(b, "discovery: etcd watch on %s\n", cfg.Etcd)
 	} else {
 		fmt.Fprintf(b, "discovery: GET /readyz every %s, dropped after %d failures (like a Kubernetes endpoints controller)\n",
 			c.DiscoveryInterval, c.FailureThreshold)

@@ -10,7 +10,6 @@ import (
 	"github.com/drainkit/drainkit/httpdrain"
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/probes"
-	"github.com/drainkit/drainkit/registry/consul"
 )
 
 // runDrainkit serves with the full drain sequence.
@@ -32,23 +31,15 @@ func runDrainkit(o Options, logger *slog.Logger) (int, error) {
 	srv := &http.Server{Handler: handler(), ReadHeaderTimeout: 10 * time.Second}
 	lc.AddServer("http", httpdrain.New(lc, srv, httpLn))
 
-	if o.Service != "" {
-		host, port := splitAddr(httpLn.Addr())
-		reg, err := consul.New(consul.Options{
-			Service: o.Service, Address: host, Port: port,
-			TTL:                            cfg.Registry.TTL,
-			HeartbeatInterval:              cfg.Registry.HeartbeatInterval,
-			CallTimeout:                    cfg.Registry.CallTimeout,
-			DeregisterCriticalServiceAfter: cfg.Registry.DeregisterCriticalServiceAfter,
-			Logger:                         logger,
-		})
-		if err != nil {
-			_ = httpLn.Close()
-			_ = adminLn.Close()
-			return 1, err
-		}
+	reg, regName, err := newRegistrar(o, httpLn, logger)
+	if err != nil {
+		_ = httpLn.Close()
+		_ = adminLn.Close()
+		return 1, err
+	}
+	if reg != nil {
 		defer reg.Close()
-		lc.AddRegistrar("consul", reg)
+		lc.AddRegistrar(regName, reg)
 	}
 
 	admin := &http.Server{Handler: ph, ReadHeaderTimeout: 10 * time.Second}

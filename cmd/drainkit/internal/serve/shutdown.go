@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/lifecycle"
-	"github.com/drainkit/drainkit/registry/consul"
+	"github.com/drainkit/drainkit/registry"
 )
 
 // runShutdown serves until SIGTERM or SIGINT, then calls
@@ -90,23 +90,12 @@ func runShutdown(o Options, logger *slog.Logger) (int, error) {
 	return code, nil
 }
 
-// register registers the instance in Consul when o.Service is set (nil
-// otherwise) and keeps its TTL check passing, as a service without drainkit
-// that still uses Consul would.
-func register(o Options, httpLn net.Listener, logger *slog.Logger) (*consul.Registrar, error) {
-	if o.Service == "" {
-		return nil, nil
-	}
-	host, port := splitAddr(httpLn.Addr())
-	reg, err := consul.New(consul.Options{
-		Service: o.Service, Address: host, Port: port,
-		TTL:                            o.Config.Registry.TTL,
-		HeartbeatInterval:              o.Config.Registry.HeartbeatInterval,
-		CallTimeout:                    o.Config.Registry.CallTimeout,
-		DeregisterCriticalServiceAfter: o.Config.Registry.DeregisterCriticalServiceAfter,
-		Logger:                         logger,
-	})
-	if err != nil {
+// register registers the instance (see newRegistrar: etcd or Consul) when
+// o.Service is set (nil otherwise) and keeps it registered, as a service
+// without drainkit that still uses a registry would.
+func register(o Options, httpLn net.Listener, logger *slog.Logger) (registry.Registrar, error) {
+	reg, _, err := newRegistrar(o, httpLn, logger)
+	if err != nil || reg == nil {
 		return nil, err
 	}
 	err = reg.Sync(context.Background(), lifecycle.Transition{

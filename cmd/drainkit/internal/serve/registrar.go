@@ -1,0 +1,50 @@
+package serve
+
+import (
+	"log/slog"
+	"net"
+	"os"
+
+	"github.com/drainkit/drainkit/registry"
+	"github.com/drainkit/drainkit/registry/consul"
+	"github.com/drainkit/drainkit/registry/etcd"
+)
+
+// newRegistrar returns the registrar of the instance listening on httpLn and
+// its name, when o.Service is set (nil and "" otherwise): etcd when
+// ETCD_ENDPOINTS (or registry.etcd.endpoints) names it, under a lease in
+// kratos's key layout with the registry.etcd.* settings; else Consul, the
+// agent from CONSUL_HTTP_ADDR and the other CONSUL_* variables, with the
+// registry.* TTL check settings.
+func newRegistrar(o Options, httpLn net.Listener, logger *slog.Logger) (registry.Registrar, string, error) {
+	if o.Service == "" {
+		return nil, "", nil
+	}
+	host, port := splitAddr(httpLn.Addr())
+	reg := o.Config.Registry
+	if reg.Etcd.Endpoints == "" {
+		reg.Etcd.Endpoints = os.Getenv("ETCD_ENDPOINTS")
+	}
+	if reg.Etcd.Endpoints != "" {
+		opts, err := etcd.OptionsFrom(reg, o.Service, port)
+		if err != nil {
+			return nil, "", err
+		}
+		if ip := net.ParseIP(host); ip == nil || !ip.IsUnspecified() {
+			opts.Address = host // else the registrar picks this host's address
+		}
+		opts.Logger = logger
+		r, err := etcd.New(opts)
+		if err != nil {
+			return nil, "", err
+		}
+		return r, "etcd", nil
+	}
+	opts := consul.FromConfig(reg, o.Service, port)
+	opts.Address, opts.Logger = host, logger
+	r, err := consul.New(opts)
+	if err != nil {
+		return nil, "", err
+	}
+	return r, "consul", nil
+}

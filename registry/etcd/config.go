@@ -1,0 +1,42 @@
+package etcd
+
+import (
+	"strconv"
+
+	"github.com/drainkit/drainkit/config"
+	"github.com/drainkit/drainkit/lifecycle"
+	"go.etcd.io/etcd/client/pkg/v3/transport"
+)
+
+// OptionsFrom returns Options for an instance serving on port from the
+// registry settings of a config.Config: registry.service (defaultService
+// when empty) and registry.etcd.* (endpoints, prefix, ttl,
+// keepalive_interval, call_timeout, dial_timeout, username, password and the
+// TLS files, which go into the etcd client's own configuration). The caller
+// sets what config does not cover (Address, Scheme, Version, Meta, Logger).
+//
+// It returns a *lifecycle.RangeError naming registry.etcd.ca_file when the
+// TLS files cannot be loaded, and otherwise the result of Options.Validate,
+// so an empty endpoint list fails here naming registry.etcd.endpoints.
+func OptionsFrom(reg config.RegistryConfig, defaultService string, port int) (Options, error) {
+	service := reg.Service
+	if service == "" {
+		service = defaultService
+	}
+	e := reg.Etcd
+	o := DefaultOptions(service, port)
+	o.Prefix, o.TTL, o.KeepAliveInterval, o.CallTimeout = e.Prefix, e.TTL, e.KeepAliveInterval, e.CallTimeout
+	o.Client.Endpoints = e.EndpointList()
+	o.Client.DialTimeout = e.DialTimeout
+	o.Client.Username, o.Client.Password = e.Username, string(e.Password)
+	if e.CAFile != "" || e.CertFile != "" || e.KeyFile != "" {
+		info := transport.TLSInfo{CertFile: e.CertFile, KeyFile: e.KeyFile, TrustedCAFile: e.CAFile}
+		tc, err := info.ClientConfig()
+		if err != nil {
+			return o, &lifecycle.RangeError{Key: "registry.etcd.ca_file", Value: strconv.Quote(e.CAFile),
+				Allowed: "registry.etcd.ca_file, cert_file and key_file must be readable PEM files (" + err.Error() + ")"}
+		}
+		o.Client.TLS = tc
+	}
+	return o, o.Validate()
+}

@@ -1,0 +1,153 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/drainkit/drainkit/internal/syncx"
+	"github.com/drainkit/drainkit/registry"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Backoff bounds between revocation attempts and between failed
+// confirmation reads.
+const (
+	retryMin = 50 * time.Millisecond
+	retryMax = time.Second
+	// lastAttemptMargin is left before the deadline for a final attempt.
+	lastAttemptMargin = 20 * time.Millisecond
+)
+
+// Deregister stops the keep-alives (so the instance is never registered
+// again), then revokes the lease, which deletes the key with it in etcd's
+// one step, retrying failed calls with jittered backoff (50ms doubling to
+// 1s, the last attempt just before ctx's deadline) until ctx is done. Each
+// attempt is bounded by CallTimeout and by ctx. It returns nil once etcd
+// revoked the lease or no longer knew it, and when no lease was ever held;
+// otherwise an error naming the attempts and the last failure, at ctx's
+// deadline at the latest: the key then leaves when the lease expires, TTL
+// after the last keep-alive. Later calls return nil at once.
+func (r *Registrar) Deregister(ctx context.Context) error {
+	start := time.Now()
+	r.mu.Lock()
+	if r.status.Deregistering {
+		r.mu.Unlock()
+		return nil
+	}
+	r.status.Deregistering = true
+	r.mu.Unlock()
+	if !r.stopWorker(ctx) {
+		err := fmt.Errorf("etcd: deregister %s: worker still running at the deadline: %w", r.id, ctx.Err())
+		r.failed("revoke lease", err)
+		return err
+	}
+	r.mu.Lock()
+	c := r.client
+	r.mu.Unlock()
+	if r.lease == 0 || c == nil {
+		r.log.Info("etcd: nothing to deregister: no lease held")
+		return nil
+	}
+	attempts, err := r.revokeRetrying(ctx, c)
+	if err != nil {
+		err = fmt.Errorf("etcd: deregister %s: revoke lease %x: %d attempts in %s: %w", r.id, int64(r.lease), attempts,
+			time.Since(start).Round(time.Millisecond), err)
+		r.failed("revoke lease", err)
+		r.log.Warn("etcd: deregistration failed; the key leaves when the lease expires", "error", err, "ttl", r.opts.TTL)
+		return err
+	}
+	r.wrote(func(s *registry.Status) { s.Health = registry.Absent })
+	r.log.Info("etcd: deregistered: lease revoked", "lease", fmt.Sprintf("%x", int64(r.lease)), "attempts", attempts,
+		"took", time.Since(start))
+	return nil
+}
+
+// revokeRetrying revokes the lease until it succeeds or ctx ends. It returns
+// the number of attempts and the last error joined with ctx's.
+func (r *Registrar) revokeRetrying(ctx context.Context, c *clientv3.Client) (int, error) {
+	bo := syncx.Backoff{Min: retryMin, Max: retryMax}
+	for n := 1; ; n++ {
+		cctx, cancel := r.callCtx(ctx)
+		_, err := c.Revoke(cctx, r.lease)
+		cancel()
+		if err == nil || lostLease(err) {
+			return n, nil
+		}
+		wait := bo.Next()
+		if dl, ok := ctx.Deadline(); ok {
+			// Keep a last attempt just before the deadline rather than
+			// giving up early.
+			left := time.Until(dl) - lastAttemptMargin
+			if left <= 0 {
+				return n, errors.Join(err, context.DeadlineExceeded)
+			}
+			wait = min(wait, left)
+		}
+		if serr := syncx.Sleep(ctx, wait); serr != nil {
+			return n, errors.Join(err, serr)
+		}
+	}
+}
+
+// Confirm blocks until etcd no longer holds the instance's key (nil), or ctx
+// is done (an error wrapping ctx.Err() and the last failure). It reads the
+// key; if it is still there, it watches it from the read's revision + 1 until
+// a deletion, so it returns as soon as the lease is revoked or expires. After
+// a failed Deregister it still returns once the lease has expired. It
+// returns nil at once when nothing was ever registered.
+func (r *Registrar) Confirm(ctx context.Context) error {
+	start := time.Now()
+	r.mu.Lock()
+	c := r.client
+	r.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	var last error
+	bo := syncx.Backoff{Min: retryMin, Max: retryMax}
+	for {
+		rev, err := r.waitGone(ctx, c)
+		if err == nil {
+			r.log.Info("etcd: confirmed: the key is gone", "took", time.Since(start), "revision", rev)
+			return nil
+		}
+		if ctx.Err() != nil {
+			if last != nil {
+				return fmt.Errorf("etcd: confirm %s gone: %w (last error: %v)", r.key, ctx.Err(), last)
+			}
+			return fmt.Errorf("etcd: confirm %s gone: %w", r.key, ctx.Err())
+		}
+		last = err
+		_ = syncx.Sleep(ctx, bo.Next()) // a done ctx is reported by the next round
+	}
+}
+
+// waitGone reads the key and, if present, watches it for its deletion. It
+// returns the revision at which the key was seen absent or deleted, or an
+// error (a failed read, a watch that ended without a deletion).
+func (r *Registrar) waitGone(ctx context.Context, c *clientv3.Client) (int64, error) {
+	cctx, cancel := r.callCtx(ctx)
+	resp, err := c.Get(cctx, r.key)
+	cancel()
+	if err != nil {
+		return 0, err
+	}
+	if len(resp.Kvs) == 0 {
+		return resp.Header.Revision, nil
+	}
+	wctx, wcancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	defer wcancel()
+	for wr := range c.Watch(wctx, r.key, clientv3.WithRev(resp.Header.Revision+1)) {
+		if err := wr.Err(); err != nil {
+			return 0, err
+		}
+		for _, ev := range wr.Events {
+			if ev.Type == clientv3.EventTypeDelete {
+				return ev.Kv.ModRevision, nil
+			}
+		}
+	}
+	return 0, errors.New("etcd: watch ended before the key was deleted")
+}

@@ -1,0 +1,173 @@
+package etcd_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/drainkit/drainkit/internal/etcdtest"
+	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/registry/etcd"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		removeExampleBuild()
+		os.Exit(code)
+	}))
+}
+
+// Test timings: lease TTL 3s, keep-alive every 1s.
+const (
+	testTTL       = 3 * time.Second
+	testKeepAlive = time.Second
+)
+
+// logBuffer is a goroutine-safe log sink.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func testLogger(t *testing.T) (*slog.Logger, *logBuffer) {
+	b := &logBuffer{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("log:\n%s", b.String())
+		}
+	})
+	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug})), b
+}
+
+// testOptions returns options for a registrar against s: TTL 3s, keep-alive
+// every 1s, address 127.0.0.1.
+func testOptions(t *testing.T, s *etcdtest.Server, service string, port int) (etcd.Options, *logBuffer) {
+	lg, buf := testLogger(t)
+	o := etcd.DefaultOptions(service, port)
+	o.Address = "127.0.0.1"
+	o.TTL, o.KeepAliveInterval = testTTL, testKeepAlive
+	o.Client = s.Config()
+	o.Logger = lg
+	return o, buf
+}
+
+func newRegistrar(t *testing.T, o etcd.Options) *etcd.Registrar {
+	t.Helper()
+	r, err := etcd.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	return r
+}
+
+// eventually polls cond every 20ms until it returns true or timeout passes,
+// then fails the test with what and cond's last detail.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) time.Duration {
+	t.Helper()
+	start := time.Now()
+	var detail string
+	for {
+		var ok bool
+		ok, detail = cond()
+		if ok {
+			return time.Since(start)
+		}
+		if time.Since(start) > timeout {
+			t.Fatalf("%s: not within %s (last: %s)", what, timeout, detail)
+		}
+		time.Sleep(20 * time.Millisecond) // polling interval, not synchronisation
+	}
+}
+
+// kratosValue is kratos's ServiceInstance JSON.
+type kratosValue struct {
+	ID        string            `json:"id"`
+	Name      string            `json:"name"`
+	Version   string            `json:"version"`
+	Metadata  map[string]string `json:"metadata"`
+	Endpoints []string          `json:"endpoints"`
+}
+
+// getKey returns the key's value and lease; found is false if it is absent.
+func getKey(t *testing.T, c *clientv3.Client, key string) (v kratosValue, lease clientv3.LeaseID, found bool, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	resp, err := c.Get(ctx, key)
+	if err != nil || len(resp.Kvs) == 0 {
+		return v, 0, false, err
+	}
+	if err := json.Unmarshal(resp.Kvs[0].Value, &v); err != nil {
+		t.Fatalf("value of %s is not kratos's instance JSON: %v: %s", key, err, resp.Kvs[0].Value)
+	}
+	return v, clientv3.LeaseID(resp.Kvs[0].Lease), true, nil
+}
+
+// leaseTTL returns the lease's remaining TTL in seconds (-1: gone).
+func leaseTTL(t *testing.T, c *clientv3.Client, id clientv3.LeaseID) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	resp, err := c.TimeToLive(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.TTL
+}
+
+// testTimings are short lifecycle timings for in-process tests.
+func testTimings() lifecycle.Timings {
+	return lifecycle.Timings{WarmupTimeout: 10 * time.Second, PropagationMin: 500 * time.Millisecond,
+		PropagationQuiet: 0, PropagationMax: 2 * time.Second, DrainTimeout: time.Second,
+		StopTimeout: time.Second, GracePeriod: 10 * time.Second}
+}
+
+// newLifecycle returns a lifecycle with testTimings, with r added. It
+// listens for SIGUSR2 only, which nothing sends.
+func newLifecycle(t *testing.T, r lifecycle.Registrar) *lifecycle.Lifecycle {
+	t.Helper()
+	lg, _ := testLogger(t)
+	lc, err := lifecycle.New(lifecycle.WithTimings(testTimings()), lifecycle.WithSignals(syscall.SIGUSR2), lifecycle.WithLogger(lg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc.AddRegistrar("etcd", r)
+	return lc
+}
+
+// run runs lc in the background; the returned channel yields Run's error.
+// The test's cleanup drains it and waits.
+func run(t *testing.T, lc *lifecycle.Lifecycle) chan error {
+	done := make(chan error, 1)
+	go func() { done <- lc.Run(context.Background()) }()
+	t.Cleanup(func() {
+		_ = lc.Drain("test cleanup")
+		select {
+		case err := <-done:
+			done <- err
+		case <-time.After(15 * time.Second):
+			t.Error("lifecycle did not stop within 15s")
+		}
+	})
+	return done
+}

@@ -1,0 +1,332 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/registry"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	grpcbackoff "google.golang.org/grpc/backoff"
+)
+
+// ErrClosed is returned by Sync after Close.
+var ErrClosed = errors.New("etcd: registrar closed")
+
+// Registrar registers one instance in etcd under a lease and keeps the lease
+// and the key in line with the lifecycle. It implements registry.Registrar
+// (lifecycle.Registrar and lifecycle.DeregistrationConfirmer). Create it
+// with New and add it with Lifecycle.AddRegistrar; call Close when the
+// process no longer needs it (a stop hook), which ends the keep-alives and
+// closes the client without revoking the lease.
+//
+// All etcd calls that change the instance run in one goroutine, owned by
+// the Registrar: started by the first READY Sync, ended by Deregister or
+// Close.
+type Registrar struct {
+	opts Options
+	id   string
+	key  string
+	log  *slog.Logger
+
+	mu         sync.Mutex
+	client     *clientv3.Client // created by the worker's first step; nil before
+	want       registry.Health  // latest Sync's target
+	readyAt    time.Time        // the latest READY transition's time
+	everReady  bool
+	gen        uint64        // bumped by each Sync
+	applied    uint64        // last generation the worker applied
+	appliedErr error         // its outcome
+	appliedCh  chan struct{} // closed and replaced after each worker step
+	status     status
+	failing    bool // the last etcd call failed (log once per failure streak)
+	closed     bool
+	cancel     context.CancelFunc // stops the worker; nil before it started
+	done       chan struct{}      // closed when the worker returned
+	kick       chan struct{}
+
+	// Owned by the worker goroutine; read by Deregister only after the worker
+	// has returned.
+	lease      clientv3.LeaseID // the lease held, 0 if none
+	keyWritten bool             // the key is written under lease, as far as we know
+	written    time.Time        // readyAt of the value written
+	counted    clientv3.LeaseID // the lease whose first write was counted as a registration
+}
+
+var _ registry.Registrar = (*Registrar)(nil)
+
+// status is what Status and Lease report.
+type status struct {
+	registry.Status
+	lease clientv3.LeaseID
+}
+
+// New validates opts and returns a Registrar. It makes no call to etcd: an
+// unreachable etcd at start only delays the registration, which the worker
+// retries on every keep-alive period. It returns a *lifecycle.RangeError for
+// an out-of-range option.
+func New(opts Options) (*Registrar, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	if opts.ID == "" {
+		opts.ID = registry.InstanceID(opts.Service, opts.Port)
+	}
+	if opts.Address == "" {
+		opts.Address = hostAddress()
+	}
+	if opts.Client.Logger == nil && opts.Client.LogConfig == nil {
+		opts.Client.Logger = zap.NewNop()
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &Registrar{
+		opts:      opts,
+		id:        opts.ID,
+		key:       Key(opts.Prefix, opts.Service, opts.ID),
+		log:       logger.With("registrar", "etcd", "service", opts.Service, "id", opts.ID),
+		appliedCh: make(chan struct{}),
+		status:    status{Status: registry.Status{ID: opts.ID, Service: opts.Service, Health: registry.Absent}},
+		kick:      make(chan struct{}, 1),
+	}, nil
+}
+
+// hostAddress returns the first non-loopback unicast IP of this host's
+// interfaces (IPv4 preferred), else the hostname, else "127.0.0.1".
+func hostAddress() string {
+	addrs, _ := net.InterfaceAddrs()
+	var v6 string
+	for _, a := range addrs {
+		ipn, ok := a.(*net.IPNet)
+		if !ok || ipn.IP.IsLoopback() || !ipn.IP.IsGlobalUnicast() {
+			continue
+		}
+		if ipn.IP.To4() != nil {
+			return ipn.IP.String()
+		}
+		if v6 == "" {
+			v6 = ipn.IP.String()
+		}
+	}
+	if v6 != "" {
+		return v6
+	}
+	if h, err := os.Hostname(); err == nil && h != "" {
+		return h
+	}
+	return "127.0.0.1"
+}
+
+// ID returns the instance ID, the key's last segment.
+func (r *Registrar) ID() string { return r.id }
+
+// Key returns the instance's key: Prefix/Service/ID.
+func (r *Registrar) Key() string { return r.key }
+
+// Options returns the options in force, with defaults applied.
+func (r *Registrar) Options() Options { return r.opts }
+
+// Lease returns the lease the instance's key is attached to, 0 if none. It
+// never blocks on etcd.
+func (r *Registrar) Lease() clientv3.LeaseID {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.status.lease
+}
+
+// Status returns what the Registrar last wrote to etcd. It never blocks on
+// etcd.
+func (r *Registrar) Status() registry.Status {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.status.Status
+}
+
+// StatusDetail returns Status for GET /state (lifecycle.StatusDetailer).
+func (r *Registrar) StatusDetail() any { return r.Status() }
+
+// Sync brings etcd in line with t: the first READY grants the lease and
+// writes the key under it; EJECTED deletes the key while the lease is kept
+// alive; READY again writes it again. EJECTED before the first READY changes
+// nothing, since nothing is registered yet.
+//
+// It returns once the worker applied t (or a later transition) with that
+// outcome, or ctx's error if ctx ends first; the worker keeps retrying on
+// each keep-alive period either way. It returns ErrClosed after Close,
+// registry.ErrDeregistered after Deregister, and an error for states other
+// than READY and EJECTED.
+func (r *Registrar) Sync(ctx context.Context, t lifecycle.Transition) error {
+	if err := registry.CheckSyncable(t); err != nil {
+		return err
+	}
+	gen, done, err := r.accept(t)
+	if err != nil || done == nil {
+		return err
+	}
+	for {
+		r.mu.Lock()
+		applied, err, ch := r.applied, r.appliedErr, r.appliedCh
+		r.mu.Unlock()
+		if applied >= gen {
+			return err
+		}
+		select {
+		case <-ch:
+		case <-done:
+			return ErrClosed
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// accept records t as the wanted state, starts the worker on the first
+// READY and kicks it. It returns the generation to wait for and the worker's
+// done channel (nil when there is nothing to wait for).
+func (r *Registrar) accept(t lifecycle.Transition) (uint64, chan struct{}, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case r.status.Deregistering:
+		return 0, nil, registry.ErrDeregistered
+	case r.closed:
+		return 0, nil, ErrClosed
+	}
+	r.gen++
+	r.want = registry.HealthFor(t)
+	if t.To == lifecycle.Ready {
+		r.everReady = true
+		r.readyAt = t.At
+		if r.readyAt.IsZero() {
+			r.readyAt = time.Now()
+		}
+	}
+	if !r.everReady {
+		r.applied, r.appliedErr = r.gen, nil
+		return 0, nil, nil
+	}
+	if r.cancel == nil {
+		wctx, cancel := context.WithCancel(context.Background())
+		r.cancel, r.done = cancel, make(chan struct{})
+		go r.run(wctx, r.done)
+	}
+	select {
+	case r.kick <- struct{}{}:
+	default:
+	}
+	return r.gen, r.done, nil
+}
+
+// Close stops the worker and waits for it, then closes the etcd client. It
+// does not revoke the lease: the key stays until the lease expires, TTL after
+// the last keep-alive. Close is idempotent and returns the client's Close
+// error, if any.
+func (r *Registrar) Close() error {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	r.stopWorker(context.Background())
+	r.mu.Lock()
+	c := r.client
+	r.client = nil
+	r.mu.Unlock()
+	if c != nil {
+		return c.Close()
+	}
+	return nil
+}
+
+// stopWorker cancels the worker and waits for it, or for ctx. It reports
+// whether the worker has returned (or never ran).
+func (r *Registrar) stopWorker(ctx context.Context) bool {
+	r.mu.Lock()
+	cancel, done := r.cancel, r.done
+	r.mu.Unlock()
+	if cancel == nil {
+		return true
+	}
+	cancel()
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// etcdClient returns the client, creating it on first use. clientv3.New does
+// not wait for a connection; it blocks only to fetch an auth token when
+// Username is set, bounded by Client.DialTimeout (CallTimeout if 0).
+func (r *Registrar) etcdClient() (*clientv3.Client, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.client != nil {
+		return r.client, nil
+	}
+	if r.closed {
+		return nil, ErrClosed
+	}
+	cfg := r.opts.Client
+	if cfg.Context == nil {
+		cfg.Context = context.Background()
+	}
+	if cfg.DialTimeout == 0 {
+		cfg.DialTimeout = r.opts.CallTimeout
+	}
+	// Reconnect at least once per keep-alive period (gRPC's default backoff
+	// grows to 2 minutes), so an etcd that comes back is reached by the next
+	// keep-alive; options the caller set come later and win.
+	reconnect := grpc.WithConnectParams(grpc.ConnectParams{MinConnectTimeout: r.opts.CallTimeout,
+		Backoff: grpcbackoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: r.opts.KeepAliveInterval}})
+	cfg.DialOptions = append([]grpc.DialOption{reconnect}, cfg.DialOptions...)
+	c, err := clientv3.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("etcd: client: %w", err)
+	}
+	r.client = c
+	return c, nil
+}
+
+// callCtx bounds one etcd call by CallTimeout.
+func (r *Registrar) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, r.opts.CallTimeout)
+}
+
+// wrote records a successful write; failed records a failed call and logs
+// the first failure of a streak.
+func (r *Registrar) wrote(update func(*registry.Status)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.status.LastWrite = time.Now()
+	r.status.LastError = ""
+	if update != nil {
+		update(&r.status.Status)
+	}
+	if r.failing {
+		r.failing = false
+		r.log.Info("etcd: calls succeed again")
+	}
+}
+
+func (r *Registrar) failed(op string, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.status.LastError, r.status.LastErrorAt = op+": "+err.Error(), time.Now()
+	if !r.failing {
+		r.failing = true
+		r.log.Warn("etcd: call failed; retrying every keep-alive period", "op", op, "error", err)
+	} else {
+		r.log.Debug("etcd: call failed", "op", op, "error", err)
+	}
+}

@@ -1,0 +1,245 @@
+package etcd
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/drainkit/drainkit/internal/syncx"
+	"github.com/drainkit/drainkit/registry"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// SourceName is View.Source for views from etcd.
+const SourceName = "etcd"
+
+// WatchOptions tune Watch and NewSource. The zero value is ready to use.
+type WatchOptions struct {
+	// Prefix is the key prefix (kratos's namespace); "" means
+	// DefaultPrefix. Instances are read from Prefix/<service>/.
+	Prefix string
+	// Scheme selects the endpoint a View's Address and Port come from; ""
+	// means "http". Instances without such an endpoint are left out.
+	Scheme string
+	// MinBackoff and MaxBackoff bound the jittered exponential backoff after
+	// failed reads: the first wait is about MinBackoff, doubling up to
+	// MaxBackoff, and it resets after a success. 0 means 250ms and 10s.
+	MinBackoff, MaxBackoff time.Duration
+	// CheckInterval is how often a quiet watch checks that etcd still
+	// answers (a count-only read, bounded by CheckInterval): a watch on a
+	// stopped etcd would otherwise wait silently. 0 means 5s.
+	CheckInterval time.Duration
+}
+
+func (o WatchOptions) withDefaults() WatchOptions {
+	if o.Prefix == "" {
+		o.Prefix = DefaultPrefix
+	}
+	if o.Scheme == "" {
+		o.Scheme = DefaultScheme
+	}
+	if o.MinBackoff <= 0 {
+		o.MinBackoff = 250 * time.Millisecond
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = 10 * time.Second
+	}
+	o.MaxBackoff = max(o.MaxBackoff, o.MinBackoff)
+	if o.CheckInterval <= 0 {
+		o.CheckInterval = 5 * time.Second
+	}
+	return o
+}
+
+// NewSource returns a registry.Source of service's instances in etcd (see
+// Watch for the rules).
+func NewSource(client *clientv3.Client, service string, opts WatchOptions) registry.Source {
+	return registry.SourceFunc(func(ctx context.Context, fn func(registry.View)) error {
+		return Watch(ctx, client, service, opts, fn)
+	})
+}
+
+// Watch follows the instances of service under Prefix/<service>/ and calls
+// fn with a registry.View stamped with etcd's store revision, the time it was
+// received and Source "etcd":
+//
+//   - it reads every key with one Get at a revision R and delivers that view
+//     (fn runs before the watch starts), then watches from R+1 and applies
+//     each batch of events, delivering the view when the instance list
+//     changed;
+//   - a watch whose start revision was compacted (ErrCompacted) is never
+//     resumed with a gap: Watch reads everything again with a fresh Get and
+//     delivers the result if it differs, so a deletion is never missed;
+//   - a failed read, or a watch that ends with an error, delivers the last
+//     good view with Err set (once per failure streak) and retries after a
+//     jittered backoff; a quiet watch checks every CheckInterval that etcd
+//     still answers.
+//
+// Values are kratos's instance JSON (see ParseValue); a value that does not
+// parse, names another service or lacks an endpoint with Scheme is left out.
+// fn runs in Watch's goroutine. Watch returns ctx.Err() when ctx is done, or
+// an error at once if client is nil or service is empty.
+func Watch(ctx context.Context, client *clientv3.Client, service string, opts WatchOptions, fn func(registry.View)) error {
+	if client == nil {
+		return errors.New("etcd: Watch: nil client")
+	}
+	if service == "" {
+		return errors.New("etcd: Watch: empty service name")
+	}
+	w := &watch{client: client, service: service, opts: opts.withDefaults(), fn: fn,
+		good: registry.View{Service: service, Source: SourceName}}
+	w.bo = syncx.Backoff{Min: w.opts.MinBackoff, Max: w.opts.MaxBackoff}
+	for {
+		err := w.round(ctx)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
+			w.fail(err)
+			if serr := syncx.Sleep(ctx, w.bo.Next()); serr != nil {
+				return serr
+			}
+		}
+	}
+}
+
+// watch is one Watch call's state.
+type watch struct {
+	client    *clientv3.Client
+	service   string
+	opts      WatchOptions
+	fn        func(registry.View)
+	bo        syncx.Backoff
+	instances map[string]registry.Instance // by key, as of good.Revision
+	good      registry.View                // the last view delivered without error
+	delivered bool
+	inError   bool // the last delivered view had Err set
+}
+
+// round reads everything, then follows the watch until it fails or needs a
+// fresh read (compaction). It returns nil for a compaction, else the error.
+func (w *watch) round(ctx context.Context) error {
+	dir := ServicePrefix(w.opts.Prefix, w.service)
+	gctx, cancel := context.WithTimeout(ctx, w.opts.CheckInterval)
+	resp, err := w.client.Get(gctx, dir, clientv3.WithPrefix())
+	cancel()
+	if err != nil {
+		return err
+	}
+	w.bo.Reset()
+	w.instances = map[string]registry.Instance{}
+	for _, kv := range resp.Kvs {
+		w.put(string(kv.Key), kv.Value)
+	}
+	rev := resp.Header.Revision
+	w.deliver(rev)
+
+	// The check runs beside the watch: creating a watch on a stopped etcd
+	// blocks, and a quiet one would wait silently.
+	wctx, wcancel := context.WithCancelCause(clientv3.WithRequireLeader(ctx))
+	defer wcancel(nil)
+	stop := w.checkEvery(wctx, wcancel, dir)
+	defer stop()
+	for wr := range w.client.Watch(wctx, dir, clientv3.WithPrefix(), clientv3.WithRev(rev+1)) {
+		if wr.CompactRevision != 0 || errors.Is(wr.Err(), rpctypes.ErrCompacted) {
+			return nil // read everything again: no gap
+		}
+		if err := wr.Err(); err != nil {
+			return err
+		}
+		w.apply(wr)
+	}
+	if err := context.Cause(wctx); err != nil && ctx.Err() == nil {
+		return err
+	}
+	return errors.New("etcd: watch closed")
+}
+
+// checkEvery starts a goroutine that reads the count of keys under dir every
+// CheckInterval, each read bounded by CheckInterval, and cancels the watch
+// with the error of the first failed read. stop ends it and waits.
+func (w *watch) checkEvery(ctx context.Context, cancel context.CancelCauseFunc, dir string) (stop func()) {
+	done := make(chan struct{})
+	quit := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(w.opts.CheckInterval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			cctx, ccancel := context.WithTimeout(ctx, w.opts.CheckInterval)
+			_, err := w.client.Get(cctx, dir, clientv3.WithPrefix(), clientv3.WithCountOnly())
+			ccancel()
+			if err != nil && ctx.Err() == nil {
+				cancel(err)
+				return
+			}
+		}
+	}()
+	return func() { close(quit); <-done }
+}
+
+// apply applies one batch of events and delivers the view if it changed.
+func (w *watch) apply(wr clientv3.WatchResponse) {
+	for _, ev := range wr.Events {
+		switch ev.Type {
+		case clientv3.EventTypePut:
+			w.put(string(ev.Kv.Key), ev.Kv.Value)
+		case clientv3.EventTypeDelete:
+			delete(w.instances, string(ev.Kv.Key))
+		}
+	}
+	if len(wr.Events) > 0 {
+		w.deliver(wr.Header.Revision)
+	}
+}
+
+func (w *watch) put(key string, value []byte) {
+	in, err := ParseValue(value, w.service, w.opts.Scheme)
+	if err != nil {
+		delete(w.instances, key)
+		return
+	}
+	w.instances[key] = in
+}
+
+// deliver calls fn with the current instances at rev, if they differ from
+// the last view delivered, or an error view was delivered since, or nothing
+// was delivered yet.
+func (w *watch) deliver(rev int64) {
+	list := slices.SortedFunc(maps.Values(w.instances), func(a, b registry.Instance) int { return cmp.Compare(a.ID, b.ID) })
+	if list == nil {
+		list = []registry.Instance{}
+	}
+	if w.delivered && !w.inError && slices.EqualFunc(list, w.good.Instances, sameInstance) {
+		return
+	}
+	w.good = registry.View{Service: w.service, Instances: list, Revision: uint64(rev), Received: time.Now(), Source: SourceName}
+	w.delivered, w.inError = true, false
+	w.fn(w.good)
+}
+
+// fail delivers the last good view with err, once per failure streak.
+func (w *watch) fail(err error) {
+	if w.inError {
+		return
+	}
+	v := w.good
+	v.Err, v.ErrAt = err, time.Now()
+	w.inError = true
+	w.fn(v)
+}
+
+func sameInstance(a, b registry.Instance) bool {
+	return a.ID == b.ID && a.Address == b.Address && a.Port == b.Port && slices.Equal(a.Tags, b.Tags) && maps.Equal(a.Meta, b.Meta)
+}
