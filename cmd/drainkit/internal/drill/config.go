@@ -102,6 +102,16 @@ type Config struct {
 	// returned (or failed: a service without POST /drain answers 404).
 	// Default false: SIGTERM at once.
 	PreStop bool
+	// Sequential runs the strategies one after another instead of at once,
+	// each with the whole machine: for rates the machine cannot drive for
+	// all strategies together (see Validity). Each run's offsets then count
+	// from its own start, so their charts still share one axis, but each
+	// run's load span is its own.
+	Sequential bool
+	// PodSlack is how much longer than grace_period the pod's
+	// terminationGracePeriodSeconds must be (the verdict's advice; `drainkit
+	// check` owns the figure). 0 means 5s.
+	PodSlack time.Duration
 	// Timings are passed to every replica as DRAINKIT_* variables;
 	// TimingSources says where each key's value came from (for the report).
 	Timings       lifecycle.Timings
