@@ -40,9 +40,9 @@ type drillJSON struct {
 			BeforeReady bool     `json:"before_ready"`
 			Stderr      []string `json:"stderr_tail"`
 		} `json:"replicas_died"`
-		Error          string         `json:"error"`
-		LateSends      int64          `json:"pacing_late_sends"`
-		Replicas       []struct {
+		Error     string `json:"error"`
+		LateSends int64  `json:"pacing_late_sends"`
+		Replicas  []struct {
 			ID         int                `json:"id"`
 			Role       string             `json:"role"`
 			ExitStatus string             `json:"exit_status"`

@@ -34,7 +34,7 @@ func TestJudgeOverload(t *testing.T) {
 			r.Records = append(r.Records, Record{Start: time.Second, Outcome: Timeout, Err: "timeout"})
 		}, "1 request failed (timeout 1) before any replica was stopped"},
 		"probe timeout": {func(r *StrategyRun) { r.ProbeFailures = []ProbeFailure{{Replica: 2, At: 3 * s}} }, "1 readiness probe of replicas not yet stopped failed"},
-		"pacing lag": {func(r *StrategyRun) { r.MaxLag = 2500 * time.Millisecond }, "fell up to 2.5s behind its schedule"},
+		"pacing lag":    {func(r *StrategyRun) { r.MaxLag = 2500 * time.Millisecond }, "fell up to 2.5s behind its schedule"},
 	} {
 		v := judge(tc.mod)
 		if v.Valid || !strings.Contains(v.Reason, tc.want) || !strings.Contains(v.Reason, "lower --rate (3000 now") ||
