@@ -251,7 +251,7 @@ func perSecond(recs []Record, dur time.Duration) (ok, failed plotter.XYs) {
 }
 
 // lanePlot draws one lane per replica: a thin grey line for its whole life,
-// green while it was ready and not yet signalled, orange from SIGTERM to
+// green while it was ready and not yet stopped, orange from the stop to
 // exit, and a marker per drain step.
 func lanePlot(run StrategyRun, end, xmax float64) (*plot.Plot, error) {
 	p := plot.New()
@@ -265,40 +265,11 @@ func lanePlot(run StrategyRun, end, xmax float64) (*plot.Plot, error) {
 	p.Y.Min, p.Y.Max = -float64(len(reps))-0.5, -0.5
 	p.Y.Tick.Marker = laneTicks(reps)
 	p.Add(plotter.NewGrid())
-
-	seg := func(y float64, from, to time.Duration, col color.Color, width vg.Length) error {
-		if from < 0 {
-			return nil
-		}
-		if to < 0 {
-			to = run.Duration
-		}
-		l, err := plotter.NewLine(plotter.XYs{{X: from.Seconds(), Y: y}, {X: to.Seconds(), Y: y}})
-		if err != nil {
-			return err
-		}
-		l.LineStyle.Color = col
-		l.LineStyle.Width = width
-		p.Add(l)
-		return nil
-	}
 	marks := make([]plotter.XYs, len(drainMarks))
 	for i, rp := range reps {
 		y := -float64(i + 1)
-		if err := seg(y, rp.Started, rp.Exited, colLife, vg.Points(1)); err != nil {
+		if err := addLane(p, rp, y, run.Duration); err != nil {
 			return nil, err
-		}
-		servingEnd := rp.StopStart()
-		if servingEnd < 0 {
-			servingEnd = rp.Exited
-		}
-		if err := seg(y, rp.Ready, servingEnd, colServing, vg.Points(5)); err != nil {
-			return nil, err
-		}
-		if stop := rp.StopStart(); stop >= 0 {
-			if err := seg(y, stop, rp.Exited, colDrain, vg.Points(5)); err != nil {
-				return nil, err
-			}
 		}
 		for k, m := range drainMarks {
 			if at, ok := m.at(rp); ok {
@@ -306,21 +277,65 @@ func lanePlot(run StrategyRun, end, xmax float64) (*plot.Plot, error) {
 			}
 		}
 	}
+	if err := addMarks(p, marks); err != nil {
+		return nil, err
+	}
+	p.Legend.Top = true
+	p.Legend.XOffs = vg.Points(-4)
+	return p, nil
+}
+
+// addLane draws one replica's life at height y: grey from start to exit,
+// green while serving, orange while draining (open ends run to until).
+func addLane(p *plot.Plot, rp ReplicaReport, y float64, until time.Duration) error {
+	servingEnd := rp.StopStart()
+	if servingEnd < 0 {
+		servingEnd = rp.Exited
+	}
+	segs := []struct {
+		from, to time.Duration
+		col      color.Color
+		width    vg.Length
+	}{
+		{rp.Started, rp.Exited, colLife, vg.Points(1)},
+		{rp.Ready, servingEnd, colServing, vg.Points(5)},
+		{rp.StopStart(), rp.Exited, colDrain, vg.Points(5)},
+	}
+	for _, sg := range segs {
+		if sg.from < 0 {
+			continue
+		}
+		to := sg.to
+		if to < 0 {
+			to = until
+		}
+		l, err := plotter.NewLine(plotter.XYs{{X: sg.from.Seconds(), Y: y}, {X: to.Seconds(), Y: y}})
+		if err != nil {
+			return err
+		}
+		l.LineStyle.Color = sg.col
+		l.LineStyle.Width = sg.width
+		p.Add(l)
+	}
+	return nil
+}
+
+// addMarks adds the drain-step markers, one scatter and legend entry per
+// kind that occurred.
+func addMarks(p *plot.Plot, marks []plotter.XYs) error {
 	for k, m := range drainMarks {
 		if len(marks[k]) == 0 {
 			continue
 		}
 		s, err := plotter.NewScatter(marks[k])
 		if err != nil {
-			return nil, err
+			return err
 		}
 		s.GlyphStyle = draw.GlyphStyle{Color: m.color, Radius: vg.Points(3), Shape: m.shape}
 		p.Add(s)
 		p.Legend.Add(m.label, s)
 	}
-	p.Legend.Top = true
-	p.Legend.XOffs = vg.Points(-4)
-	return p, nil
+	return nil
 }
 
 // markOffset spreads the drain-step markers of one lane over its height,

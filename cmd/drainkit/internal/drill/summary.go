@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/drainkit/drainkit/lifecycle"
 )
 
 // Summary is one strategy's numbers and verdict, as the table, the JSON and
@@ -318,7 +320,7 @@ func (s *Summary) noteTimeline(cfg Config, rp ReplicaReport) (cut bool) {
 	if v := secs(tl.LastLateArrival); v > s.LastLateArrivalSeconds {
 		s.LastLateArrivalSeconds = v
 	}
-	closed, ok := tl.Steps["listeners_closed"]
+	closed, ok := tl.Steps[lifecycle.StepListenersClosed]
 	if !ok {
 		return false
 	}
