@@ -390,6 +390,28 @@ func TestDrillOverloadIsInvalid(t *testing.T) {
 	}
 }
 
+// TestDrillSequential: --sequential runs the strategies one after another,
+// each from its own start (its offsets count from there), and still judges
+// each.
+func TestDrillSequential(t *testing.T) {
+	r := drainkit(t, 2*time.Minute, []string{"DRAINKIT_PROPAGATION_MIN=1s"},
+		"drill", "--json", "--sequential", "--strategies", "drainkit,exit", "--replicas", "1", "--rate", "100", "--baseline", "500ms", "--tail", "0s")
+	out := parseDrill(t, r)
+	if r.code != 0 || len(out.Strategies) != 2 || out.Config["sequential"] != true {
+		t.Fatalf("exit %d, %d strategies, config %v", r.code, len(out.Strategies), out.Config)
+	}
+	dk, ex := out.Strategies[0], out.Strategies[1]
+	if dk.Failed != 0 || ex.Failed == 0 {
+		t.Errorf("drainkit %d failed, exit %d failed: want 0 and some", dk.Failed, ex.Failed)
+	}
+	// Run one after the other: the second run's load starts from its own
+	// start, not after the first run's whole span.
+	if ex.LoadStart > dk.LoadEnd/2 || out.WallSeconds < dk.LoadEnd+ex.LoadEnd-ex.LoadStart {
+		t.Errorf("load: drainkit %.2fs..%.2fs, exit %.2fs..%.2fs, wall %.2fs: want runs one after another, each from its own start",
+			dk.LoadStart, dk.LoadEnd, ex.LoadStart, ex.LoadEnd, out.WallSeconds)
+	}
+}
+
 func TestDrillBadFlags(t *testing.T) {
 	for _, tc := range []struct {
 		env  []string

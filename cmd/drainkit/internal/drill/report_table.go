@@ -54,10 +54,12 @@ func writeSetup(b *strings.Builder, cfg Config) {
 	if cfg.ConsumerCache > 0 {
 		fmt.Fprintf(b, "consumer cache: %s (each consumer reuses a discovery result this long)\n", cfg.ConsumerCache)
 	}
-	fmt.Fprintf(b, "load: %s before the rolling restart; after it at least %s, then until no consumer lists a replaced replica (at most %s more) and every strategy is done: all strategies send over the same span\n",
-		cfg.Baseline, cfg.Tail, cfg.StaleWait())
 	if cfg.Sequential {
-		b.WriteString("strategies: one after another (--sequential), each with the whole machine and its own load span\n")
+		fmt.Fprintf(b, "load: %s before the rolling restart; after it at least %s, then until no consumer lists a replaced replica (at most %s more); strategies one after another (--sequential), each with the whole machine, times from its own start\n",
+			cfg.Baseline, cfg.Tail, cfg.StaleWait())
+	} else {
+		fmt.Fprintf(b, "load: %s before the rolling restart; after it at least %s, then until no consumer lists a replaced replica (at most %s more) and every strategy is done: all strategies send over the same span\n",
+			cfg.Baseline, cfg.Tail, cfg.StaleWait())
 	}
 	if cfg.PreStop {
 		b.WriteString("restart: preStop POST /drain?wait=propagation on the old replica, then SIGTERM when it returns (like the kubelet with `drainkit prestop`)\n")

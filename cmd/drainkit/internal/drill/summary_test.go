@@ -21,7 +21,7 @@ func syntheticRun(name string, closeAt, lastLate, lastSent time.Duration, failed
 	}
 	run.Records = append(run.Records, Record{Start: 2*s + lastSent, Sent: 2*s + lastSent, Replica: 1, Outcome: OK})
 	for i := range failed {
-		run.Records = append(run.Records, Record{Start: 2*s + closeAt + time.Duration(i)*time.Millisecond, Sent: 2*s + closeAt + time.Duration(i)*time.Millisecond, Replica: 1, Outcome: Refused, Err: "connect: connection refused"})
+		run.Records = append(run.Records, Record{Start: 2*s + closeAt + time.Duration(i)*time.Millisecond, Sent: 2*s + closeAt + time.Duration(i)*time.Millisecond, End: 2*s + closeAt + time.Duration(i)*time.Millisecond, Replica: 1, Outcome: Refused, Err: "connect: connection refused"})
 	}
 	run.Replicas = []ReplicaReport{
 		{ID: 1, Role: RoleInitial, Started: 0, Ready: 100 * time.Millisecond, Signalled: 2 * s, PreStop: -1, Exited: 2*s + closeAt + 10*time.Millisecond, Rolled: true,

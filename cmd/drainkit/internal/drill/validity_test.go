@@ -23,6 +23,13 @@ func TestJudgeOverload(t *testing.T) {
 	if v := judge(func(*StrategyRun) {}); !v.Valid {
 		t.Fatalf("failures after the first stop made the drill invalid: %s", v.Reason)
 	}
+	// A request sent before the stop and cut by it (SIGKILL) fails after it.
+	cut := func(r *StrategyRun) {
+		r.Records = append(r.Records, Record{Start: 1900 * time.Millisecond, Sent: 1900 * time.Millisecond, End: 2001 * time.Millisecond, Replica: 1, Outcome: Reset})
+	}
+	if v := judge(cut); !v.Valid {
+		t.Fatalf("a request cut by the stop made the drill invalid: %s", v.Reason)
+	}
 	if v := judge(func(r *StrategyRun) { r.ProbeFailures = []ProbeFailure{{Replica: 1, At: 3 * s}} }); !v.Valid {
 		t.Fatalf("a probe failing after its replica's stop made the drill invalid: %s", v.Reason)
 	}
@@ -31,7 +38,7 @@ func TestJudgeOverload(t *testing.T) {
 		want string
 	}{
 		"baseline failure": {func(r *StrategyRun) {
-			r.Records = append(r.Records, Record{Start: time.Second, Outcome: Timeout, Err: "timeout"})
+			r.Records = append(r.Records, Record{Start: time.Second, Sent: time.Second, End: 1500 * time.Millisecond, Outcome: Timeout, Err: "timeout"})
 		}, "1 request failed (timeout 1) before any replica was stopped"},
 		"probe timeout": {func(r *StrategyRun) { r.ProbeFailures = []ProbeFailure{{Replica: 2, At: 3 * s}} }, "1 readiness probe of replicas not yet stopped failed"},
 		"pacing lag":    {func(r *StrategyRun) { r.MaxLag = 2500 * time.Millisecond }, "fell up to 2.5s behind its schedule"},
