@@ -75,6 +75,9 @@ func strategySection(run StrategyRun, sum Summary, until time.Duration) (htmlStr
 	}
 	sort.Slice(sec.Rows, func(a, b int) bool { return sec.Rows[a].ID < sec.Rows[b].ID })
 	sec.Kinds = kindList(sum.FailuresByKind)
+	for _, g := range groupDeaths(sum.Deaths) {
+		sec.DeathGroups = append(sec.DeathGroups, htmlDeath{Line: g.String(), Stderr: g.first.Stderr})
+	}
 	return sec, nil
 }
 
@@ -124,10 +127,18 @@ type htmlPage struct {
 
 type htmlStrategy struct {
 	Summary
-	Discovery string
-	Kinds     string
-	SVG       template.HTML
-	Rows      []htmlReplica
+	DeathGroups []htmlDeath
+	Discovery   string
+	Kinds       string
+	SVG         template.HTML
+	Rows        []htmlReplica
+}
+
+// htmlDeath is a group of replicas that ended without being stopped, with
+// their last stderr lines.
+type htmlDeath struct {
+	Line   string
+	Stderr []string
 }
 
 type htmlReplica struct {
@@ -246,6 +257,9 @@ pre { background: #f7f7f7; padding: .8em; overflow-x: auto; font-size: .8em; }
 {{range .Rows}}<tr><td>r{{.ID}}</td><td class="l">{{.Role}}</td><td>{{.Started}}</td><td>{{.Ready}}</td><td>{{.PreStop}}</td><td>{{.SIGTERM}}</td><td>{{.NotReady}}</td><td>{{.Dereg}}</td><td>{{.Late}}</td><td>{{.Closed}}</td><td>{{.Exit}}</td><td>{{.ExitCode}}</td><td>{{.Requests}}</td><td>{{.Failed}}</td><td>{{.LateN}}</td></tr>
 {{end}}</table>
 <p>Times in seconds from the drill's start; every strategy sent load from {{printf "%.2f" .LoadStartSeconds}}s to {{printf "%.2f" .LoadEndSeconds}}s.</p>
+{{range .DeathGroups}}<p class="fail">{{.Line}}</p>{{if .Stderr}}<pre>{{range .Stderr}}{{.}}
+{{end}}</pre>{{end}}
+{{end}}
 {{if .FailureExamples}}<table><tr><th class="l">failure kind</th><th class="l">example error</th></tr>
 {{range $k, $v := .FailureExamples}}<tr><td class="l">{{$k}}</td><td class="l">{{$v}}</td></tr>
 {{end}}</table>{{end}}

@@ -94,21 +94,24 @@ type Summary struct {
 // ReplicaSummary is one replica in the JSON output; times (_s) in seconds
 // from the drill's start, null when it did not happen.
 type ReplicaSummary struct {
-	ID         int                `json:"id"`
-	Role       string             `json:"role"`
-	Addr       string             `json:"addr"`
-	Started    *float64           `json:"started_s"`
-	Ready      *float64           `json:"ready_s"`
-	PreStop    *float64           `json:"prestop_at_s,omitempty"`
-	SIGTERM    *float64           `json:"signalled_s"`
-	Signal     string             `json:"signal,omitempty"` // SIGTERM or SIGKILL
-	Exited     *float64           `json:"exited_s"`
-	ExitCode   int                `json:"exit_code"`
-	ExitStatus string             `json:"exit_status"`
-	Killed     bool               `json:"killed,omitempty"`
-	Requests   int                `json:"requests"`
-	Failed     int                `json:"failed"`
-	Late       *int64             `json:"late_arrivals"`
+	ID         int      `json:"id"`
+	Role       string   `json:"role"`
+	Addr       string   `json:"addr"`
+	Started    *float64 `json:"started_s"`
+	Ready      *float64 `json:"ready_s"`
+	PreStop    *float64 `json:"prestop_at_s,omitempty"`
+	SIGTERM    *float64 `json:"signalled_s"`
+	Signal     string   `json:"signal,omitempty"` // SIGTERM or SIGKILL
+	Exited     *float64 `json:"exited_s"`
+	ExitCode   int      `json:"exit_code"`
+	ExitStatus string   `json:"exit_status"`
+	Killed     bool     `json:"killed,omitempty"`
+	Requests   int      `json:"requests"`
+	Failed     int      `json:"failed"`
+	Late       *int64   `json:"late_arrivals"`
+	// Steps are the replica's drain steps (lifecycle.StepNotReady, ...) in
+	// seconds from its drain's start t0, not from the drill's start;
+	// StepErrors the failed steps' errors.
 	Steps      map[string]float64 `json:"steps_s,omitempty"`
 	StepErrors map[string]string  `json:"step_errors,omitempty"`
 	// LastSentSeconds is the last request a consumer sent this replica,

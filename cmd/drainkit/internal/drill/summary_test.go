@@ -3,6 +3,7 @@ package drill
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"regexp"
 	"strings"
 	"testing"
@@ -395,5 +396,37 @@ func TestWindowFixNamesEverySetting(t *testing.T) {
 	cfg.Timings.GracePeriod = 90 * s
 	if fix := windowFix(cfg, 36.2); !strings.Contains(fix, "keep grace_period 1m30s") || !strings.Contains(fix, "at least 95 ") {
 		t.Errorf("fix %s", fix)
+	}
+}
+
+// TestDeathsReported: replicas that ended without being stopped are named
+// with their exit status and last stderr lines in the verdict, the table
+// and the HTML report, grouped when alike.
+func TestDeathsReported(t *testing.T) {
+	cfg := DefaultConfig()
+	run := syntheticRun("drainkit", 5*s, 1900*time.Millisecond, 1900*time.Millisecond, 0)
+	run.Err = errors.New("drainkit: replica 3 exited before it was ready: exit status 2; its stderr ends with:\n    panic: boom")
+	for _, id := range []int{3, 4} {
+		run.Deaths = append(run.Deaths, ReplicaDeath{Replica: id, Role: RoleReplacement, Attempt: 1, At: 3.2, Lived: 0.02,
+			BeforeReady: true, ExitStatus: "exit status 2", Stderr: []string{"starting", "panic: boom"}})
+	}
+	res := &Result{Config: cfg, Runs: []StrategyRun{run}}
+	sums := Summaries(res)
+	if v := sums[0].Verdict; !strings.Contains(v, "r3, r4 (exit status 2)") || strings.Contains(v, "panic: boom") {
+		t.Errorf("verdict %q: want the replicas named, the stderr listed separately", v)
+	}
+	var tbl bytes.Buffer
+	if err := WriteTable(&tbl, res, sums); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(tbl.String(), "panic: boom") != 1 || !strings.Contains(tbl.String(), "r3, r4 (2 starts) ended before ready") {
+		t.Errorf("table:\n%s", tbl.String())
+	}
+	var page bytes.Buffer
+	if err := WriteHTML(&page, res, sums); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page.String(), "panic: boom") || !strings.Contains(page.String(), "r3, r4 (2 starts)") {
+		t.Errorf("the HTML report does not list the deaths")
 	}
 }
