@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 
 	"github.com/drainkit/drainkit/cmd/drainkit/internal/drill"
@@ -150,6 +151,9 @@ func (o *drillOptions) complete(flags *pflag.FlagSet) error {
 func (o *drillOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	if w := o.cfg.CapacityWarning(runtime.NumCPU()); w != "" {
+		fmt.Fprintln(stderr, "drainkit: warning: "+w)
+	}
 	progress := &drill.Progress{Out: stderr, Terminal: isTerminal(stderr)}
 	res, err := drill.Run(ctx, o.cfg, progress)
 	if err != nil {

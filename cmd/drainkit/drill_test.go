@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/drainkit/drainkit/cmd/drainkit/internal/drill"
 	"github.com/drainkit/drainkit/internal/consultest"
 )
 
@@ -387,6 +389,10 @@ func TestDrillOverloadIsInvalid(t *testing.T) {
 	}
 	if out.SchemaVersion < 2 {
 		t.Errorf("schema_version %d", out.SchemaVersion)
+	}
+	// 2 x 2000 requests/s is more than two cores drive: warned at the start.
+	if runtime.NumCPU()*drill.CoreRate < 4000 && !strings.Contains(r.stderr, "warning: this drill asks for 4000 requests/s in all") {
+		t.Errorf("no capacity warning on %d cores:\n%s", runtime.NumCPU(), r.stderr)
 	}
 }
 

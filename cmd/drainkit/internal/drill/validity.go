@@ -117,3 +117,20 @@ func runOverload(run StrategyRun) overload {
 	}
 	return o
 }
+
+// CapacityWarning returns a warning, before the drill starts, when its load
+// asks more of cores than they drive (CoreRate each): all strategies at
+// once at Rate each, or one at a time with Sequential. "" when it fits. The
+// drill still runs; Judge decides afterwards.
+func (c Config) CapacityWarning(cores int) string {
+	total := c.Rate * float64(len(c.strategyNames()))
+	if c.Sequential {
+		total = c.Rate
+	}
+	capacity := float64(CoreRate * max(cores, 1))
+	if total <= capacity {
+		return ""
+	}
+	return fmt.Sprintf("this drill asks for %g requests/s in all and this machine's %d cores drive about %g: expect it to be judged INVALID; %s",
+		total, cores, capacity, lowerAdvice(c))
+}

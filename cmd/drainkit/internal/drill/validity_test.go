@@ -70,3 +70,21 @@ func TestInvalidDrillBlamesNoStrategy(t *testing.T) {
 		t.Fatalf("table:\n%s", b.String())
 	}
 }
+
+// TestCapacityWarning: 3000 requests/s for three strategies on two cores is
+// warned about before the drill starts; the default drill and --sequential
+// at a rate the machine drives are not.
+func TestCapacityWarning(t *testing.T) {
+	cfg := DefaultConfig()
+	if w := cfg.CapacityWarning(2); w != "" {
+		t.Errorf("default drill on 2 cores: %s", w)
+	}
+	cfg.Rate = 3000
+	if w := cfg.CapacityWarning(2); !strings.Contains(w, "9000 requests/s in all") || !strings.Contains(w, "--sequential") {
+		t.Errorf("3000/s x 3 strategies on 2 cores: %q", w)
+	}
+	cfg.Rate, cfg.Sequential = 2000, true
+	if w := cfg.CapacityWarning(2); w != "" {
+		t.Errorf("--sequential at 2000/s on 2 cores: %s", w)
+	}
+}
