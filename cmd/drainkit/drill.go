@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strconv"
 	"syscall"
 
 	"github.com/drainkit/drainkit/cmd/drainkit/internal/drill"
@@ -99,7 +100,7 @@ func (o *drillOptions) bind(f *pflag.FlagSet) {
 	f.StringVar(&c.ConsumerKind, "consumer", c.ConsumerKind, "consumers: naive (round robin over the discovery's list, no retry) or drainkit (drainkit's consumer package)")
 	f.StringVar(&c.Method, "method", c.Method, "request method: GET or POST (POST carries a small body and is not idempotent)")
 	f.IntVar(&c.Replicas, "replicas", c.Replicas, "replicas per strategy (1..20)")
-	f.Float64Var(&c.Rate, "rate", c.Rate, "request rate per strategy, all its consumers together, requests/s, paced (1..5000)")
+	f.Float64Var(&c.Rate, "rate", c.Rate, "request rate per strategy, all its consumers together, requests/s, paced (1..5000); one core drives about "+strconv.Itoa(drill.CoreRate)+" in all strategies together")
 	f.IntVar(&c.Consumers, "consumers", c.Consumers, "consumers sharing the rate, each with its own keep-alive pool and view (1..64)")
 	f.DurationVar(&c.RequestTimeout, "request-timeout", c.RequestTimeout, "timeout of each request")
 	f.DurationVar(&c.DiscoveryInterval, "discovery-interval", c.DiscoveryInterval, "how often discovery polls each replica's /readyz")
