@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/lifecycle"
-	"github.com/drainkit/drainkit/registry/consul"
 )
 
 // Config is a complete, validated set of drainkit settings. Load returns one;
@@ -45,9 +44,12 @@ type AdminConfig struct {
 	Metrics bool
 }
 
-// RegistryConfig configures registration in Consul (DESIGN.md section 6). The
-// agent's address and ACL token are not here: consul/api reads them from
-// CONSUL_HTTP_ADDR, CONSUL_HTTP_TOKEN and friends.
+// RegistryConfig holds the registry-neutral registration settings (DESIGN.md
+// section 6) as plain values: config imports no registry client, so a
+// service that registers nowhere does not link one. The registry package
+// converts them (registry/consul.FromConfig). The Consul agent's address and
+// ACL token are not here: consul/api reads them from CONSUL_HTTP_ADDR,
+// CONSUL_HTTP_TOKEN and friends.
 type RegistryConfig struct {
 	// Service is the service name to register (key registry.service; default
 	// empty, meaning the program's own default). Letters, digits, '-', '_'
@@ -83,8 +85,8 @@ func Default() *Config {
 		Checks:  lifecycle.DefaultCheckOptions(),
 		Admin:   AdminConfig{Addr: ":8081"},
 		Registry: RegistryConfig{
-			TTL:                            consul.DefaultTTL,
-			DeregisterCriticalServiceAfter: consul.DefaultDeregisterCriticalServiceAfter,
+			TTL:                            10 * time.Second,
+			DeregisterCriticalServiceAfter: time.Minute,
 			DeregisterTimeout:              5 * time.Second,
 		},
 	}
@@ -99,24 +101,6 @@ func (c *Config) LifecycleOptions() []lifecycle.Option {
 		lifecycle.WithCheckOptions(c.Checks),
 		lifecycle.WithDeregisterTimeout(c.Registry.DeregisterTimeout),
 	}
-}
-
-// ConsulOptions returns consul.Options for an instance serving on port, with
-// the TTL check settings of r. The service name is r.Service, or
-// defaultService when r.Service is empty. The caller sets what config does
-// not cover (Address, Tags, Meta, Logger, the consul/api configuration);
-// consul.New validates the result.
-func (r RegistryConfig) ConsulOptions(defaultService string, port int) consul.Options {
-	service := r.Service
-	if service == "" {
-		service = defaultService
-	}
-	o := consul.DefaultOptions(service, port)
-	o.TTL = r.TTL
-	o.HeartbeatInterval = r.HeartbeatInterval
-	o.CallTimeout = r.CallTimeout
-	o.DeregisterCriticalServiceAfter = r.DeregisterCriticalServiceAfter
-	return o
 }
 
 // Source reports where key's value came from: a flag, an environment

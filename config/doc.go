@@ -8,7 +8,7 @@
 // (lifecycle.DefaultTimings, lifecycle.DefaultCheckOptions and the defaults
 // documented on each key). Every key has one spelling per source:
 //
-//	file:  propagation.min: 5s         (nested or dotted; keys are case-insensitive)
+//	file:  propagation.min: 5s         (nested or dotted, once; keys are case-insensitive)
 //	env:   DRAINKIT_PROPAGATION_MIN=5s (key upper-cased, '.' -> '_')
 //	flag:  --propagation-min=5s        (key with '.' and '_' -> '-')
 //
@@ -21,9 +21,15 @@
 // number other than 0 has no unit and is rejected, and no duration may exceed
 // 24h. The admin token never appears in an error, in String or in logs.
 //
-// This is the only drainkit package that imports viper; viper decodes the
-// file. Values are converted and range-checked here rather than through
-// viper's lenient getters (viper.GetDuration turns "banana" into 0).
+// The file is decoded with the format's own decoder (go.yaml.in/yaml/v3,
+// pelletier/go-toml/v2, encoding/json), not through viper: viper merges
+// "propagation: {min: 5s}" and "propagation.min: 6s" (or keys differing only
+// in case) into one value silently, where Load reports a key set twice, and
+// viper's lenient getters turn "banana" into 0. Values are converted and
+// range-checked here. String values (admin.addr, admin.token,
+// registry.service) are checked from every source, even one a higher source
+// overrides. config imports no registry client: RegistryConfig holds plain
+// values that registry/consul.FromConfig converts.
 //
 // Out of scope: watching the file for changes (settings are read once, at
 // start), remote configuration stores, and the Consul agent's address and ACL

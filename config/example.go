@@ -47,7 +47,7 @@ func Example() string {
 }
 
 // Describe returns the grace-period budget in one line, e.g.
-// "grace_period 30s >= propagation.max 15s + drain.timeout 8s + stop.timeout 3s + margin 3s = 29s (1s to spare)".
+// "grace_period 25s >= propagation.max 12s + drain.timeout 6s + stop.timeout 3s + margin 2.5s = 23.5s (1.5s to spare)".
 func (c *Config) Describe() string {
 	t := c.Timings
 	need := t.PropagationMax + t.DrainTimeout + t.StopTimeout + t.Margin()

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/drainkit/drainkit/config"
+	"github.com/drainkit/drainkit/registry/consul"
 )
 
 // FuzzLoad feeds arbitrary file contents (in each format) and environment
@@ -45,7 +46,7 @@ func FuzzLoad(f *testing.F) {
 			if verr := c.Validate(); verr != nil {
 				t.Fatalf("Load returned a Config that does not validate: %v", verr)
 			}
-			if err := c.Registry.ConsulOptions("svc", 1).Validate(); err != nil {
+			if err := consul.FromConfig(c.Registry, "svc", 1).Validate(); err != nil {
 				t.Fatalf("Load accepted registry settings consul rejects: %v", err)
 			}
 			if strings.Contains(c.String(), token) {

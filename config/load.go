@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,8 +11,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pelletier/go-toml/v2"
 	"github.com/spf13/pflag"
-	"github.com/spf13/viper"
+	"go.yaml.in/yaml/v3"
 )
 
 // Sources says where Load reads settings from. The zero value reads only the
@@ -88,6 +90,13 @@ func Load(s Sources) (*Config, error) {
 			}
 			c.sources[k.name] = r.src
 			given[k.name] = r.display(k)
+			// A string's rule depends on no other key: check every source's
+			// value, even one a higher source overrides.
+			if k.kind == kindString || k.kind == kindSecret {
+				if msg := c.checkOwn(k); msg != "" {
+					return nil, c.rangeError(k, given, msg, nil)
+				}
+			}
 		}
 	}
 	if err := c.validate(given); err != nil {
@@ -129,10 +138,10 @@ func configPath(s Sources, env map[string]string) (string, Source) {
 	return "", Source{}
 }
 
-// formats maps file extensions to viper's config types.
+// formats maps file extensions to decoders.
 var formats = map[string]string{".yaml": "yaml", ".yml": "yaml", ".toml": "toml", ".json": "json"}
 
-// readFile decodes the file with viper and returns its settings flattened to
+// readFile decodes the file and returns its settings flattened to
 // dotted, lower-case keys. Unknown keys are an error.
 func readFile(path string, src Source) (map[string]any, error) {
 	fileErr := func(problem, allowed string, err error) error {
@@ -166,7 +175,9 @@ func readFile(path string, src Source) (map[string]any, error) {
 		return nil, fileErr("is not valid "+format+": "+shorten(err.Error()), "see config.Example", err)
 	}
 	flat := map[string]any{}
-	flatten("", settings, flat)
+	if err := flatten("", "", settings, flat, map[string]string{}); err != nil {
+		return nil, fileErr(err.Error(), "set each key once", nil)
+	}
 	if len(flat) == 0 {
 		return nil, fileErr("has no settings", "want at least one key, e.g. propagation.min: 5s; see config.Example", nil)
 	}
@@ -191,38 +202,69 @@ func readFile(path string, src Source) (map[string]any, error) {
 	return flat, nil
 }
 
-// decode parses data with viper's decoder for format. A decoder panic (there
-// should be none) becomes an error rather than crashing the program at start.
+// decode parses data as format into a tree of tables. It uses the format's
+// own decoder rather than viper's merged view, which would silently fold
+// "propagation: {min: 5s}" and "propagation.min: 6s" (or keys differing only
+// in case) into one value. A decoder panic (there should be none) becomes an
+// error rather than crashing the program at start.
 func decode(data []byte, format string) (settings map[string]any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("decoder failed: %v", r)
 		}
 	}()
-	v := viper.NewWithOptions(viper.KeyDelimiter("."))
-	v.SetConfigType(format)
-	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
-		return nil, err
+	switch format {
+	case "yaml":
+		err = yaml.Unmarshal(data, &settings)
+	case "toml":
+		err = toml.Unmarshal(data, &settings)
+	default:
+		err = json.Unmarshal(data, &settings)
 	}
-	return v.AllSettings(), nil
+	return settings, err
 }
 
-// flatten turns nested tables into dotted keys. An empty table, or a table
-// where a known key wants a scalar, is kept as a value so that it is reported
-// rather than silently ignored.
-func flatten(prefix string, m map[string]any, out map[string]any) {
+// flatten turns nested tables into dotted, lower-case keys, remembering how
+// the file spelled each (spelled). An empty table, or a table where a known
+// key wants a scalar, is kept as a value so that it is reported rather than
+// silently ignored. Two spellings of one key (nested and dotted, or
+// differing in case) are an error naming both.
+func flatten(prefix, spelling string, m map[string]any, out map[string]any, spelled map[string]string) error {
 	for k, v := range m {
-		key := strings.ToLower(k)
+		key, sp := strings.ToLower(k), k
 		if prefix != "" {
-			key = prefix + "." + key
+			key, sp = prefix+"."+key, spelling+": {"+k
 		}
 		_, known := lookupKey(key)
-		if sub, ok := v.(map[string]any); ok && len(sub) > 0 && !known {
-			flatten(key, sub, out)
+		if sub, ok := table(v); ok && len(sub) > 0 && !known {
+			if err := flatten(key, sp, sub, out, spelled); err != nil {
+				return err
+			}
 			continue
 		}
-		out[key] = v
+		sp += strings.Repeat("}", strings.Count(sp, ": {"))
+		if prev, dup := spelled[key]; dup {
+			return fmt.Errorf("sets %s twice, as %q and as %q", key, min(prev, sp), max(prev, sp))
+		}
+		out[key], spelled[key] = v, sp
 	}
+	return nil
+}
+
+// table returns v as a table if it is one (YAML may decode a table with
+// non-string keys as map[any]any).
+func table(v any) (map[string]any, bool) {
+	switch t := v.(type) {
+	case map[string]any:
+		return t, true
+	case map[any]any:
+		m := make(map[string]any, len(t))
+		for k, x := range t {
+			m[fmt.Sprint(k)] = x
+		}
+		return m, true
+	}
+	return nil, false
 }
 
 // suggest returns the known key closest to k, if it is close (a typo).

@@ -10,6 +10,7 @@ import (
 
 	"github.com/drainkit/drainkit/config"
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/registry/consul"
 	"github.com/spf13/pflag"
 )
 
@@ -77,7 +78,7 @@ func TestBadInputs(t *testing.T) {
 		{name: "quiet > max", env: []string{"DRAINKIT_PROPAGATION_QUIET=2s", "DRAINKIT_PROPAGATION_MIN=0", "DRAINKIT_PROPAGATION_MAX=1s"},
 			key: "propagation.quiet", want: []string{`"2s"`, "<= propagation.max (1s)"}},
 		{name: "budget overflow", env: []string{"DRAINKIT_PROPAGATION_MAX=25s"}, key: "grace_period",
-			want: []string{`"30s" (default)`, "propagation.max + drain.timeout + stop.timeout", "propagation.max 25s from env DRAINKIT_PROPAGATION_MAX"}},
+			want: []string{`"25s" (default)`, "propagation.max + drain.timeout + stop.timeout", "propagation.max 25s from env DRAINKIT_PROPAGATION_MAX"}},
 		{name: "unknown key in file", file: "c.yaml\npropagation:\n  mn: 5s\n", key: "propagation.mn",
 			want: []string{"is not a known key", "did you mean propagation.min?"}},
 		{name: "unknown top-level key", file: "c.json\n{\"timeouts\": {\"x\": 1}}", key: "timeouts.x",
@@ -332,7 +333,7 @@ func TestExampleLoadsAsDefaults(t *testing.T) {
 			t.Errorf("Example does not document %s", k)
 		}
 	}
-	if want := "grace_period 30s >= propagation.max 15s + drain.timeout 8s + stop.timeout 3s + margin 3s = 29s (1s to spare)"; config.Default().Describe() != want {
+	if want := "grace_period 25s >= propagation.max 12s + drain.timeout 6s + stop.timeout 3s + margin 2.5s = 23.5s (1.5s to spare)"; config.Default().Describe() != want {
 		t.Errorf("Describe = %q", config.Default().Describe())
 	}
 }
@@ -344,7 +345,7 @@ func TestValidateInCode(t *testing.T) {
 	}
 	c.Timings.PropagationMax = time.Minute
 	err := c.Validate()
-	if err == nil || !strings.HasPrefix(err.Error(), "grace_period: \"30s\" (default) is out of range") {
+	if err == nil || !strings.HasPrefix(err.Error(), "grace_period: \"25s\" (default) is out of range") {
 		t.Errorf("err = %v", err)
 	}
 }
@@ -376,7 +377,7 @@ func TestConsulOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := c.Registry.ConsulOptions("svc", 8080)
+	o := consul.FromConfig(c.Registry, "svc", 8080)
 	if o.Service != "svc" || o.Port != 8080 || o.TTL != 30*time.Second || o.CallTimeout != time.Second ||
 		o.HeartbeatInterval != 0 || o.DeregisterCriticalServiceAfter != time.Minute {
 		t.Errorf("ConsulOptions = %+v", o)
@@ -386,12 +387,63 @@ func TestConsulOptions(t *testing.T) {
 	}
 	// Defaults agree with consul.DefaultOptions, and config accepts nothing
 	// consul would reject.
-	d := config.Default().Registry.ConsulOptions("svc", 1)
+	d := consul.FromConfig(config.Default().Registry, "svc", 1)
 	if err := d.Validate(); err != nil {
 		t.Errorf("defaults: %v", err)
 	}
 	c, err = config.Load(config.Sources{Env: []string{"DRAINKIT_REGISTRY_SERVICE=named"}})
-	if err != nil || c.Registry.ConsulOptions("svc", 1).Service != "named" {
+	if err != nil || consul.FromConfig(c.Registry, "svc", 1).Service != "named" {
 		t.Errorf("registry.service not used: %v", err)
+	}
+}
+
+// TestEverySourceChecked (issue 9 item 4): a bad string value fails even
+// when a higher source overrides it, naming the source that set it; a file
+// that sets one key both nested and dotted fails, naming both spellings.
+func TestEverySourceChecked(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, file string
+		env, args  []string
+		want       []string
+	}{
+		{"admin.addr from env under a flag", "", []string{"DRAINKIT_ADMIN_ADDR=nope"}, []string{"--admin-addr=127.0.0.1:9"},
+			[]string{"admin.addr", `"nope"`, "env DRAINKIT_ADMIN_ADDR"}},
+		{"admin.token from file under env", "c.yaml\nadmin:\n  token: \"a b\"\n", []string{"DRAINKIT_ADMIN_TOKEN=good"}, nil,
+			[]string{"admin.token", "file ", "printable ASCII"}},
+		{"registry.service from file under a flag", "c.yaml\nregistry:\n  service: \"bad name\"\n", nil, []string{"--registry-service=good"},
+			[]string{"registry.service", `"bad name"`, "file "}},
+		{"nested and dotted", "c.yaml\npropagation: {min: 5s}\npropagation.min: 6s\n", nil, nil,
+			[]string{"sets propagation.min twice", `"propagation.min"`, `"propagation: {min}"`}},
+		{"case differs", "c.yaml\nPropagation: {min: 5s}\npropagation: {max: 6s}\nPROPAGATION: {min: 1s}\n", nil, nil,
+			[]string{"sets propagation.min twice"}},
+		{"json nested and dotted", "c.json\n{\"propagation\": {\"min\": \"5s\"}, \"propagation.min\": \"6s\"}", nil, nil,
+			[]string{"sets propagation.min twice"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := config.Sources{Env: tc.env}
+			if tc.file != "" {
+				name, body, _ := strings.Cut(tc.file, "\n")
+				src.File = filepath.Join(dir, name)
+				if err := os.WriteFile(src.File, []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+			config.BindFlags(fs)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			src.Flags = fs
+			_, err := config.Load(src)
+			if err == nil {
+				t.Fatal("Load accepted it")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
 	}
 }

@@ -31,6 +31,21 @@ func (s nopStream) Context() context.Context     { return s.ctx }
 func (s nopStream) SendMsg(any) error            { return nil }
 func (s nopStream) RecvMsg(any) error            { return nil }
 
+// perCore returns a copy of info on a memory page of its own. grpc-go
+// allocates the info of each call on the core that serves it, and
+// grpcdrain picks a call's in-flight stripe from the page of that
+// allocation (syncx.StripeOf), so calls served on different cores mostly
+// use different stripes; one copy per benchmark goroutine, each on its own
+// page, reproduces that without an allocation per call.
+func perCore[T any](info T) *T {
+	p := new(struct {
+		_    [8192]byte
+		info T
+	})
+	p.info = info
+	return &p.info
+}
+
 // interceptors returns grpcdrain's interceptors, as installed on every
 // grpc.Server it builds (not serving).
 func interceptors(b *testing.B) (grpc.UnaryServerInterceptor, grpc.StreamServerInterceptor) {
@@ -66,17 +81,22 @@ func benchUnary(b *testing.B, unary grpc.UnaryServerInterceptor) {
 	b.Run("seq", func(b *testing.B) {
 		ctx := context.Background()
 		b.ReportAllocs()
-		for b.Loop() {
-			_, _ = unary(ctx, benchReq, benchInfo, benchHandler)
-		}
+		reportCPU(b, func() {
+			for b.Loop() {
+				_, _ = unary(ctx, benchReq, benchInfo, benchHandler)
+			}
+		})
 	})
 	b.Run("parallel", func(b *testing.B) {
 		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			ctx := context.Background()
-			for pb.Next() {
-				_, _ = unary(ctx, benchReq, benchInfo, benchHandler)
-			}
+		reportCPU(b, func() {
+			b.RunParallel(func(pb *testing.PB) {
+				ctx := context.Background()
+				info := perCore(*benchInfo)
+				for pb.Next() {
+					_, _ = unary(ctx, benchReq, info, benchHandler)
+				}
+			})
 		})
 	})
 }
@@ -98,17 +118,22 @@ func benchStream(b *testing.B, stream grpc.StreamServerInterceptor) {
 	b.Run("seq", func(b *testing.B) {
 		var ss grpc.ServerStream = &nopStream{context.Background()}
 		b.ReportAllocs()
-		for b.Loop() {
-			_ = stream(nil, ss, benchSInfo, benchSHandle)
-		}
+		reportCPU(b, func() {
+			for b.Loop() {
+				_ = stream(nil, ss, benchSInfo, benchSHandle)
+			}
+		})
 	})
 	b.Run("parallel", func(b *testing.B) {
 		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			var ss grpc.ServerStream = &nopStream{context.Background()}
-			for pb.Next() {
-				_ = stream(nil, ss, benchSInfo, benchSHandle)
-			}
+		reportCPU(b, func() {
+			b.RunParallel(func(pb *testing.PB) {
+				var ss grpc.ServerStream = &nopStream{context.Background()}
+				info := perCore(*benchSInfo)
+				for pb.Next() {
+					_ = stream(nil, ss, info, benchSHandle)
+				}
+			})
 		})
 	})
 }

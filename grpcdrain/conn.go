@@ -91,7 +91,7 @@ type Addr struct {
 func Draining(ctx context.Context) <-chan struct{} {
 	if p, ok := peer.FromContext(ctx); ok {
 		if a, ok := p.LocalAddr.(*Addr); ok {
-			return a.s.drainCh
+			return a.s.phase.Done(lameDuck)
 		}
 	}
 	return nil

@@ -1,6 +1,7 @@
 package grpcdrain
 
 import (
+	"github.com/drainkit/drainkit/internal/syncx"
 	"log/slog"
 	"net"
 	"testing"
@@ -73,7 +74,7 @@ func TestUntouchedConnectionIsHandedOn(t *testing.T) {
 	server2, client2 := net.Pipe()
 	defer client2.Close()
 	c2 := &conn{Conn: server2, s: s}
-	s.closeOnce.Do(s.closeListeners)
+	s.closeListeners()
 	if err := c2.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -84,16 +85,16 @@ func TestUntouchedConnectionIsHandedOn(t *testing.T) {
 
 // The in-flight snapshot never goes negative and counts by kind.
 func TestInFlightSnapshot(t *testing.T) {
-	var c inFlight
-	c.begin(3, call)
-	c.begin(5, stream)
-	c.begin(7, stream)
-	if calls, streams := c.snapshot(); calls != 1 || streams != 2 {
+	var c syncx.Counter
+	c.Begin(3, call)
+	c.Begin(5, stream)
+	c.Begin(7, stream)
+	if calls, streams := c.Snapshot(); calls != 1 || streams != 2 {
 		t.Fatalf("snapshot = %d, %d; want 1, 2", calls, streams)
 	}
-	c.end(9, call) // a call may end on another stripe than it began
-	c.end(5, stream)
-	if calls, streams := c.snapshot(); calls != 0 || streams != 1 {
+	c.End(9, call) // a call may end on another stripe than it began
+	c.End(5, stream)
+	if calls, streams := c.Snapshot(); calls != 0 || streams != 1 {
 		t.Fatalf("snapshot = %d, %d; want 0, 1", calls, streams)
 	}
 }

@@ -3,9 +3,9 @@
 //
 //	ln, err := net.Listen("tcp", ":9090")
 //	...
-//	lc.AddServer("grpc", grpcdrain.New(lc, ln, func(gs *grpc.Server) {
+//	grpcdrain.Add(lc, "grpc", ln, func(gs *grpc.Server) {
 //		pb.RegisterGreeterServer(gs, greeter)
-//	}, grpcdrain.WithServerOptions(grpc.Creds(creds))))
+//	}, grpcdrain.WithServerOptions(grpc.Creds(creds)))
 //	return lifecycle.ExitCode(lc.Run(ctx))
 //
 // grpc.Server.GracefulStop alone is not enough for that: it sends GOAWAY but
@@ -79,8 +79,20 @@
 // caller's own (given with WithServerOptions), which keep working. For each
 // call they report the arrival to the lifecycle and count the call as in
 // flight while its handler runs (InFlight: unary calls as Calls, streaming
-// calls as Streams). They allocate nothing and add about 11ns per call
-// (BenchmarkUnaryInterceptor, BenchmarkStreamInterceptor). Health checks
+// calls as Streams). They allocate nothing. Their cost is two atomic adds
+// (about 8 ns each on this project's machine) on a stripe of a striped
+// counter chosen from the memory page of the call's grpc.UnaryServerInfo or
+// grpc.StreamServerInfo, which grpc-go allocates per call on the core serving
+// it: calls on different cores rarely share a cache line, so calls in
+// parallel cost no more than sequential ones (a random stripe per call, as
+// before, moved a line between cores on most calls). Measured with
+//
+//	go test -run '^$' -bench Interceptor -benchmem -count 5 ./grpcdrain
+//
+// on 2 shared cores under a load average of about 20, as CPU time per call
+// (cpu-ns/op; the wall-clock ns/op there mostly measured the wait for a
+// core), medians over bare handlers: unary +18 ns sequential and +16 ns in
+// parallel, streams +17 ns and +19 ns, 0 allocations. Health checks
 // (grpc.health.v1.Health) are not arrivals: they are not traffic, and a
 // prober would otherwise hold the window open. Health Watch streams are not
 // in flight either: a Watch is a subscription that never ends by itself; it

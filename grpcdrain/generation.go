@@ -117,7 +117,7 @@ func (s *Server) dispatch(c *conn) bool {
 			s.handedTo(g)
 			return true
 		case <-g.done: // retired meanwhile: try its successor
-		case <-s.stopAccept:
+		case <-s.phase.Done(closed):
 			return false
 		}
 	}
@@ -133,7 +133,7 @@ func (s *Server) handedTo(g *generation) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if g.rotateTimer != nil || g.stopping || s.closed.Load() {
+	if g.rotateTimer != nil || g.stopping || s.phase.Reached(closed) {
 		return
 	}
 	g.rotateTimer = time.AfterFunc(s.goAwayAfter, func() { s.rotate(g) })
@@ -146,7 +146,7 @@ func (s *Server) handedTo(g *generation) {
 func (s *Server) rotate(g *generation) {
 	next := s.newGeneration(true) // the caller's register runs without our lock
 	s.mu.Lock()
-	if s.cur != g || s.closed.Load() {
+	if s.cur != g || s.phase.Reached(closed) {
 		s.mu.Unlock()
 		next.gs.Stop() // never served: returns at once
 		return

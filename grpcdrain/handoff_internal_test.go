@@ -3,6 +3,7 @@ package grpcdrain
 import (
 	"context"
 	"errors"
+	"github.com/drainkit/drainkit/internal/syncx"
 	"net"
 	"sync"
 	"testing"
@@ -129,9 +130,9 @@ func TestConnAcceptedAsGracefulStopBeginsIsServedByTheNext(t *testing.T) {
 	<-stopped
 	<-served
 
-	s.closeOnce.Do(s.closeListeners) // GOAWAY to next; it stops when the client leaves
+	s.closeListeners() // GOAWAY to next; it stops when the client leaves
 	cc.Close()
-	if !waitFor(&s.wg, 5*time.Second) {
+	if !syncx.WaitFor(&s.wg, 5*time.Second) {
 		t.Fatal("the next generation did not stop")
 	}
 }

@@ -3,7 +3,9 @@ package grpcdrain
 import (
 	"context"
 	"strings"
+	"unsafe"
 
+	"github.com/drainkit/drainkit/internal/syncx"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	healthgrpc "google.golang.org/grpc/health/grpc_health_v1"
@@ -14,17 +16,35 @@ import (
 // call.
 const healthPrefix = "/grpc.health.v1.Health/"
 
+// Kinds of in-flight work in Server.counts.
+const (
+	call   syncx.Kind = 0
+	stream syncx.Kind = 1
+)
+
 // unary is the request path of a unary call: it reports the arrival to the
 // lifecycle (except health checks, which are not traffic) and counts the
-// call as in flight while its handler runs. It allocates nothing.
+// call as in flight while its handler runs. It allocates nothing. Its
+// stripe comes from the address of info, which grpc-go allocates per call
+// on the core serving it (syncx.StripeOf).
 func (s *Server) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	if !strings.HasPrefix(info.FullMethod, healthPrefix) {
+	if !isHealth(info.FullMethod) {
 		s.lc.Arrived()
 	}
-	i := pick()
-	s.counts.begin(i, call)
-	defer s.done(i, call)
-	return handler(ctx, req)
+	i := syncx.StripeOf(unsafe.Pointer(info))
+	s.counts.Begin(i, call)
+	resp, err := handler(ctx, req)
+	if err != nil && ctx.Err() != nil {
+		s.noteCancelled(ctx)
+	}
+	s.done(i, call)
+	return resp, err
+}
+
+// isHealth reports whether method is a grpc.health.v1.Health method. The
+// second byte settles it for almost every other method.
+func isHealth(method string) bool {
+	return len(method) > 1 && method[1] == healthPrefix[1] && strings.HasPrefix(method, healthPrefix)
 }
 
 // stream is the request path of a streaming call; see unary. A health Watch
@@ -34,21 +54,31 @@ func (s *Server) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerIn
 	if info.FullMethod == healthgrpc.Health_Watch_FullMethodName {
 		return s.watch(srv, ss, handler)
 	}
-	if !strings.HasPrefix(info.FullMethod, healthPrefix) {
+	if !isHealth(info.FullMethod) {
 		s.lc.Arrived()
 	}
-	i := pick()
-	s.counts.begin(i, stream)
-	defer s.done(i, stream)
-	return handler(srv, ss)
+	i := syncx.StripeOf(unsafe.Pointer(info))
+	s.counts.Begin(i, stream)
+	err := handler(srv, ss)
+	if err != nil && ss.Context().Err() != nil {
+		s.noteCancelled(ss.Context())
+	}
+	s.done(i, stream)
+	return err
 }
 
-// done ends a handler's in-flight life and, once the drain waits for
-// in-flight work, wakes AwaitIdle.
-func (s *Server) done(i int, k kind) {
-	s.counts.end(i, k)
-	if s.awaiting.Load() {
-		s.wake()
+// done ends a handler's in-flight life: an atomic add and an atomic load.
+// It is called without defer: a panic in a handler is not recovered by
+// grpc-go and ends the process (a recovery interceptor of the caller's runs
+// inside this one and returns an error instead).
+// From the listeners' closing on, it wakes AwaitIdle. (A call that failed
+// with its context cancelled is examined before, see noteCancelled, at any
+// time: whatever cancelled it, the application's signal among them, may have
+// acted just before the drain's t0. A call that succeeded lost nothing.)
+func (s *Server) done(i int, k syncx.Kind) {
+	s.counts.End(i, k)
+	if s.phase.Reached(closed) {
+		s.wake.Notify()
 	}
 }
 

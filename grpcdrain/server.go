@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/drainkit/drainkit/internal/syncx"
 	"github.com/drainkit/drainkit/lifecycle"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
@@ -27,34 +28,28 @@ type Server struct {
 	services    []string
 	goAwayAfter time.Duration
 
-	// Request path: the flag every call reads sits on its own cache lines,
-	// away from the counters every call writes (which are striped).
-	_        [cacheLine]byte
-	awaiting atomic.Bool // AwaitIdle may be waiting: completions wake it
-	_        [cacheLine]byte
-	counts   inFlight
-
-	closed     atomic.Bool   // the listener was closed by CloseListeners or ForceClose
-	drainCh    chan struct{} // closed by LameDuck
-	wakeCh     chan struct{} // capacity 1: "something ended, re-check"
-	finished   chan struct{} // closed when the drain is over for this server
-	stopAccept chan struct{} // closed with closed
+	// Request path: the phase every call reads (through the pointer) is
+	// never written by it; the counters every call writes are striped, each
+	// stripe on its own cache lines.
+	phase  *syncx.Phase[phase]
+	wake   syncx.Wake // "something ended, re-check" for AwaitIdle
+	_      syncx.Pad
+	counts syncx.Counter // by kind: calls, streams
 
 	watchCtx   context.Context // cancelled when the listeners close: health Watch streams end
 	endWatches context.CancelFunc
 
-	lameOnce, closeOnce, finishOnce, reapOnce sync.Once
-	closeErr                                  error
-	serving                                   atomic.Bool
-	orphaned                                  atomic.Bool // Serve failed and returned: finish reaps
+	reapOnce sync.Once
+	serving  atomic.Bool
+	orphaned atomic.Bool // Serve failed and returned: finish reaps
 
-	mu    sync.Mutex
-	lame  bool
-	cur   *generation // accepting; nil before Serve and after CloseListeners
-	spare *generation // accepts from LameDuck on
-	live  map[*generation]struct{}
-	conns map[*conn]struct{}
-	wg    sync.WaitGroup // generations' Serve, GracefulStop and Stop goroutines
+	mu       sync.Mutex
+	closeErr error       // the listener's Close error
+	cur      *generation // accepting; nil before Serve and after CloseListeners
+	spare    *generation // accepts from LameDuck on
+	live     map[*generation]struct{}
+	conns    map[*conn]struct{}
+	wg       sync.WaitGroup // generations' Serve, GracefulStop and Stop goroutines
 }
 
 // Option configures New.
@@ -64,7 +59,9 @@ type Option func(*Server)
 // interceptors, stats handlers, ...) to every grpc.Server that New's Server
 // builds. They come after drainkit's own interceptors, which are installed
 // with grpc.ChainUnaryInterceptor and grpc.ChainStreamInterceptor, so the
-// caller's interceptors, chained or not, keep working.
+// caller's interceptors, chained or not, keep working. Pass stats handlers
+// with WithStatsHandler instead of grpc.StatsHandler, so that a connection
+// context of the application's cannot cancel calls at its signal.
 func WithServerOptions(opts ...grpc.ServerOption) Option {
 	return func(s *Server) { s.grpcOpts = append(s.grpcOpts, opts...) }
 }
@@ -99,7 +96,8 @@ func WithGoAwayAfter(d time.Duration) Option {
 }
 
 // New prepares a gRPC server to be served on ln and drained by lc, and
-// returns the lifecycle.Server to pass to lc.AddServer:
+// returns the lifecycle.Server to pass to lc.AddServer (Add does both in one
+// call):
 //
 //	lc.AddServer("grpc", grpcdrain.New(lc, ln, func(gs *grpc.Server) {
 //		pb.RegisterGreeterServer(gs, greeter)
@@ -130,10 +128,8 @@ func New(lc *lifecycle.Lifecycle, ln net.Listener, register func(*grpc.Server), 
 		ln:          ln,
 		register:    register,
 		goAwayAfter: DefaultGoAwayAfter,
-		drainCh:     make(chan struct{}),
-		wakeCh:      make(chan struct{}, 1),
-		finished:    make(chan struct{}),
-		stopAccept:  make(chan struct{}),
+		phase:       syncx.NewPhase(finished),
+		wake:        syncx.NewWake(),
 		live:        map[*generation]struct{}{},
 		conns:       map[*conn]struct{}{},
 	}
@@ -176,9 +172,9 @@ func (s *Server) Serve() error {
 	s.mu.Lock()
 	var unused []*generation
 	switch {
-	case s.closed.Load():
+	case s.phase.Reached(closed):
 		unused = []*generation{first, spare}
-	case s.lame: // the drain began before this goroutine ran
+	case s.phase.Reached(lameDuck): // the drain began before this goroutine ran
 		s.startLocked(spare)
 		unused = []*generation{first}
 	default:
@@ -193,14 +189,12 @@ func (s *Server) Serve() error {
 	if err := s.acceptLoop(); err != nil {
 		_ = s.ln.Close()
 		s.orphaned.Store(true)
-		select {
-		case <-s.finished: // the drain ended while we failed
+		if s.phase.Reached(finished) { // the drain ended while we failed; else finish reaps
 			s.reap(false)
-		default: // finish reaps
 		}
 		return fmt.Errorf("grpcdrain: serving on %s: %w", s.ln.Addr(), err)
 	}
-	<-s.finished
+	<-s.phase.Done(finished)
 	s.reap(false)
 	return nil
 }
@@ -213,7 +207,7 @@ func (s *Server) acceptLoop() error {
 	for {
 		nc, err := s.ln.Accept()
 		if err != nil {
-			if s.closed.Load() {
+			if s.phase.Reached(closed) {
 				return nil
 			}
 			if te, ok := err.(interface{ Temporary() bool }); ok && te.Temporary() {
@@ -221,7 +215,7 @@ func (s *Server) acceptLoop() error {
 				t := time.NewTimer(delay)
 				select {
 				case <-t.C:
-				case <-s.stopAccept:
+				case <-s.phase.Done(closed):
 					t.Stop()
 				}
 				continue
@@ -247,18 +241,17 @@ func (s *Server) acceptLoop() error {
 // themselves, see WithGoAwayAfter). No call is cancelled. It does not wait
 // for anything and is idempotent.
 func (s *Server) LameDuck() {
-	s.lameOnce.Do(func() {
-		s.health.Shutdown()
-		close(s.drainCh)
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.lame = true
-		if old := s.cur; old != nil && !old.window && s.spare != nil {
-			s.startLocked(s.spare)
-			s.spare = nil
-			s.retireLocked(old)
-		}
-	})
+	if !s.phase.Advance(lameDuck) {
+		return
+	}
+	s.health.Shutdown()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old := s.cur; old != nil && !old.window && s.spare != nil {
+		s.startLocked(s.spare)
+		s.spare = nil
+		s.retireLocked(old)
+	}
 }
 
 // CloseListeners closes the listener, so new connections are refused, sends
@@ -266,19 +259,23 @@ func (s *Server) LameDuck() {
 // streams (with codes.Unavailable). Calls and streams in flight continue. It
 // returns the listener's Close error, if any, and is idempotent.
 func (s *Server) CloseListeners() error {
-	s.LameDuck()
-	s.closeOnce.Do(s.closeListeners)
+	s.closeListeners()
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	return s.closeErr
 }
 
+// closeListeners enters the closed phase (after lame duck) once.
 func (s *Server) closeListeners() {
-	s.awaiting.Store(true)
-	s.closed.Store(true)
-	close(s.stopAccept)
-	if err := s.ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+	s.LameDuck()
+	if !s.phase.Advance(closed) {
+		return
+	}
+	err := s.ln.Close()
+	s.mu.Lock()
+	if err != nil && !errors.Is(err, net.ErrClosed) {
 		s.closeErr = err
 	}
-	s.mu.Lock()
 	s.cur = nil
 	for g := range s.live {
 		s.retireLocked(g)
@@ -290,7 +287,7 @@ func (s *Server) closeListeners() {
 		spare.gs.Stop() // never served
 	}
 	s.endWatches()
-	s.wake()
+	s.wake.Notify()
 }
 
 // AwaitIdle blocks until no call or stream is in flight (nil) or ctx is done
@@ -298,26 +295,17 @@ func (s *Server) closeListeners() {
 // returns as soon as the last one ends. Health Watch streams do not count
 // (CloseListeners ends them). Call it after CloseListeners.
 func (s *Server) AwaitIdle(ctx context.Context) error {
-	s.awaiting.Store(true)
-	for {
-		if s.idle() {
-			s.finish(false)
-			return nil
-		}
-		select {
-		case <-s.wakeCh:
-		case <-ctx.Done():
-			if s.idle() {
-				s.finish(false)
-				return nil
-			}
-			return ctx.Err()
-		}
+	if err := syncx.AwaitIdle(ctx, s.wake, s.idle); err != nil {
+		return err
 	}
+	s.finish(false)
+	return nil
 }
 
+// idle reports whether no call or stream was running at one instant (see
+// syncx.Counter).
 func (s *Server) idle() bool {
-	calls, streams := s.counts.snapshot()
+	calls, streams := s.counts.Snapshot()
 	return calls == 0 && streams == 0
 }
 
@@ -327,9 +315,8 @@ func (s *Server) idle() bool {
 // (grpc.Server.Stop) and returns how many calls and streams were in flight.
 // It does not wait for their handlers to return.
 func (s *Server) ForceClose() int {
-	calls, streams := s.counts.snapshot()
-	s.LameDuck()
-	s.closeOnce.Do(s.closeListeners)
+	calls, streams := s.counts.Snapshot()
+	s.closeListeners()
 	s.cut()
 	s.finish(true)
 	return int(calls + streams)
@@ -338,19 +325,16 @@ func (s *Server) ForceClose() int {
 // InFlight reports the unary calls (Calls) and streaming calls (Streams)
 // whose handlers are running, health Watch streams excepted.
 func (s *Server) InFlight() lifecycle.InFlight {
-	calls, streams := s.counts.snapshot()
+	calls, streams := s.counts.Snapshot()
 	return lifecycle.InFlight{Calls: calls, Streams: streams}
 }
 
 // finish ends this server's drain and releases Serve. If Serve has already
 // returned (it failed), finish reaps the grpc.Servers itself.
 func (s *Server) finish(force bool) {
-	s.finishOnce.Do(func() {
-		close(s.finished)
-		if s.orphaned.Load() {
-			s.reap(force)
-		}
-	})
+	if s.phase.Advance(finished) && s.orphaned.Load() {
+		s.reap(force)
+	}
 }
 
 // lingerMax bounds how long, after the drain is over, the grpc.Servers may
@@ -363,11 +347,11 @@ const lingerMax = 2 * time.Second
 // that ignores its context's cancellation can outlive it.
 func (s *Server) reap(force bool) {
 	s.reapOnce.Do(func() {
-		if !force && waitFor(&s.wg, lingerMax) {
+		if !force && syncx.WaitFor(&s.wg, lingerMax) {
 			return
 		}
 		s.cut()
-		waitFor(&s.wg, lingerMax)
+		syncx.WaitFor(&s.wg, lingerMax)
 	})
 }
 
@@ -394,28 +378,11 @@ func (s *Server) cut() {
 	}
 }
 
-// waitFor waits for wg up to d and reports whether it finished.
-func waitFor(wg *sync.WaitGroup, d time.Duration) bool {
-	done := make(chan struct{})
-	go func() {
-		wg.Wait()
-		close(done)
-	}()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-done:
-		return true
-	case <-t.C:
-		return false
-	}
-}
-
 // track records an accepted connection; false once the listener is closed.
 func (s *Server) track(c *conn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed.Load() {
+	if s.phase.Reached(closed) {
 		return false
 	}
 	s.conns[c] = struct{}{}
@@ -426,14 +393,6 @@ func (s *Server) untrack(c *conn) {
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.mu.Unlock()
-}
-
-// wake tells AwaitIdle to re-check; it never blocks.
-func (s *Server) wake() {
-	select {
-	case s.wakeCh <- struct{}{}:
-	default:
-	}
 }
 
 var _ lifecycle.Server = (*Server)(nil)

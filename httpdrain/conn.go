@@ -1,6 +1,7 @@
 package httpdrain
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"io"
@@ -26,6 +27,8 @@ const (
 func busyPhase(p int32) bool {
 	return p == phNew || p == phReading || p == phActive || p == phHijacked
 }
+
+func closedPhase(p int32) bool { return p == phClosing || p == phClosed }
 
 // errTLSListener is returned by Serve when the listener yields *tls.Conn.
 var errTLSListener = errors.New("httpdrain: the listener returned a *tls.Conn: pass a plain listener and set http.Server.TLSConfig; httpdrain serves TLS itself")
@@ -78,8 +81,9 @@ type trackedConn struct {
 	// connection is closed only once its writes have been quiet for a while.
 	wstart, wdone atomic.Int64
 
-	grace     *time.Timer // guarded by s.mu
-	seenWrite int64       // wstart at the last linger check; Serve's goroutine only
+	grace     *time.Timer             // guarded by s.mu
+	cancel    context.CancelCauseFunc // the connection context's; guarded by s.mu
+	seenWrite int64                   // wstart at the last linger check; Serve's goroutine only
 }
 
 // Read marks the arrival of request bytes on an idle (or, without TLS, a
@@ -146,6 +150,9 @@ func (c *trackedConn) move(from, to int32) bool {
 		return false
 	}
 	c.s.busyChanged(busyPhase(from), busyPhase(to))
+	if closedPhase(to) && !closedPhase(from) {
+		c.s.connClosed()
+	}
 	return true
 }
 
@@ -185,7 +192,7 @@ func (c *trackedConn) closed() {
 	}
 	if from == phHijacked {
 		c.s.hijacked.Add(-1)
-		c.s.wake()
+		c.s.wake.Notify()
 	}
 	c.s.untrack(c)
 }
@@ -221,7 +228,7 @@ func (s *Server) connState(nc net.Conn, st http.ConnState) {
 				c.set(phH2Idle)
 			} else {
 				c.set(phIdle)
-				if s.closed.Load() {
+				if s.phase.Reached(closed) {
 					// The response went out without Connection: close (it began
 					// before the drain); the window is over, so close it now.
 					c.closeIf(phIdle)

@@ -4,7 +4,7 @@
 //	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 //	ln, err := net.Listen("tcp", ":8080")
 //	...
-//	lc.AddServer("http", httpdrain.New(lc, srv, ln))
+//	httpdrain.Add(lc, "http", srv, ln) // or drainkit.WithHTTPServer("http", ":8080", srv)
 //	return lifecycle.ExitCode(lc.Run(ctx))
 //
 // http.Server.Shutdown alone is not enough for that: it closes the listener at
@@ -48,6 +48,20 @@
 //     streams, WebSockets) find their drain signal with Draining.
 //   - Request contexts are not cancelled.
 //
+// # Request contexts
+//
+// A service may set http.Server.BaseContext or ConnContext to a context of its
+// own, often one cancelled on SIGTERM (signal.NotifyContext). net/http derives
+// every request's context from it, so that signal would cancel every request
+// in flight and every request of the propagation window at t0. httpdrain
+// keeps such a context's values but not its cancellation
+// (context.WithoutCancel): in-flight work ends on drainkit's deadline, not on
+// the application's signal. At drain.timeout, ForceClose cancels the
+// remaining requests with ErrForceClosed as their context's cause
+// (context.Cause). A request whose context is cancelled by anything other
+// than its client or that deadline is counted in the timeline
+// (lifecycle.Timeline.CancelledEarly).
+//
 // Idle HTTP/1.1 keep-alive connections are deliberately left open during the
 // window. HTTP/1.1 has no way to tell an idle client to go away: closing the
 // connection races with a request the client may be sending on it at that
@@ -65,15 +79,31 @@
 //
 // CloseListeners closes the listener (new connections are refused), sends
 // GOAWAY to HTTP/2 connections opened during the window and closes idle
-// HTTP/1.1 connections. A connection accepted but still without a request is
+// HTTP/1.1 connections in the background (yielding to in-flight work while
+// there is any), so the drain's end does not grow with their number. A connection accepted but still without a request is
 // given WithNewConnGrace (default 1s) for its first request before it is
 // closed. AwaitIdle then waits until every handler has returned, every
 // HTTP/1.1 response has been written out and every HTTP/2 stream has closed,
 // every hijacked connection has been closed, and no connection is reading a
 // request; it is woken by each completion, without polling, so it returns as
-// soon as the last one ends (BenchmarkQuiescence). If drain.timeout passes
-// first, the lifecycle calls ForceClose: every connection is closed, which
-// cancels the remaining requests' contexts, and the number cut (running
+// soon as the last one ends, idle connections or not. BenchmarkQuiescence
+// measures it against http.Server.Shutdown with 0, 1,000 and 10,000 idle
+// keep-alive connections:
+//
+//	go test -run '^$' -bench Quiescence -benchtime 5x ./httpdrain
+//
+// In one run on this project's 2-core machine (load average about 10, other
+// builds running), the median lag from the last handler's return to
+// AwaitIdle's return was 0.09 ms, 0.73 ms and 0.11 ms at 0, 1,000 and 10,000
+// idle connections (a lifecycle's idle step: 0.30, 0.07 and 0.10 ms),
+// against 8.2 ms, 1.5 ms and 409 ms for http.Server.Shutdown. Serve, which
+// also waits for the idle connections to be closed, returned 394 ms after the
+// last handler with 10,000 (closing them is the kernel's work, as for
+// Shutdown).
+//
+// If drain.timeout passes first, the lifecycle calls ForceClose: every
+// connection is closed, which cancels the remaining requests' contexts, and
+// the number cut (running
 // handlers plus open hijacked connections) is returned and recorded in the
 // timeline; Run then exits with code 1.
 //

@@ -3,7 +3,9 @@ package httpdrain
 import (
 	"context"
 	"net/http"
+	"unsafe"
 
+	"github.com/drainkit/drainkit/internal/syncx"
 	"github.com/drainkit/drainkit/lifecycle"
 )
 
@@ -26,13 +28,13 @@ var connectionClose = []string{"close"}
 func (t *tracker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s := t.s
 	t.lc.Arrived()
-	if s.lameDuck.Load() {
+	if s.phase.Reached(lameDuck) {
 		if _, upgrade := r.Header["Upgrade"]; !upgrade {
 			w.Header()["Connection"] = connectionClose
 		}
 	}
-	i := stripeOf(r)
-	s.handlers.add(i, 1)
+	i := syncx.StripeOf(unsafe.Pointer(r)) // r is allocated per request on the core serving it
+	s.handlers.Begin(i, 0)
 	defer t.done(r, i)
 	t.next.ServeHTTP(w, r)
 }
@@ -47,9 +49,15 @@ func (t *tracker) done(r *http.Request, i int) {
 			s.hijackedInHandler.Add(-1)
 		}
 	}
-	s.handlers.add(i, -1)
-	if s.closed.Load() {
-		s.wake()
+	if s.phase.Reached(lameDuck) && r.Context().Err() != nil {
+		// Checked from t0 on only: the contexts are detached (see
+		// context.go), so this is a safety net, kept off the request path
+		// before the drain.
+		s.noteCancelled(r.Context())
+	}
+	s.handlers.End(i, 0)
+	if s.phase.Reached(closed) {
+		s.wake.Notify()
 	}
 }
 
@@ -70,11 +78,11 @@ type connKey struct{}
 // derived from it. For any other context Draining returns nil, and a receive
 // from a nil channel blocks forever, so a select on it simply never fires.
 //
-// The drain does not cancel ctx: only the drain deadline does, by closing the
-// connection.
+// The drain does not cancel ctx: only the drain deadline does (ForceClose,
+// with ErrForceClosed as the cause), or the client going away.
 func Draining(ctx context.Context) <-chan struct{} {
 	if c, ok := ctx.Value(connKey{}).(*trackedConn); ok {
-		return c.s.drainCh
+		return c.s.phase.Done(lameDuck)
 	}
 	return nil
 }

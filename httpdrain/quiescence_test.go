@@ -2,6 +2,7 @@ package httpdrain_test
 
 import (
 	"context"
+	"fmt"
 	"github.com/drainkit/drainkit/internal/drainsteps"
 	"io"
 	"log/slog"
@@ -29,6 +30,9 @@ type quiescenceWorkload struct {
 
 func (q *quiescenceWorkload) handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/idle" { // holdIdle's first request on each idle connection
+			return
+		}
 		d, _ := time.ParseDuration(r.URL.Query().Get("d"))
 		q.started.Done()
 		time.Sleep(d)
@@ -74,102 +78,133 @@ func reportLags(b *testing.B, lags []time.Duration) {
 }
 
 // BenchmarkQuiescence measures how long after the last in-flight request
-// finishes (its handler returns) the drain notices: httpdrain's AwaitIdle,
-// the lifecycle's "idle" drain step, and plain http.Server.Shutdown, on the
-// same workload (8 concurrent requests of 5-26 ms in flight when the
-// listener closes). Metric: µs-median-lag (also µs-p90-lag).
+// finishes (its handler returns) the drain is over, with 0, 1,000 and 10,000
+// idle keep-alive connections open (held by a child process, see holdIdle),
+// on the same workload (8 concurrent requests of 5-26 ms in flight when the
+// listener closes):
+//
+//   - idle=N/drainkit: httpdrain's LameDuck, CloseListeners, AwaitIdle; the
+//     lag to AwaitIdle's return (µs-median-lag, µs-p90-lag) and to Serve's
+//     return (µs-median-serve-lag), which also waits for the connections to
+//     be closed;
+//   - idle=N/drainkit_lifecycle: a lifecycle drain, to its "idle" step;
+//   - idle=N/shutdown: plain http.Server.Shutdown, to its return.
+//
+// Run: go test -run '^$' -bench Quiescence -benchtime 5x ./httpdrain
+// (make bench). Target: drainkit's median lag under 1 ms at every size.
 func BenchmarkQuiescence(b *testing.B) {
-	const requests = 8
-	listen := func(b *testing.B) net.Listener {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+	for _, idle := range []int{0, 1000, 10000} {
+		b.Run(fmt.Sprintf("idle=%d", idle), func(b *testing.B) {
+			b.Run("drainkit", func(b *testing.B) { benchQuiescenceDrainkit(b, idle) })
+			b.Run("drainkit_lifecycle", func(b *testing.B) { benchQuiescenceLifecycle(b, idle) })
+			b.Run("shutdown", func(b *testing.B) { benchQuiescenceShutdown(b, idle) })
+		})
+	}
+}
+
+const quiescenceRequests = 8
+
+func listenBench(b *testing.B) net.Listener {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return ln
+}
+
+func benchQuiescenceDrainkit(b *testing.B, idle int) {
+	var lags, serveLags []time.Duration
+	for b.Loop() {
+		lc, err := lifecycle.New(lifecycle.WithLogger(slog.New(slog.DiscardHandler)))
 		if err != nil {
 			b.Fatal(err)
 		}
-		return ln
+		q := &quiescenceWorkload{requests: quiescenceRequests}
+		ln := listenBench(b)
+		hs := httpdrain.New(lc, &http.Server{Handler: q.handler()}, ln)
+		served := make(chan error, 1)
+		go func() { served <- hs.Serve() }()
+		release := holdIdle(b, ln.Addr().String(), idle)
+		tr := &http.Transport{}
+		q.run(b, ln.Addr().String(), tr)
+		hs.LameDuck()
+		if err := hs.CloseListeners(); err != nil {
+			b.Fatal(err)
+		}
+		if err := hs.AwaitIdle(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		lags = append(lags, time.Since(time.Unix(0, q.lastEnd.Load())))
+		if err := <-served; err != nil {
+			b.Fatal(err)
+		}
+		serveLags = append(serveLags, time.Since(time.Unix(0, q.lastEnd.Load())))
+		q.clients.Wait()
+		release()
+		tr.CloseIdleConnections()
 	}
-	b.Run("drainkit_AwaitIdle", func(b *testing.B) {
-		var lags []time.Duration
-		for b.Loop() {
-			lc, err := lifecycle.New(lifecycle.WithLogger(slog.New(slog.DiscardHandler)))
-			if err != nil {
-				b.Fatal(err)
-			}
-			q := &quiescenceWorkload{requests: requests}
-			ln := listen(b)
-			hs := httpdrain.New(lc, &http.Server{Handler: q.handler()}, ln)
-			served := make(chan error, 1)
-			go func() { served <- hs.Serve() }()
-			tr := &http.Transport{}
-			q.run(b, ln.Addr().String(), tr)
-			hs.LameDuck()
-			if err := hs.CloseListeners(); err != nil {
-				b.Fatal(err)
-			}
-			if err := hs.AwaitIdle(context.Background()); err != nil {
-				b.Fatal(err)
-			}
-			lags = append(lags, time.Since(time.Unix(0, q.lastEnd.Load())))
-			q.clients.Wait()
-			if err := <-served; err != nil {
-				b.Fatal(err)
-			}
-			tr.CloseIdleConnections()
+	reportLags(b, lags)
+	slices.Sort(serveLags)
+	b.ReportMetric(float64(serveLags[len(serveLags)/2].Microseconds()), "µs-median-serve-lag")
+}
+
+func benchQuiescenceLifecycle(b *testing.B, idle int) {
+	var lags []time.Duration
+	for b.Loop() {
+		rec := drainsteps.New()
+		lc, err := lifecycle.New(lifecycle.WithLogger(slog.New(slog.DiscardHandler)),
+			lifecycle.WithObserver(rec), lifecycle.WithTimings(timings(0, 5*time.Second)))
+		if err != nil {
+			b.Fatal(err)
 		}
-		reportLags(b, lags)
-	})
-	b.Run("drainkit_lifecycle", func(b *testing.B) {
-		var lags []time.Duration
-		for b.Loop() {
-			rec := drainsteps.New()
-			lc, err := lifecycle.New(lifecycle.WithLogger(slog.New(slog.DiscardHandler)),
-				lifecycle.WithObserver(rec), lifecycle.WithTimings(timings(0, 5*time.Second)))
-			if err != nil {
-				b.Fatal(err)
-			}
-			q := &quiescenceWorkload{requests: requests}
-			ln := listen(b)
-			lc.AddServer("http", httpdrain.New(lc, &http.Server{Handler: q.handler()}, ln))
-			sub := lc.Subscribe()
-			runErr := make(chan error, 1)
-			go func() { runErr <- lc.Run(context.Background()) }()
-			for lc.State() != lifecycle.Ready {
-				<-sub.C
-			}
-			sub.Close()
-			tr := &http.Transport{}
-			q.run(b, ln.Addr().String(), tr)
-			_ = lc.Drain("benchmark")
-			if err := <-runErr; err != nil {
-				b.Fatal(err)
-			}
-			idleAt, ok := rec.Time(lifecycle.StepIdle)
-			if !ok {
-				b.Fatal("no idle step")
-			}
-			lags = append(lags, idleAt.Sub(time.Unix(0, q.lastEnd.Load())))
-			q.clients.Wait()
-			tr.CloseIdleConnections()
+		q := &quiescenceWorkload{requests: quiescenceRequests}
+		ln := listenBench(b)
+		lc.AddServer("http", httpdrain.New(lc, &http.Server{Handler: q.handler()}, ln))
+		sub := lc.Subscribe()
+		runErr := make(chan error, 1)
+		go func() { runErr <- lc.Run(context.Background()) }()
+		for lc.State() != lifecycle.Ready {
+			<-sub.C
 		}
-		reportLags(b, lags)
-	})
-	b.Run("net_http_Shutdown", func(b *testing.B) {
-		var lags []time.Duration
-		for b.Loop() {
-			q := &quiescenceWorkload{requests: requests}
-			ln := listen(b)
-			srv := &http.Server{Handler: q.handler()}
-			served := make(chan error, 1)
-			go func() { served <- srv.Serve(ln) }()
-			tr := &http.Transport{}
-			q.run(b, ln.Addr().String(), tr)
-			if err := srv.Shutdown(context.Background()); err != nil {
-				b.Fatal(err)
-			}
-			lags = append(lags, time.Since(time.Unix(0, q.lastEnd.Load())))
-			q.clients.Wait()
-			<-served
-			tr.CloseIdleConnections()
+		sub.Close()
+		release := holdIdle(b, ln.Addr().String(), idle)
+		tr := &http.Transport{}
+		q.run(b, ln.Addr().String(), tr)
+		_ = lc.Drain("benchmark")
+		if err := <-runErr; err != nil {
+			b.Fatal(err)
 		}
-		reportLags(b, lags)
-	})
+		idleAt, ok := rec.Time(lifecycle.StepIdle)
+		if !ok {
+			b.Fatal("no idle step")
+		}
+		lags = append(lags, idleAt.Sub(time.Unix(0, q.lastEnd.Load())))
+		q.clients.Wait()
+		release()
+		tr.CloseIdleConnections()
+	}
+	reportLags(b, lags)
+}
+
+func benchQuiescenceShutdown(b *testing.B, idle int) {
+	var lags []time.Duration
+	for b.Loop() {
+		q := &quiescenceWorkload{requests: quiescenceRequests}
+		ln := listenBench(b)
+		srv := &http.Server{Handler: q.handler()}
+		served := make(chan error, 1)
+		go func() { served <- srv.Serve(ln) }()
+		release := holdIdle(b, ln.Addr().String(), idle)
+		tr := &http.Transport{}
+		q.run(b, ln.Addr().String(), tr)
+		if err := srv.Shutdown(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		lags = append(lags, time.Since(time.Unix(0, q.lastEnd.Load())))
+		q.clients.Wait()
+		<-served
+		release()
+		tr.CloseIdleConnections()
+	}
+	reportLags(b, lags)
 }

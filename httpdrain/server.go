@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/drainkit/drainkit/internal/syncx"
 	"github.com/drainkit/drainkit/lifecycle"
 )
 
@@ -29,30 +31,22 @@ type Server struct {
 	userConnContext func(context.Context, net.Conn) context.Context
 
 	// Request path. The counters written per request sit on their own cache
-	// lines, away from the flags every request reads.
-	lameDuck          atomic.Bool
-	closed            atomic.Bool  // listeners closed: completions wake AwaitIdle
+	// lines, away from what every request reads.
+	phase             *syncx.Phase[phase]
+	wake              syncx.Wake   // "something finished, re-check" for AwaitIdle
 	hijackedInHandler atomic.Int64 // handlers that hijacked and still run
-	_                 [cacheLine]byte
-	handlers          requestCounter // running handlers, hijacked or not
-	busy              atomic.Int64   // connections in a busy phase
-	_                 [cacheLine]byte
+	_                 syncx.Pad
+	handlers          syncx.Counter // running handlers, hijacked or not (kind 0)
+	busy              atomic.Int64  // connections in a busy phase
+	_                 syncx.Pad
 	hijacked          atomic.Int64
+	unclosed          atomic.Int64 // tracked connections that nobody has closed yet
 
-	drainCh  chan struct{} // closed by LameDuck
-	wakeCh   chan struct{} // capacity 1: "something finished, re-check"
-	finished chan struct{} // closed by finish
-	allGone  chan struct{} // closed when finished and no connection is left
-
-	lameOnce   sync.Once
-	finishOnce sync.Once
-	serving    atomic.Bool
+	serving atomic.Bool
+	bg      sync.WaitGroup // closers of idle connections; Serve waits for them
 
 	mu    sync.Mutex
 	conns map[*trackedConn]struct{}
-
-	finishing bool // finish ran: allGone closes when conns is empty
-	gone      bool // allGone is closed
 }
 
 // Option configures New.
@@ -77,16 +71,17 @@ func WithNewConnGrace(d time.Duration) Option {
 }
 
 // New prepares srv to be served on ln and drained by lc, and returns the
-// lifecycle.Server to pass to lc.AddServer:
+// lifecycle.Server to pass to lc.AddServer; Add does both in one call:
 //
-//	lc.AddServer("http", httpdrain.New(lc, srv, ln))
+//	httpdrain.Add(lc, "http", srv, ln)
 //
 // New modifies srv, so configure srv completely before calling it, and do not
 // change it or call its Serve, Shutdown, Close or SetKeepAlivesEnabled
 // afterwards: the lifecycle runs it. New wraps srv.Handler
 // (http.DefaultServeMux when nil) with in-flight tracking, chains its own
 // ConnState and ConnContext in front of any set by the caller (which keep
-// working), and installs net/http's HTTP/2 server through TLSNextProto (see
+// working; their contexts' values reach every request, their cancellation
+// does not: see ErrForceClosed), and installs net/http's HTTP/2 server through TLSNextProto (see
 // the package documentation; a TLSNextProto set by the caller is kept).
 //
 // ln must yield plain connections. To serve TLS (and HTTP/2 over TLS), set
@@ -98,15 +93,13 @@ func WithNewConnGrace(d time.Duration) Option {
 // srv.Shutdown. Use Draining instead.
 func New(lc *lifecycle.Lifecycle, srv *http.Server, ln net.Listener, opts ...Option) *Server {
 	s := &Server{
-		lc:       lc,
-		srv:      srv,
-		ln:       ln,
-		grace:    DefaultNewConnGrace,
-		drainCh:  make(chan struct{}),
-		wakeCh:   make(chan struct{}, 1),
-		finished: make(chan struct{}),
-		allGone:  make(chan struct{}),
-		conns:    map[*trackedConn]struct{}{},
+		lc:    lc,
+		srv:   srv,
+		ln:    ln,
+		grace: DefaultNewConnGrace,
+		phase: syncx.NewPhase(gone),
+		wake:  syncx.NewWake(),
+		conns: map[*trackedConn]struct{}{},
 	}
 	for _, o := range opts {
 		o(s)
@@ -124,16 +117,11 @@ func New(lc *lifecycle.Lifecycle, srv *http.Server, ln net.Listener, opts ...Opt
 
 	s.userConnState = srv.ConnState
 	srv.ConnState = s.connState
-	s.userConnContext = srv.ConnContext
-	srv.ConnContext = func(ctx context.Context, nc net.Conn) context.Context {
-		if s.userConnContext != nil {
-			ctx = s.userConnContext(ctx, nc)
-		}
-		if c := connOf(nc); c != nil {
-			ctx = context.WithValue(ctx, connKey{}, c)
-		}
-		return ctx
+	if srv.BaseContext != nil {
+		srv.BaseContext = detachBase(srv.BaseContext)
 	}
+	s.userConnContext = srv.ConnContext
+	srv.ConnContext = s.connContext
 	s.setupHTTP2()
 	return s
 }
@@ -156,24 +144,32 @@ func (s *Server) Serve() error {
 	} else {
 		err = s.srv.Serve(s.wl)
 	}
-	if !s.closed.Load() {
+	if !s.phase.Reached(closed) {
 		_ = s.ln.Close()
 		return fmt.Errorf("httpdrain: serving on %s: %w", s.ln.Addr(), err)
 	}
-	<-s.finished
+	<-s.phase.Done(finished)
+	s.linger()
+	s.bg.Wait()
+	return nil
+}
+
+// linger waits, after the drain, until every connection has been closed,
+// closing quiet HTTP/2 connections as it goes and everything at lingerMax.
+func (s *Server) linger() {
 	limit := time.NewTimer(lingerMax)
 	defer limit.Stop()
 	tick := time.NewTicker(lingerQuiet)
 	defer tick.Stop()
 	for {
 		select {
-		case <-s.allGone:
-			return nil
+		case <-s.phase.Done(gone):
+			return
 		case <-tick.C:
 			s.closeQuietH2()
 		case <-limit.C:
 			s.closeAll()
-			return nil
+			return
 		}
 	}
 }
@@ -219,27 +215,38 @@ func (s *Server) closeQuietH2() {
 // that does come on it is served and answered with Connection: close. They
 // are closed when the window ends (CloseListeners). Idempotent.
 func (s *Server) LameDuck() {
-	s.lameOnce.Do(func() {
-		s.lameDuck.Store(true)
-		close(s.drainCh)
+	if s.phase.Advance(lameDuck) {
 		s.goAway()
-	})
+	}
 }
 
 // CloseListeners closes the listener, sends GOAWAY to HTTP/2 connections
-// opened since LameDuck, and closes idle HTTP/1.1 connections (those on which
-// no byte of a next request has arrived). Connections accepted but still
+// opened since LameDuck, and starts closing idle HTTP/1.1 connections (those
+// on which no byte of a next request has arrived) in the background, so that
+// it returns at once however many there are. Connections accepted but still
 // without a request are closed after the new-connection grace
 // (WithNewConnGrace) unless a request begins. It returns the listener's Close
 // error, if any.
 func (s *Server) CloseListeners() error {
 	s.LameDuck()
-	s.closed.Store(true)
+	first := s.phase.Advance(closed)
 	err := s.ln.Close()
 	if errors.Is(err, net.ErrClosed) {
 		err = nil
 	}
 	s.goAway()
+	if first {
+		s.bg.Add(1)
+		go s.closeIdle()
+	}
+	s.wake.Notify()
+	return err
+}
+
+// closeIdle closes the idle HTTP/1.1 connections and arms the grace of new
+// ones, after the listeners closed. It runs in the background (s.bg).
+func (s *Server) closeIdle() {
+	defer s.bg.Done()
 	var idle []*trackedConn
 	s.mu.Lock()
 	for c := range s.conns {
@@ -251,11 +258,20 @@ func (s *Server) CloseListeners() error {
 		}
 	}
 	s.mu.Unlock()
-	for _, c := range idle {
+	for i, c := range idle {
 		c.closeIf(phIdle)
+		s.yield(i)
 	}
-	s.wake()
-	return err
+}
+
+// yield lets other goroutines run after every 64th connection closed in
+// the background while work is still in flight: the requests that AwaitIdle
+// waits for, and AwaitIdle itself, come first. Once nothing is in flight,
+// the closing runs at full speed (Serve waits for it).
+func (s *Server) yield(i int) {
+	if i%64 == 63 && !s.idle() {
+		runtime.Gosched()
+	}
 }
 
 // startGraceLocked arms c's new-connection grace timer. s.mu is held.
@@ -270,34 +286,33 @@ func (s *Server) startGraceLocked(c *trackedConn) {
 // open and no connection is busy (reading or handling a request, or accepted
 // and within its grace), then returns nil; or until ctx is done, returning
 // ctx.Err(). It does not poll: every completion wakes it, so it returns as
-// soon as the last one ends. Call it after CloseListeners.
+// soon as the last one ends. It waits for in-flight work only: idle
+// connections, however many, are closed in the background and do not delay
+// it. Call it after CloseListeners.
 func (s *Server) AwaitIdle(ctx context.Context) error {
-	for {
-		if s.idle() {
-			s.finish()
-			return nil
-		}
-		select {
-		case <-s.wakeCh:
-		case <-ctx.Done():
-			if s.idle() {
-				s.finish()
-				return nil
-			}
-			return ctx.Err()
-		}
+	if err := syncx.AwaitIdle(ctx, s.wake, s.idle); err != nil {
+		return err
 	}
+	s.finish()
+	return nil
 }
 
-// idle reports whether nothing is in flight. The order of the reads matters;
-// see requestCounter.sum.
+// idle reports whether nothing is in flight. The order of the reads matters:
+// a zero handler count means no handler ran at one instant
+// (syncx.Counter), and a request can only begin on a busy connection
+// (HTTP/1.1: StateActive precedes the handler; HTTP/2: the stream opens
+// first), which stays busy until the handler is done (unless the client
+// reset the stream); so busy, read afterwards, covers requests that began
+// after that instant.
 func (s *Server) idle() bool {
-	return s.handlers.sum() == 0 && s.busy.Load() == 0 && s.hijacked.Load() == 0
+	n, _ := s.handlers.Snapshot()
+	return n == 0 && s.busy.Load() == 0 && s.hijacked.Load() == 0
 }
 
 // requests is the number of running handlers that did not hijack.
 func (s *Server) requests() int64 {
-	n := s.handlers.sum() - s.hijackedInHandler.Load()
+	n, _ := s.handlers.Snapshot()
+	n -= s.hijackedInHandler.Load()
 	if n < 0 { // the two reads are not one snapshot
 		n = 0
 	}
@@ -305,17 +320,19 @@ func (s *Server) requests() int64 {
 }
 
 // ForceClose closes every connection that is still open, which ends their
-// requests (their contexts are cancelled) and hijacked connections, and
+// requests (their contexts are cancelled, with ErrForceClosed as the cause)
+// and hijacked connections, and
 // returns how many were cut: requests whose handler was still running,
 // HTTP/1.1 requests still being read (bytes arrived, handler not yet called)
 // and hijacked connections still open. It does not wait for the handlers to
 // return.
 func (s *Server) ForceClose() int {
-	if !s.closed.Swap(true) {
+	if s.phase.Advance(closed) {
 		_ = s.ln.Close() // CloseListeners was skipped
 	}
 	n := s.requests() + s.hijacked.Load()
 	s.mu.Lock()
+	s.cancelAllLocked()
 	for c := range s.conns {
 		if c.phase.Load() == phReading {
 			n++
@@ -341,31 +358,48 @@ func (s *Server) closeAll() {
 }
 
 // finish ends this server's drain: GOAWAY for HTTP/2 connections that began
-// after CloseListeners, idle HTTP/1 connections closed, and Serve released.
+// after CloseListeners, idle and new HTTP/1 connections closed in the
+// background, and Serve released. The phase moves to finished under s.mu,
+// so that track sees either the connection set that closeLeft walks or the
+// finished phase.
 func (s *Server) finish() {
-	s.finishOnce.Do(func() {
-		s.goAway()
-		var idle []*trackedConn
-		s.mu.Lock()
-		s.finishing = true
-		for c := range s.conns {
-			if c.grace != nil {
-				c.grace.Stop()
-			}
-			switch c.phase.Load() {
-			case phIdle, phNew:
-				idle = append(idle, c)
-			}
+	s.mu.Lock()
+	first := !s.phase.Reached(finished)
+	if first {
+		s.bg.Add(1)
+		s.phase.Advance(finished)
+	}
+	s.mu.Unlock()
+	if !first {
+		return
+	}
+	s.goAway()
+	go s.closeLeft()
+	s.checkGone()
+}
+
+// closeLeft closes the connections left idle or new after the drain. It
+// runs in the background (s.bg).
+func (s *Server) closeLeft() {
+	defer s.bg.Done()
+	var idle []*trackedConn
+	s.mu.Lock()
+	for c := range s.conns {
+		if c.grace != nil {
+			c.grace.Stop()
 		}
-		s.checkGoneLocked()
-		s.mu.Unlock()
-		for _, c := range idle {
-			if !c.closeIf(phIdle) {
-				c.closeIf(phNew)
-			}
+		switch c.phase.Load() {
+		case phIdle, phNew:
+			idle = append(idle, c)
 		}
-		close(s.finished)
-	})
+	}
+	s.mu.Unlock()
+	for i, c := range idle {
+		if !c.closeIf(phIdle) {
+			c.closeIf(phNew)
+		}
+		s.yield(i)
+	}
 }
 
 // InFlight reports requests whose handler is running (HTTP/1 and HTTP/2) and
@@ -377,10 +411,11 @@ func (s *Server) InFlight() lifecycle.InFlight {
 func (s *Server) track(c *trackedConn) {
 	c.phase.Store(phNew)
 	s.busy.Add(1)
+	s.unclosed.Add(1)
 	s.mu.Lock()
 	s.conns[c] = struct{}{}
-	late := s.finishing
-	if s.closed.Load() && !late {
+	late := s.phase.Reached(finished)
+	if s.phase.Reached(closed) && !late {
 		s.startGraceLocked(c)
 	}
 	s.mu.Unlock()
@@ -397,16 +432,24 @@ func (s *Server) untrack(c *trackedConn) {
 		if c.grace != nil {
 			c.grace.Stop()
 		}
-		s.checkGoneLocked()
 	}
 	s.mu.Unlock()
 }
 
-// checkGoneLocked closes allGone once finish ran and no connection is left.
-func (s *Server) checkGoneLocked() {
-	if s.finishing && !s.gone && len(s.conns) == 0 {
-		s.gone = true
-		close(s.allGone)
+// connClosed counts a connection closed by anyone (httpdrain, net/http, a
+// hijacking handler or the client): it is gone for Serve, even if net/http
+// has yet to report it closed.
+func (s *Server) connClosed() {
+	s.unclosed.Add(-1)
+	s.checkGone()
+}
+
+// checkGone moves to the gone phase once the drain is finished and every
+// connection has been closed. Both facts are written before it is called,
+// so of two concurrent callers at least one sees both.
+func (s *Server) checkGone() {
+	if s.unclosed.Load() == 0 && s.phase.Reached(finished) {
+		s.phase.Advance(gone)
 	}
 }
 
@@ -415,19 +458,11 @@ func (s *Server) busyChanged(was, is bool) {
 	switch {
 	case was && !is:
 		s.busy.Add(-1)
-		if s.closed.Load() {
-			s.wake()
+		if s.phase.Reached(closed) {
+			s.wake.Notify()
 		}
 	case !was && is:
 		s.busy.Add(1)
-	}
-}
-
-// wake tells AwaitIdle to re-check; it never blocks.
-func (s *Server) wake() {
-	select {
-	case s.wakeCh <- struct{}{}:
-	default:
 	}
 }
 

@@ -50,9 +50,7 @@ func (c CheckOptions) Validate() error {
 // runChecks runs check rounds every Interval until ctx is done. A round passes
 // when every check passes within Timeout.
 func (l *Lifecycle) runChecks(ctx context.Context) {
-	l.mu.Lock()
-	checkers := append([]Checker(nil), l.checkers...)
-	l.mu.Unlock()
+	checkers := locked(l, &l.checkers)
 	if len(checkers) == 0 {
 		return
 	}
@@ -81,11 +79,9 @@ func (l *Lifecycle) runChecks(ctx context.Context) {
 // checkRound runs all checks concurrently and caches their results.
 func (l *Lifecycle) checkRound(ctx context.Context, checkers []Checker) bool {
 	results := make([]CheckResult, len(checkers))
-	var wg sync.WaitGroup
+	var each sync.WaitGroup
 	for i, c := range checkers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		each.Go(func() {
 			cctx, cancel := context.WithTimeout(ctx, l.opts.checks.Timeout)
 			defer cancel()
 			start := time.Now()
@@ -97,9 +93,9 @@ func (l *Lifecycle) checkRound(ctx context.Context, checkers []Checker) bool {
 			if err != nil {
 				results[i].Err = err.Error()
 			}
-		}()
+		})
 	}
-	wg.Wait()
+	each.Wait()
 	l.mu.Lock()
 	copy(l.checkResults, results)
 	l.mu.Unlock()
@@ -116,7 +112,7 @@ func (l *Lifecycle) checkRound(ctx context.Context, checkers []Checker) bool {
 func (l *Lifecycle) applyCheckRound(fails, oks int) {
 	co := l.opts.checks
 	l.mu.Lock()
-	st, op := State(l.state.Load()), l.operatorEjected
+	st, op := State(l.state.Load()), l.operatorEjectedLocked()
 	l.mu.Unlock()
 	switch {
 	case st == Ready && fails >= co.FailureThreshold:
@@ -124,7 +120,7 @@ func (l *Lifecycle) applyCheckRound(fails, oks int) {
 			func(s State) error { return skipUnless(s == Ready) })
 	case st == Ejected && !op && oks >= co.SuccessThreshold:
 		_, _ = l.transition(Ready, CauseChecks, fmt.Sprintf("readiness checks passed %d times in a row", oks),
-			func(s State) error { return skipUnless(s == Ejected && !l.operatorEjected) })
+			func(s State) error { return skipUnless(s == Ejected && !l.operatorEjectedLocked()) })
 	}
 }
 

@@ -29,5 +29,7 @@
 //
 // Out of scope: this package does not open listeners, speak HTTP or gRPC, or
 // talk to a registry; see the httpdrain, grpcdrain, probes and registry
-// packages.
+// packages. To test a service's wiring and drain without sockets,
+// lifecycletest.Server is a fake Server (and registry.Memory a fake
+// Registrar).
 package lifecycle

@@ -15,13 +15,12 @@ import (
 // nothing was registered, so there is no window). stopSync ends the registry
 // and check loops and waits for them.
 func (l *Lifecycle) drainSequence(served bool, servers []namedServer, stopSync func()) bool {
-	<-l.drainStarted // observers have seen DRAINING
-	tm := l.opts.timings
-	graceEnd := l.t0.Add(tm.GracePeriod)
+	<-l.phase.wait(phaseDraining) // observers have seen DRAINING
+	graceEnd := l.graceEnd()
 
 	// t0: readiness already fails (the transition did that); lame duck.
-	for _, s := range servers {
-		if served {
+	if served {
+		for _, s := range servers {
 			s.s.LameDuck()
 		}
 	}
@@ -29,40 +28,16 @@ func (l *Lifecycle) drainSequence(served bool, servers []namedServer, stopSync f
 
 	// Deregister, bounded; a failing registry never blocks the drain.
 	stopSync()
-	bound := l.opts.deregister
-	if tm.PropagationMax > 0 && tm.PropagationMax < bound {
-		bound = tm.PropagationMax
-	}
-	if cs := l.registrarsSynced(); cs > 0 {
-		l.step(StepDeregistered, l.deregisterAll(time.Now().Add(bound)))
-	}
-	dereg := time.Now()
+	dereg := l.deregisterBounded()
 
 	// Confirmation runs alongside the window and ends with it at the latest.
-	confirmCtx, endConfirm := context.WithCancel(context.Background())
-	var confirmWG sync.WaitGroup
-	if cs := l.confirmers(); len(cs) > 0 {
-		confirmWG.Add(1)
-		go func() {
-			defer confirmWG.Done()
-			errs := make([]error, len(cs))
-			var wg sync.WaitGroup
-			for i, c := range cs {
-				wg.Add(1)
-				go func() { defer wg.Done(); errs[i] = c.Confirm(confirmCtx) }()
-			}
-			wg.Wait()
-			l.step(StepConfirmed, errors.Join(errs...))
-		}()
-	}
-
+	endConfirm := l.confirmDuringWindow()
 	if served {
 		l.awaitWindow(dereg)
 	}
-	l.endWindow()
+	l.phase.reach(phaseWindowEnded)
 	l.step(StepWindowEnded, nil)
 	endConfirm()
-	confirmWG.Wait()
 
 	cut := false
 	if served {
@@ -74,16 +49,42 @@ func (l *Lifecycle) drainSequence(served bool, servers []namedServer, stopSync f
 	return cut
 }
 
-func (l *Lifecycle) registrarsSynced() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := 0
-	for _, rs := range l.registrars {
-		if rs.synced {
-			n++
-		}
+// deregisterBounded deregisters every synced registrar within
+// registry.deregister_timeout (capped by propagation.max when there is a
+// window), records StepDeregistered if there was any, and returns when
+// deregistration finished.
+func (l *Lifecycle) deregisterBounded() time.Time {
+	tm := l.opts.timings
+	bound := l.opts.deregister
+	if tm.PropagationMax > 0 && tm.PropagationMax < bound {
+		bound = tm.PropagationMax
 	}
-	return n
+	if synced := l.syncedRegistrars(); len(synced) > 0 {
+		l.step(StepDeregistered, l.deregisterAll(synced, time.Now().Add(bound)))
+	}
+	return time.Now()
+}
+
+// confirmDuringWindow starts the registrars' Confirm calls, if any can
+// confirm, and returns end, which cancels those still running (the window is
+// over) and waits for StepConfirmed to be recorded.
+func (l *Lifecycle) confirmDuringWindow() (end func()) {
+	cs := l.confirmers()
+	if len(cs) == 0 {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var confirming sync.WaitGroup
+	confirming.Go(func() {
+		errs := make([]error, len(cs))
+		var each sync.WaitGroup
+		for i, c := range cs {
+			each.Go(func() { errs[i] = c.Confirm(ctx) })
+		}
+		each.Wait()
+		l.step(StepConfirmed, errors.Join(errs...))
+	})
+	return func() { cancel(); confirming.Wait() }
 }
 
 // closeAndAwait closes all listeners, waits for in-flight work up to
@@ -97,7 +98,7 @@ func (l *Lifecycle) closeAndAwait(servers []namedServer, graceEnd time.Time) boo
 		if err := s.s.CloseListeners(); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", s.name, err))
 		}
-		inflight = inflight.Add(s.s.InFlight())
+		inflight = inflight.add(s.s.InFlight())
 	}
 	l.mu.Lock()
 	l.timeline.InFlightAtClose = inflight
@@ -111,12 +112,11 @@ func (l *Lifecycle) closeAndAwait(servers []namedServer, graceEnd time.Time) boo
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	idle := make([]bool, len(servers))
-	var wg sync.WaitGroup
+	var awaiting sync.WaitGroup
 	for i, s := range servers {
-		wg.Add(1)
-		go func() { defer wg.Done(); idle[i] = s.s.AwaitIdle(ctx) == nil }()
+		awaiting.Go(func() { idle[i] = s.s.AwaitIdle(ctx) == nil })
 	}
-	wg.Wait()
+	awaiting.Wait()
 
 	forced := 0
 	for i, s := range servers {
@@ -135,40 +135,4 @@ func (l *Lifecycle) closeAndAwait(servers []namedServer, graceEnd time.Time) boo
 	l.mu.Unlock()
 	l.step(StepForceClosed, fmt.Errorf("drain.timeout %s reached: %d cut", l.opts.timings.DrainTimeout, forced))
 	return true
-}
-
-// runStopHooks runs the stop hooks in reverse order, together bounded by
-// stop.timeout and by the grace period.
-func (l *Lifecycle) runStopHooks(graceEnd time.Time) {
-	l.mu.Lock()
-	hooks := append([]hook(nil), l.stops...)
-	l.mu.Unlock()
-	if len(hooks) == 0 {
-		return
-	}
-	deadline := time.Now().Add(l.opts.timings.StopTimeout)
-	if graceEnd.Before(deadline) && graceEnd.After(time.Now()) {
-		deadline = graceEnd
-	}
-	ctx, cancel := context.WithDeadline(context.Background(), deadline)
-	defer cancel()
-	for i := len(hooks) - 1; i >= 0; i-- {
-		h := hooks[i]
-		if err := callHook(ctx, h); err != nil {
-			l.opts.logger.Warn("drainkit: stop hook failed", "hook", h.name, "error", err)
-		}
-	}
-}
-
-// callHook runs h and returns its error, or ctx's error if ctx ends first
-// (the hook is then abandoned: it keeps running in its goroutine).
-func callHook(ctx context.Context, h hook) error {
-	done := make(chan error, 1)
-	go func() { done <- h.fn(ctx) }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return fmt.Errorf("%s: abandoned: %w", h.name, ctx.Err())
-	}
 }

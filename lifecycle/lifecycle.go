@@ -18,32 +18,25 @@ import (
 type Lifecycle struct {
 	opts options
 
-	state    atomic.Int32 // State; read without the lock by probes
-	draining atomic.Bool  // set at t0; read on the request path by Arrived
-	t0       time.Time    // written once before draining is set
+	state    atomic.Int32 // State; read without the lock by probes and Arrived
 	late     atomic.Int64 // late arrivals
 	lastLate atomic.Int64 // offset of the last late arrival from t0, ns
+	early    atomic.Int64 // requests cancelled early (CancelledEarly)
 
+	phase         *phases       // how far the drain has got, for those waiting on it
 	preStopWaited atomic.Bool   // WaitPropagation was called (a preStop hook waits)
-	signaled      chan struct{} // closed on Run's first signal
-	signalOnce    sync.Once
+	signaled      chan struct{} // closed by watchSignals on Run's first signal
 
-	drainStarted chan struct{} // closed at t0
-	windowEnded  chan struct{} // closed when the propagation window is over, or on STOPPED
-	windowOnce   sync.Once
-	stopped      chan struct{} // closed on STOPPED
-
-	mu              sync.Mutex
-	last            Transition
-	operatorEjected bool
-	subs            map[*Subscription]struct{}
-	warmups, stops  []hook
-	servers         []namedServer
-	registrars      []*registrarState
-	checkers        []Checker
-	checkResults    []CheckResult
-	timeline        Timeline
-	running         bool
+	mu             sync.Mutex
+	last           Transition // the one into the current state; see operatorEjectedLocked
+	subs           map[*Subscription]struct{}
+	warmups, stops []hook
+	servers        []namedServer
+	registrars     []*registrarState
+	checkers       []Checker
+	checkResults   []CheckResult
+	timeline       Timeline // Start is t0: see drainStart
+	running        bool
 }
 
 type hook struct {
@@ -68,7 +61,6 @@ func New(opts ...Option) (*Lifecycle, error) {
 		logger:     slog.Default(),
 		signals:    []os.Signal{syscall.SIGTERM, syscall.SIGINT},
 		exit:       os.Exit,
-		now:        time.Now,
 	}
 	for _, opt := range opts {
 		opt(&o)
@@ -83,14 +75,12 @@ func New(opts ...Option) (*Lifecycle, error) {
 		return nil, &RangeError{"registry.deregister_timeout", o.deregister.String(), "must be > 0 and <= " + MaxDuration.String()}
 	}
 	l := &Lifecycle{
-		opts:         o,
-		drainStarted: make(chan struct{}),
-		windowEnded:  make(chan struct{}),
-		stopped:      make(chan struct{}),
-		signaled:     make(chan struct{}),
-		subs:         map[*Subscription]struct{}{},
+		opts:     o,
+		phase:    newPhases(),
+		signaled: make(chan struct{}),
+		subs:     map[*Subscription]struct{}{},
 	}
-	l.last = Transition{From: Starting, To: Starting, Cause: CauseWarmup, Reason: "created", At: o.now()}
+	l.last = Transition{From: Starting, To: Starting, Cause: CauseWarmup, Reason: "created", At: time.Now()}
 	return l, nil
 }
 
@@ -100,29 +90,23 @@ func (l *Lifecycle) Timings() Timings { return l.opts.timings }
 // State returns the current state without taking a lock.
 func (l *Lifecycle) State() State { return State(l.state.Load()) }
 
-// DrainStarted is closed at the drain's start (t0).
-func (l *Lifecycle) DrainStarted() <-chan struct{} { return l.drainStarted }
-
-// WindowEnded is closed when the propagation window is over (at once when the
-// drain started before READY or no window is configured).
-func (l *Lifecycle) WindowEnded() <-chan struct{} { return l.windowEnded }
-
-// Stopped is closed when the lifecycle reaches STOPPED.
-func (l *Lifecycle) Stopped() <-chan struct{} { return l.stopped }
-
 // Arrived reports the arrival of one request, call or stream. Servers call it
 // on their request path: before the drain it costs one atomic load and does
 // not allocate; after t0 it counts a late arrival and records its time, which
 // keeps the propagation window open for Timings.PropagationQuiet.
 func (l *Lifecycle) Arrived() {
-	if l.draining.Load() {
+	if l.State() >= Draining {
 		l.lateArrival()
 	}
 }
 
 func (l *Lifecycle) lateArrival() {
+	t0, ok := l.drainStart()
+	if !ok {
+		return // STOPPED by a failed warm-up: there is no drain to count for
+	}
 	l.late.Add(1)
-	off := int64(time.Since(l.t0))
+	off := int64(time.Since(t0))
 	for {
 		cur := l.lastLate.Load()
 		if off <= cur || l.lastLate.CompareAndSwap(cur, off) {
@@ -130,6 +114,12 @@ func (l *Lifecycle) lateArrival() {
 		}
 	}
 }
+
+// CancelledEarly reports one request, call or stream whose context was
+// cancelled during the drain by something other than its client or the drain
+// deadline (Timeline.CancelledEarly). Servers call it as the handler returns;
+// it costs one atomic add.
+func (l *Lifecycle) CancelledEarly() { l.early.Add(1) }
 
 // OnWarmup adds a warm-up hook. Hooks run in order of registration, all
 // together bounded by Timings.WarmupTimeout; the first error fails warm-up
@@ -206,9 +196,8 @@ func (l *Lifecycle) Eject(reason string) error {
 		if from != Ejected {
 			return nil
 		}
-		if !l.operatorEjected {
-			l.operatorEjected = true
-			t := Transition{From: Ejected, To: Ejected, Cause: CauseOperator, Reason: reason, At: l.opts.now()}
+		if !l.operatorEjectedLocked() {
+			t := Transition{From: Ejected, To: Ejected, Cause: CauseOperator, Reason: reason, At: time.Now()}
 			l.last = t
 			for s := range l.subs {
 				s.offer(t)
@@ -234,16 +223,13 @@ func (l *Lifecycle) Restore(reason string) error {
 			return errSkip
 		case from != Ejected:
 			return &TransitionError{From: from, To: Ready}
-		case !l.operatorEjected:
+		case !l.operatorEjectedLocked():
 			return ErrNotOperatorEjected
 		}
 		return nil
 	})
 	return err
 }
-
-// endWindow closes windowEnded once.
-func (l *Lifecycle) endWindow() { l.windowOnce.Do(func() { close(l.windowEnded) }) }
 
 // WaitPropagation blocks until the propagation window has ended (nil) or ctx
 // is done (ctx.Err()). It does not start a drain; POST /drain?wait=propagation
@@ -255,11 +241,19 @@ func (l *Lifecycle) WaitPropagation(ctx context.Context) error {
 	// same window end and must not miss a waiter that has yet to run.
 	l.preStopWaited.Store(true)
 	select {
-	case <-l.windowEnded:
+	case <-l.phase.wait(phaseWindowEnded):
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// operatorEjectedLocked reports whether an operator ejected the instance:
+// derived, not kept, from the state (EJECTED) and the cause of the transition
+// into it (an operator's Eject, or its re-eject of a check-ejected instance,
+// which Eject records as EJECTED -> EJECTED). l.mu is held.
+func (l *Lifecycle) operatorEjectedLocked() bool {
+	return State(l.state.Load()) == Ejected && l.last.Cause == CauseOperator
 }
 
 // errSkip, returned by a transition guard, makes the call a no-op.
@@ -284,17 +278,10 @@ func (l *Lifecycle) transition(to State, cause Cause, reason string, guard func(
 		l.mu.Unlock()
 		return Transition{}, &TransitionError{From: from, To: to}
 	}
-	t := Transition{From: from, To: to, Cause: cause, Reason: reason, At: l.opts.now()}
+	t := Transition{From: from, To: to, Cause: cause, Reason: reason, At: time.Now()}
 	l.last = t
-	switch to {
-	case Ejected:
-		l.operatorEjected = cause == CauseOperator
-	case Ready:
-		l.operatorEjected = false
-	case Draining:
-		l.t0 = t.At
-		l.timeline = Timeline{Start: t.At, Reason: reason}
-		l.draining.Store(true)
+	if to == Draining {
+		l.timeline = Timeline{Start: t.At, Reason: reason} // t0, before the state says DRAINING
 	}
 	l.state.Store(int32(to))
 	for s := range l.subs {
@@ -307,15 +294,14 @@ func (l *Lifecycle) transition(to State, cause Cause, reason string, guard func(
 	for _, o := range l.opts.observers {
 		o.OnTransition(t)
 	}
-	// Only now release what waits for these channels, the drain sequence
-	// among them: observers see DRAINING before any drain step, and every
-	// step before STOPPED.
+	// Only now release what waits for the phase, the drain sequence among
+	// them: observers see DRAINING before any drain step, and every step
+	// before STOPPED.
 	switch to {
 	case Draining:
-		close(l.drainStarted)
+		l.phase.reach(phaseDraining)
 	case Stopped:
-		l.endWindow()
-		close(l.stopped)
+		l.phase.reach(phaseStopped)
 	}
 	return t, nil
 }
@@ -368,13 +354,13 @@ func (l *Lifecycle) Status() Status {
 		detailers = append(detailers, d)
 	}
 	servers := append([]namedServer(nil), l.servers...)
-	if l.draining.Load() {
+	if _, ok := l.drainStart(); ok {
 		tl := l.timelineLocked()
 		st.Timeline = &tl
 	}
 	l.mu.Unlock()
 	for _, s := range servers {
-		st.InFlight = st.InFlight.Add(s.s.InFlight())
+		st.InFlight = st.InFlight.add(s.s.InFlight())
 	}
 	for i, d := range detailers {
 		if d != nil {
@@ -386,7 +372,7 @@ func (l *Lifecycle) Status() Status {
 
 // Timeline returns a copy of the drain timeline; ok is false before the drain.
 func (l *Lifecycle) Timeline() (tl Timeline, ok bool) {
-	if !l.draining.Load() {
+	if _, ok := l.drainStart(); !ok {
 		return Timeline{}, false
 	}
 	l.mu.Lock()
@@ -394,17 +380,39 @@ func (l *Lifecycle) Timeline() (tl Timeline, ok bool) {
 	return l.timelineLocked(), true
 }
 
+// drainStart returns t0, the drain's start, and whether a drain started. The
+// fact is derived, not kept: the state is DRAINING or STOPPED, and the
+// timeline, whose Start is t0, was begun (a failed warm-up stops without a
+// drain and leaves Start zero). It needs no lock: transition writes Start
+// once, under l.mu, before it stores the state DRAINING, and nothing writes
+// it again.
+func (l *Lifecycle) drainStart() (t0 time.Time, ok bool) {
+	if l.State() < Draining {
+		return time.Time{}, false
+	}
+	t0 = l.timeline.Start
+	return t0, !t0.IsZero()
+}
+
+// t0 returns the drain's start, for code that runs once phaseDraining was
+// reached.
+func (l *Lifecycle) t0() time.Time {
+	t0, _ := l.drainStart()
+	return t0
+}
+
 func (l *Lifecycle) timelineLocked() Timeline {
 	tl := l.timeline.clone()
 	tl.LateArrivals = l.late.Load()
 	tl.LastLateArrival = time.Duration(l.lastLate.Load())
+	tl.CancelledEarly = l.early.Load()
 	return tl
 }
 
 // step records a drain step at the current offset from t0.
 func (l *Lifecycle) step(name string, err error) {
 	l.mu.Lock()
-	s := Step{Name: name, Offset: l.opts.now().Sub(l.t0)}
+	s := Step{Name: name, Offset: time.Since(l.timeline.Start)}
 	if err != nil {
 		s.Err = err.Error()
 	}

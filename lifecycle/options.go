@@ -9,6 +9,13 @@ import (
 // Option configures New.
 type Option func(*options)
 
+// options has no clock. Every instant the lifecycle reads is time.Now: its
+// deadlines end up in timers and in context deadlines handed to
+// participants (Deregister, Confirm, AwaitIdle, the hooks, the checks), and
+// those run on the runtime's clock whatever the lifecycle is told, so an
+// injected clock could move the timeline's offsets but not the drain. Tests
+// use short real timings instead, and order on channels and observers, not
+// on the clock.
 type options struct {
 	timings    Timings
 	checks     CheckOptions
@@ -17,7 +24,6 @@ type options struct {
 	observers  []Observer
 	signals    []os.Signal
 	exit       func(code int)
-	now        func() time.Time
 }
 
 // WithTimings replaces the whole drain budget (default DefaultTimings()).
@@ -50,6 +56,6 @@ func WithObserver(obs Observer) Option {
 // context.
 func WithSignals(sigs ...os.Signal) Option { return func(o *options) { o.signals = sigs } }
 
-// WithExitFunc replaces os.Exit for the forced exit on a second signal; for
+// withExitFunc replaces os.Exit for the forced exit on a second signal; for
 // tests, as tableflip injects its syscalls.
-func WithExitFunc(exit func(code int)) Option { return func(o *options) { o.exit = exit } }
+func withExitFunc(exit func(code int)) Option { return func(o *options) { o.exit = exit } }

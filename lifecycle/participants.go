@@ -17,8 +17,8 @@ type InFlight struct {
 // Total is the sum of all counts.
 func (f InFlight) Total() int64 { return f.Requests + f.Calls + f.Streams + f.Hijacked }
 
-// Add returns the field-wise sum of f and g.
-func (f InFlight) Add(g InFlight) InFlight {
+// add returns the field-wise sum of f and g.
+func (f InFlight) add(g InFlight) InFlight {
 	return InFlight{f.Requests + g.Requests, f.Calls + g.Calls, f.Streams + g.Streams, f.Hijacked + g.Hijacked}
 }
 

@@ -18,7 +18,7 @@ type registrarState struct {
 func (l *Lifecycle) recordRegistry(rs *registrarState, op string, st State, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	rs.info = RegistryInfo{Name: rs.name, LastOp: op, LastState: st, At: l.opts.now()}
+	rs.info = RegistryInfo{Name: rs.name, LastOp: op, LastState: st, At: time.Now()}
 	if op == "sync" {
 		rs.synced = true
 	}
@@ -52,25 +52,29 @@ func (l *Lifecycle) syncRegistrar(ctx context.Context, rs *registrarState) {
 	}
 }
 
-// deregisterAll calls Deregister on every registrar that was synced,
-// concurrently, bounded by deadline. It returns the joined errors.
-func (l *Lifecycle) deregisterAll(deadline time.Time) error {
+// syncedRegistrars returns the registrars whose Sync was called: the ones
+// that may be registered, so the only ones to deregister and confirm.
+func (l *Lifecycle) syncedRegistrars() []*registrarState {
 	l.mu.Lock()
-	var todo []*registrarState
+	defer l.mu.Unlock()
+	var synced []*registrarState
 	for _, rs := range l.registrars {
 		if rs.synced {
-			todo = append(todo, rs)
+			synced = append(synced, rs)
 		}
 	}
-	l.mu.Unlock()
+	return synced
+}
+
+// deregisterAll calls Deregister on every registrar of todo, concurrently,
+// bounded by deadline. It returns the joined errors.
+func (l *Lifecycle) deregisterAll(todo []*registrarState, deadline time.Time) error {
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	errs := make([]error, len(todo))
-	var wg sync.WaitGroup
+	var each sync.WaitGroup
 	for i, rs := range todo {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		each.Go(func() {
 			err := rs.r.Deregister(ctx)
 			l.recordRegistry(rs, "deregister", Draining, err)
 			if err != nil {
@@ -80,19 +84,18 @@ func (l *Lifecycle) deregisterAll(deadline time.Time) error {
 				}
 				errs[i] = errors.New(msg)
 			}
-		}()
+		})
 	}
-	wg.Wait()
+	each.Wait()
 	return errors.Join(errs...)
 }
 
-// confirmers returns the registrars that can confirm their deregistration.
+// confirmers returns the synced registrars that can confirm their
+// deregistration.
 func (l *Lifecycle) confirmers() []DeregistrationConfirmer {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	var cs []DeregistrationConfirmer
-	for _, rs := range l.registrars {
-		if c, ok := rs.r.(DeregistrationConfirmer); ok && rs.synced {
+	for _, rs := range l.syncedRegistrars() {
+		if c, ok := rs.r.(DeregistrationConfirmer); ok {
 			cs = append(cs, c)
 		}
 	}

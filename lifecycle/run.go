@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -15,133 +12,190 @@ import (
 //
 //  1. handles the configured signals (SIGTERM, SIGINT): the first starts the
 //     drain, a second forces exit with code 128+signal number at once;
-//  2. runs the warm-up hooks (a drain request cancels them and Run returns
-//     nil without ever becoming READY; a failure returns exit code 1);
-//  3. starts the servers, moves to READY, and starts the registrars and
-//     readiness checks;
-//  4. waits for a drain request (signal, POST /drain, Drain, ctx done, or a
-//     server failing) and runs the drain sequence within Timings.GracePeriod;
-//  5. if a preStop hook waited for the window (POST /drain?wait=propagation)
-//     and no signal has come yet, waits for the kubelet's SIGTERM, which
-//     follows the hook's return, at most PreStopLinger and never past the
-//     grace period: exiting earlier would kill the hook's exec and make the
-//     kubelet report a failed preStop hook;
-//  6. moves to STOPPED, logs the timeline and returns.
+//  2. warms up: runs the warm-up hooks (a drain request cancels them and Run
+//     returns nil without ever becoming READY; a failure returns exit code 1);
+//  3. serves: starts the servers, moves to READY, and starts the registrars
+//     and readiness checks;
+//  4. awaits the drain (signal, POST /drain, Drain, ctx done, or a server
+//     failing) and runs the drain sequence within Timings.GracePeriod;
+//  5. lingers after preStop: if a preStop hook waited for the window (POST
+//     /drain?wait=propagation) and no signal has come yet, waits for the
+//     kubelet's SIGTERM, which follows the hook's return, at most
+//     preStopLinger and never past the grace period: exiting earlier would
+//     kill the hook's exec and make the kubelet report a failed preStop hook;
+//  6. finishes: moves to STOPPED, logs the timeline and returns.
 //
 // It returns nil when the drain completed, or an *ExitError; pass the result
 // to ExitCode. Deferred functions in main run after Run returns, so call
 // os.Exit(ExitCode(err)) last. Run may be called once; a second call returns an
 // error.
 func (l *Lifecycle) Run(ctx context.Context) error {
+	r, err := l.begin()
+	if err != nil {
+		return err
+	}
+	defer l.handleSignals()()
+	if ok, err := l.warmUp(ctx, r); !ok {
+		return err
+	}
+	l.serve(r)
+	defer r.stopChecks(l.opts.checks.Timeout)
+	failure := l.awaitDrain(ctx, r)
+	cut, overrun := l.drainWithinGrace(r)
+	if overrun != nil {
+		return l.finish(true, overrun)
+	}
+	l.lingerAfterPreStop(ctx)
+	return l.finish(cut, errors.Join(failure, l.serveOutcome(r)))
+}
+
+// run is one call of Run: the participants it took and what it started.
+type run struct {
+	servers    []namedServer
+	registrars []*registrarState
+	serveErrs  chan error         // failures of Serve, one slot per server
+	serving    sync.WaitGroup     // the Serve goroutines
+	cancelSync context.CancelFunc // ends the registry sync and the checks
+	syncing    sync.WaitGroup     // the registrars' sync loops
+	checking   sync.WaitGroup     // the readiness-check loop
+}
+
+// begin claims the one Run and takes the participants registered so far.
+// With no propagation window it checks the deregistration budget, now that
+// the registrars are known; a budget error releases WaitPropagation's
+// waiters, since no drain will come.
+func (l *Lifecycle) begin() (*run, error) {
 	l.mu.Lock()
 	if l.running {
 		l.mu.Unlock()
-		return errors.New("lifecycle: Run called twice")
+		return nil, errors.New("lifecycle: Run called twice")
 	}
 	l.running = true
-	servers := append([]namedServer(nil), l.servers...)
-	registrars := append([]*registrarState(nil), l.registrars...)
+	r := &run{
+		servers:    append([]namedServer(nil), l.servers...),
+		registrars: append([]*registrarState(nil), l.registrars...),
+	}
 	l.mu.Unlock()
-	if err := l.checkDeregisterBudget(len(registrars)); err != nil {
-		l.endWindow()
-		return &ExitError{Code: 1, Err: err}
+	r.serveErrs = make(chan error, len(r.servers))
+	if err := l.checkDeregisterBudget(len(r.registrars)); err != nil {
+		l.phase.reach(phaseWindowEnded)
+		return nil, &ExitError{Code: 1, Err: err}
 	}
+	return r, nil
+}
 
-	sigs := make(chan os.Signal, 2)
-	if len(l.opts.signals) > 0 { // Notify with no signals would relay all of them, SIGURG included
-		signal.Notify(sigs, l.opts.signals...)
-	}
-	quit := make(chan struct{})
-	var bg sync.WaitGroup
-	bg.Add(1)
-	go func() { defer bg.Done(); l.watchSignals(sigs, quit) }()
-	defer func() { signal.Stop(sigs); close(quit); bg.Wait() }()
-
-	// Warm-up.
-	err := l.warmup(ctx)
+// warmUp runs the warm-up hooks. ok is false when Run must return err
+// without serving: warm-up failed (the stop hooks run, then STOPPED, exit
+// code 1), or a drain started during warm-up (Drain, a signal, or ctx done),
+// which then runs with nothing served: no lame duck, no window.
+func (l *Lifecycle) warmUp(ctx context.Context, r *run) (ok bool, err error) {
+	err = l.runWarmupHooks(ctx)
 	if err != nil && ctx.Err() != nil {
 		_ = l.startDrain(CauseOperator, "context: "+ctx.Err().Error())
 	}
-	if err != nil && !l.draining.Load() {
+	if _, draining := l.drainStart(); draining {
+		l.drainSequence(false, r.servers, func() {})
+		return false, l.finish(false, nil)
+	}
+	if err != nil {
 		l.runStopHooks(time.Now().Add(l.opts.timings.StopTimeout))
 		_, _ = l.transition(Stopped, CauseWarmup, "warm-up failed: "+err.Error(), nil)
-		return &ExitError{Code: 1, Err: err}
+		return false, &ExitError{Code: 1, Err: err}
 	}
-	if l.draining.Load() {
-		l.drainSequence(false, servers, func() {})
-		return l.finish(false, nil)
-	}
+	return true, nil
+}
 
-	// Serve, then READY, then registry and checks.
-	serveErrs := make(chan error, len(servers))
-	var serving sync.WaitGroup
-	for _, s := range servers {
-		serving.Add(1)
-		go func() {
-			defer serving.Done()
+// serve starts the servers, moves to READY (unless a drain started since
+// warm-up ended), then starts the registry sync and the readiness checks.
+func (l *Lifecycle) serve(r *run) {
+	for _, s := range r.servers {
+		r.serving.Go(func() {
 			if err := s.s.Serve(); err != nil {
-				serveErrs <- fmt.Errorf("server %s: %w", s.name, err)
+				r.serveErrs <- fmt.Errorf("server %s: %w", s.name, err)
 			}
-		}()
+		})
 	}
 	_, _ = l.transition(Ready, CauseWarmup, "warm-up succeeded", func(s State) error { return skipUnless(s == Starting) })
-	syncCtx, cancelSync := context.WithCancel(context.Background())
-	defer cancelSync()
-	var syncing, checking sync.WaitGroup
-	for _, rs := range registrars {
-		syncing.Add(1)
-		go func() { defer syncing.Done(); l.syncRegistrar(syncCtx, rs) }()
+	syncCtx, cancel := context.WithCancel(context.Background())
+	r.cancelSync = cancel
+	for _, rs := range r.registrars {
+		r.syncing.Go(func() { l.syncRegistrar(syncCtx, rs) })
 	}
-	checking.Add(1)
-	go func() { defer checking.Done(); l.runChecks(syncCtx) }()
-	// At t0: stop syncing and checking. A Sync that ignores its context may
-	// hold up deregistration briefly, never a check: checks are not waited
-	// for until the end.
-	stopSync := func() {
-		cancelSync()
-		waitBounded(&syncing, syncGrace)
-	}
-	defer waitBounded(&checking, l.opts.checks.Timeout)
+	r.checking.Go(func() { l.runChecks(syncCtx) })
+}
 
-	var failure error
+// stopSync, at t0, ends the registry sync and waits for a running Sync up to
+// syncGrace: a Sync that ignores its context may hold up deregistration
+// briefly, never for long. The checks are not waited for until stopChecks.
+func (r *run) stopSync() {
+	r.cancelSync()
+	waitBounded(&r.syncing, syncGrace)
+}
+
+// stopChecks ends the readiness checks and waits for a running round up to
+// timeout (the checks' own timeout).
+func (r *run) stopChecks(timeout time.Duration) {
+	r.cancelSync()
+	waitBounded(&r.checking, timeout)
+}
+
+// awaitDrain blocks until a drain starts: Drain, POST /drain or a signal,
+// or Run's context done or a server failing, which start one here. It
+// returns that server's failure, if any.
+func (l *Lifecycle) awaitDrain(ctx context.Context, r *run) error {
 	select {
-	case <-l.drainStarted:
-	case failure = <-serveErrs:
+	case <-l.phase.wait(phaseDraining):
+		return nil
+	case failure := <-r.serveErrs:
 		_ = l.startDrain(CauseFailure, failure.Error())
+		return failure
 	case <-ctx.Done():
 		_ = l.startDrain(CauseOperator, "context: "+ctx.Err().Error())
+		return nil
 	}
+}
 
-	// The drain sequence, within the grace period.
+// drainWithinGrace runs the drain sequence and reports whether anything was
+// cut at drain.timeout. If the grace period ends first, something ignored its
+// deadline: it stops accepting and cuts what is left before the kubelet's
+// SIGKILL does, skips the stop hooks, and returns the overrun as an error.
+func (l *Lifecycle) drainWithinGrace(r *run) (cut bool, overrun error) {
 	done := make(chan bool, 1)
-	go func() { done <- l.drainSequence(true, servers, stopSync) }()
-	grace := time.NewTimer(time.Until(l.t0.Add(l.opts.timings.GracePeriod)))
+	go func() { done <- l.drainSequence(true, r.servers, r.stopSync) }()
+	grace := time.NewTimer(time.Until(l.graceEnd()))
 	defer grace.Stop()
-	var cut bool
 	select {
 	case cut = <-done:
+		return cut, nil
 	case <-grace.C:
-		// Something ignored its deadline. Stop accepting and cut what is
-		// left before the kubelet's SIGKILL does; stop hooks are skipped.
-		for _, s := range servers {
+		for _, s := range r.servers {
 			_ = s.s.CloseListeners()
 			s.s.ForceClose()
 		}
-		return l.finish(true, fmt.Errorf("grace period %s exceeded", l.opts.timings.GracePeriod))
+		return true, fmt.Errorf("grace period %s exceeded", l.opts.timings.GracePeriod)
 	}
-	l.lingerAfterPreStop(ctx)
-	if !waitBounded(&serving, time.Until(l.t0.Add(l.opts.timings.GracePeriod))) {
-		failure = errors.Join(failure, errors.New("a server's Serve did not return after its listeners closed"))
-	}
-	for len(serveErrs) > 0 {
-		failure = errors.Join(failure, <-serveErrs)
-	}
-	return l.finish(cut, failure)
 }
 
-// PreStopLinger bounds how long Run waits, after a drain whose window a
+// serveOutcome waits, at most until the grace period's end, for every Serve
+// to return, and joins the failures not yet reported (awaitDrain took the
+// one that started the drain).
+func (l *Lifecycle) serveOutcome(r *run) error {
+	var err error
+	if !waitBounded(&r.serving, time.Until(l.graceEnd())) {
+		err = errors.New("a server's Serve did not return after its listeners closed")
+	}
+	for len(r.serveErrs) > 0 {
+		err = errors.Join(err, <-r.serveErrs)
+	}
+	return err
+}
+
+// graceEnd is t0 plus the grace period: the end of the whole budget.
+func (l *Lifecycle) graceEnd() time.Time { return l.t0().Add(l.opts.timings.GracePeriod) }
+
+// preStopLinger bounds how long Run waits, after a drain whose window a
 // preStop hook waited for, for the signal that follows the hook.
-const PreStopLinger = 5 * time.Second
+const preStopLinger = 5 * time.Second
 
 // lingerAfterPreStop waits for the kubelet's SIGTERM after a preStop-started
 // drain, still in DRAINING (liveness passes, readiness fails).
@@ -149,7 +203,7 @@ func (l *Lifecycle) lingerAfterPreStop(ctx context.Context) {
 	if !l.preStopWaited.Load() {
 		return
 	}
-	d := min(PreStopLinger, time.Until(l.t0.Add(l.opts.timings.GracePeriod-l.opts.timings.Margin()/2)))
+	d := min(preStopLinger, time.Until(l.graceEnd().Add(-l.opts.timings.Margin()/2)))
 	if d <= 0 {
 		return
 	}
@@ -202,70 +256,4 @@ func (l *Lifecycle) finish(cut bool, failure error) error {
 	}
 	l.opts.logger.Info("drainkit: drain complete", "exit_code", 0, "timeline", tl)
 	return err
-}
-
-// warmup runs the warm-up hooks in order within warmup.timeout. A drain
-// request cancels it; a hook that ignores cancellation is abandoned.
-func (l *Lifecycle) warmup(ctx context.Context) error {
-	l.mu.Lock()
-	hooks := append([]hook(nil), l.warmups...)
-	l.mu.Unlock()
-	ctx, cancel := context.WithTimeout(ctx, l.opts.timings.WarmupTimeout)
-	defer cancel()
-	go func() {
-		select {
-		case <-l.drainStarted:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	for _, h := range hooks {
-		if err := callHook(ctx, h); err != nil {
-			if errors.Is(err, context.DeadlineExceeded) {
-				return fmt.Errorf("warm-up hook %s: warmup.timeout %s exceeded: %w", h.name, l.opts.timings.WarmupTimeout, err)
-			}
-			return fmt.Errorf("warm-up hook %s: %w", h.name, err)
-		}
-	}
-	return nil
-}
-
-// watchSignals turns the first signal into a drain and a second one into an
-// immediate exit with 128+signo.
-func (l *Lifecycle) watchSignals(sigs <-chan os.Signal, quit <-chan struct{}) {
-	n := 0
-	for {
-		select {
-		case <-quit:
-			return
-		case sig := <-sigs:
-			n++
-			if n == 1 {
-				_ = l.startDrain(CauseSignal, sig.String())
-				l.signalOnce.Do(func() { close(l.signaled) })
-				continue
-			}
-			code := 1
-			if s, ok := sig.(syscall.Signal); ok {
-				code = 128 + int(s)
-			}
-			l.opts.logger.Error("drainkit: second signal, forcing exit", "signal", sig.String(), "exit_code", code)
-			l.opts.exit(code)
-			return
-		}
-	}
-}
-
-// waitBounded waits for wg up to d and reports whether it finished.
-func waitBounded(wg *sync.WaitGroup, d time.Duration) bool {
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-done:
-		return true
-	case <-t.C:
-		return false
-	}
 }

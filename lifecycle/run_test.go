@@ -65,9 +65,9 @@ func TestRunDrainSequenceOrder(t *testing.T) {
 		t.Fatalf("state %s, transitions %v", l.State(), obs.ts)
 	}
 	select {
-	case <-l.Stopped():
+	case <-l.phase.wait(phaseStopped):
 	default:
-		t.Fatal("Stopped() not closed")
+		t.Fatal("stopped not closed")
 	}
 }
 
@@ -111,8 +111,8 @@ func TestWaitPropagation(t *testing.T) {
 		t.Fatalf("WaitPropagation returned after %v, before the window", d)
 	}
 	_ = l.Drain("SIGTERM joins")
-	// No signal follows in this test: Run waits up to PreStopLinger for it.
-	if err := waitResult(t, res, PreStopLinger+5*time.Second); err != nil {
+	// No signal follows in this test: Run waits up to preStopLinger for it.
+	if err := waitResult(t, res, preStopLinger+5*time.Second); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -163,7 +163,7 @@ func TestWarmupFailure(t *testing.T) {
 		t.Fatalf("state %s calls %v", l.State(), rec.list())
 	}
 	select { // POST /drain?wait=propagation must not hang after a failed warm-up
-	case <-l.WindowEnded():
+	case <-l.phase.wait(phaseWindowEnded):
 	default:
 		t.Fatal("WindowEnded not closed after a failed warm-up")
 	}
@@ -279,7 +279,7 @@ func TestContextCancelDrains(t *testing.T) {
 func TestSecondSignalForcesExit(t *testing.T) {
 	exited := make(chan int, 1)
 	l := newTest(t, WithTimings(fastTimings(time.Second, 0, time.Second)),
-		WithSignals(syscall.SIGUSR1), WithExitFunc(func(code int) { exited <- code }))
+		WithSignals(syscall.SIGUSR1), withExitFunc(func(code int) { exited <- code }))
 	l.AddServer("http", newFakeServer(&recorder{}, "http"))
 	res := runAsync(l)
 	waitState(t, l, Ready) // the handler is installed before warm-up
@@ -381,7 +381,7 @@ func recv(t *testing.T, ch <-chan int64) int64 {
 // (SIGURG for preemption) never count as a first or second signal.
 func TestNoSignals(t *testing.T) {
 	exited := make(chan int, 1)
-	l := newTest(t, WithTimings(fastTimings(0, 0, 0)), WithSignals(), WithExitFunc(func(c int) { exited <- c }))
+	l := newTest(t, WithTimings(fastTimings(0, 0, 0)), WithSignals(), withExitFunc(func(c int) { exited <- c }))
 	res := runAsync(l)
 	waitState(t, l, Ready)
 	for i := 0; i < 3; i++ {
@@ -623,7 +623,7 @@ func TestPreStopWaiterMarkedOnEntry(t *testing.T) {
 	if err := l.WaitPropagation(gaveUp); err == nil {
 		t.Fatal("WaitPropagation with a cancelled context returned nil")
 	}
-	<-l.WindowEnded()
+	<-l.phase.wait(phaseWindowEnded)
 	select {
 	case err := <-res:
 		t.Fatalf("Run returned (%v) without waiting for the signal that follows the hook", err)

@@ -30,7 +30,9 @@ func (s *Subscription) Close() {
 }
 
 // offer replaces any unread value with t. Called with l.mu held, so it is the
-// only sender and the send below cannot block.
+// only sender and the send below cannot block. A private copy of
+// internal/syncx's latest-wins notifier: lifecycle imports nothing of the
+// module (layout rule).
 func (s *Subscription) offer(t Transition) {
 	select {
 	case <-s.c:

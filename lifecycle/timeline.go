@@ -39,6 +39,13 @@ type Timeline struct {
 	// ForceClosed counts requests, calls, streams and connections cut at the
 	// drain timeout; non-zero makes Run exit with code 1.
 	ForceClosed int `json:"force_closed"`
+	// CancelledEarly counts requests, calls and streams whose context was
+	// cancelled while they ran by something other than
+	// their client or the drain deadline (for instance an application
+	// context cancelled on SIGTERM that reached them through a server hook);
+	// servers report each with Lifecycle.CancelledEarly. Their clients most
+	// likely saw errors although nothing was force-closed.
+	CancelledEarly int64 `json:"cancelled_early"`
 }
 
 // Offset returns the offset of the named step and whether it was recorded.
@@ -65,6 +72,7 @@ func (t Timeline) LogValue() slog.Value {
 		slog.Duration("last_late_arrival", t.LastLateArrival),
 		slog.Int64("in_flight_at_close", t.InFlightAtClose.Total()),
 		slog.Int("force_closed_count", t.ForceClosed), // the step is "force_closed"
+		slog.Int64("cancelled_early", t.CancelledEarly),
 	}
 	for _, s := range t.Steps {
 		if s.Err != "" {

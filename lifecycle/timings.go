@@ -20,32 +20,36 @@ type Timings struct {
 	// has arrived for this long (key propagation.quiet, default 1s, >= 0).
 	PropagationQuiet time.Duration
 	// PropagationMax caps the window, counted from the drain's start (key
-	// propagation.max, default 15s, >= PropagationMin and >= PropagationQuiet).
+	// propagation.max, default 12s, >= PropagationMin and >= PropagationQuiet).
 	// Min, quiet and max all 0 means no window.
 	PropagationMax time.Duration
 	// DrainTimeout is how long in-flight work may run after the listeners
-	// close; what remains is force-closed (key drain.timeout, default 8s, > 0).
+	// close; what remains is force-closed (key drain.timeout, default 6s, > 0).
 	DrainTimeout time.Duration
 	// StopTimeout bounds all stop hooks together (key stop.timeout, default
 	// 3s, > 0).
 	StopTimeout time.Duration
 	// GracePeriod is the whole budget from the drain's start, normally
-	// Kubernetes' terminationGracePeriodSeconds (key grace_period, default
-	// 30s). PropagationMax + DrainTimeout + StopTimeout + Margin() must fit.
+	// Kubernetes' terminationGracePeriodSeconds minus 5s of pod slack for the
+	// preStop hook's exec and the process exit (key grace_period, default
+	// 25s, for the default 30s terminationGracePeriodSeconds).
+	// PropagationMax + DrainTimeout + StopTimeout + Margin() must fit.
 	GracePeriod time.Duration
 }
 
 // DefaultTimings returns the defaults of DESIGN.md section 3, which fit
-// Kubernetes' default 30 s terminationGracePeriodSeconds.
+// Kubernetes' default 30 s terminationGracePeriodSeconds with 5 s of pod
+// slack: grace_period 25s >= propagation.max 12s + drain.timeout 6s +
+// stop.timeout 3s + margin 2.5s = 23.5s.
 func DefaultTimings() Timings {
 	return Timings{
 		WarmupTimeout:    60 * time.Second,
 		PropagationMin:   5 * time.Second,
 		PropagationQuiet: 1 * time.Second,
-		PropagationMax:   15 * time.Second,
-		DrainTimeout:     8 * time.Second,
+		PropagationMax:   12 * time.Second,
+		DrainTimeout:     6 * time.Second,
 		StopTimeout:      3 * time.Second,
-		GracePeriod:      30 * time.Second,
+		GracePeriod:      25 * time.Second,
 	}
 }
 

@@ -25,10 +25,11 @@ func windowEnd(t Timings, t0, dereg, last time.Time) time.Time {
 // awaitWindow blocks until the propagation window is over. Arrivals can push
 // its end later, so it re-evaluates when each timer fires.
 func (l *Lifecycle) awaitWindow(dereg time.Time) {
+	t0 := l.t0()
 	var timer *time.Timer
 	for {
-		last := l.t0.Add(time.Duration(l.lastLate.Load()))
-		d := time.Until(windowEnd(l.opts.timings, l.t0, dereg, last))
+		last := t0.Add(time.Duration(l.lastLate.Load()))
+		d := time.Until(windowEnd(l.opts.timings, t0, dereg, last))
 		if d <= 0 {
 			return
 		}

@@ -1,4 +1,4 @@
-package probes
+package probes_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/probes"
 )
 
 // want is one row of DESIGN.md section 2's table.
@@ -34,7 +35,7 @@ func checkTable(t *testing.T, hs *harness, state lifecycle.State, w want) {
 }
 
 func TestProbeTableAcrossStates(t *testing.T) {
-	hs := newHarness(t, Options{})
+	hs := newHarness(t, probes.Options{})
 	checkTable(t, hs, lifecycle.Starting, want{bad, bad, ok})
 
 	hs.run(t)
@@ -49,7 +50,7 @@ func TestProbeTableAcrossStates(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The gate holds in-flight work, so the lifecycle stays in DRAINING.
-	<-hs.lc.WindowEnded()
+	<-hs.window.ended
 	checkTable(t, hs, lifecycle.Draining, want{ok, bad, ok})
 
 	hs.stop(t)
@@ -57,7 +58,7 @@ func TestProbeTableAcrossStates(t *testing.T) {
 }
 
 func TestVerboseListsChecks(t *testing.T) {
-	hs := newHarness(t, Options{}, lifecycle.WithCheckOptions(lifecycle.CheckOptions{
+	hs := newHarness(t, probes.Options{}, lifecycle.WithCheckOptions(lifecycle.CheckOptions{
 		Interval: 10 * time.Millisecond, Timeout: 10 * time.Millisecond, FailureThreshold: 999, SuccessThreshold: 1000,
 	}))
 	hs.lc.AddCheck(lifecycle.CheckFunc{CheckName: "db", Fn: func(context.Context) error { return nil }})
@@ -99,7 +100,7 @@ func TestVerboseListsChecks(t *testing.T) {
 }
 
 func TestWrongMethodIs405WithAllow(t *testing.T) {
-	hs := newHarness(t, Options{})
+	hs := newHarness(t, probes.Options{})
 	for _, tc := range []struct{ method, path, allow string }{
 		{"POST", "/livez", "GET, HEAD"},
 		{"PUT", "/readyz", "GET, HEAD"},

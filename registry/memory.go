@@ -2,10 +2,10 @@ package registry
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
+	"github.com/drainkit/drainkit/internal/syncx"
 	"github.com/drainkit/drainkit/lifecycle"
 )
 
@@ -30,13 +30,13 @@ import (
 // concurrent use. Memory has no background goroutines, so Close only marks
 // it closed.
 type Memory struct {
-	mu      sync.Mutex
-	status  Status
-	ops     []Op
-	errs    map[OpKind]error
-	hang    map[OpKind]bool
-	changed chan struct{} // closed and replaced on every change
-	closed  bool
+	mu     sync.Mutex
+	status Status
+	ops    []Op
+	errs   map[OpKind]error
+	hang   map[OpKind]bool
+	latest syncx.Latest[Status] // status, published on every change for Wait
+	closed bool
 }
 
 // OpKind names a Registrar call.
@@ -62,12 +62,13 @@ type Op struct {
 // NewMemory returns a fake registrar for service with a fresh InstanceID (port
 // 0), in Health Absent.
 func NewMemory(service string) *Memory {
-	return &Memory{
-		status:  Status{ID: InstanceID(service, 0), Service: service, Health: Absent},
-		errs:    map[OpKind]error{},
-		hang:    map[OpKind]bool{},
-		changed: make(chan struct{}),
+	m := &Memory{
+		status: Status{ID: InstanceID(service, 0), Service: service, Health: Absent},
+		errs:   map[OpKind]error{},
+		hang:   map[OpKind]bool{},
 	}
+	m.latest.Publish(m.status)
+	return m
 }
 
 var _ Registrar = (*Memory)(nil)
@@ -115,19 +116,25 @@ func (m *Memory) Sync(ctx context.Context, t lifecycle.Transition) error {
 	case err != nil:
 	case m.status.Deregistering:
 		err = ErrDeregistered
-	case t.To != lifecycle.Ready && t.To != lifecycle.Ejected:
-		err = fmt.Errorf("registry: Sync with state %s: only READY and EJECTED are synced", t.To)
-	case m.status.Health == Absent && t.To != lifecycle.Ready:
-		// Never registered: stay absent.
 	default:
-		if m.status.Health == Absent {
-			m.status.Registrations++
+		if err = CheckSyncable(t); err == nil {
+			m.followLocked(t)
 		}
-		m.status.Health = HealthFor(t)
-		m.status.LastWrite = time.Now()
 	}
 	m.record(Op{Kind: OpSync, To: t.To, Cause: t.Cause, Err: err})
 	return err
+}
+
+// followLocked applies a syncable transition to the fake registry.
+func (m *Memory) followLocked(t lifecycle.Transition) {
+	if m.status.Health == Absent && t.To != lifecycle.Ready {
+		return // never registered: stay absent
+	}
+	if m.status.Health == Absent {
+		m.status.Registrations++
+	}
+	m.status.Health = HealthFor(t)
+	m.status.LastWrite = time.Now()
 }
 
 // Deregister removes the instance (Health Absent) and marks the registrar as
@@ -179,19 +186,8 @@ func (m *Memory) Ops() []Op {
 // Wait blocks until cond(Status()) is true (nil) or ctx is done (ctx.Err()).
 // cond is called without Memory's lock held and must not block.
 func (m *Memory) Wait(ctx context.Context, cond func(Status) bool) error {
-	for {
-		m.mu.Lock()
-		s, ch := m.status, m.changed
-		m.mu.Unlock()
-		if cond(s) {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	_, err := m.latest.WaitFor(ctx, nil, cond)
+	return err
 }
 
 // Close marks the fake closed; Closed reports it. It returns nil.
@@ -218,8 +214,7 @@ func (m *Memory) record(op Op) {
 		m.status.LastError = ""
 	}
 	m.ops = append(m.ops, op)
-	close(m.changed)
-	m.changed = make(chan struct{})
+	m.latest.Publish(m.status)
 }
 
 // StatusDetail returns Status for GET /state (lifecycle.StatusDetailer).

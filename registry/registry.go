@@ -2,6 +2,7 @@ package registry
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/drainkit/drainkit/lifecycle"
@@ -68,6 +69,16 @@ type Status struct {
 	// succeeded) and LastErrorAt its time. Tokens never appear here.
 	LastError   string    `json:"last_error,omitempty"`
 	LastErrorAt time.Time `json:"last_error_at,omitzero"`
+}
+
+// CheckSyncable returns nil for a transition a registrar's Sync takes (to
+// READY or EJECTED) and an error naming the state otherwise: the filter every
+// Registrar applies first.
+func CheckSyncable(t lifecycle.Transition) error {
+	if t.To == lifecycle.Ready || t.To == lifecycle.Ejected {
+		return nil
+	}
+	return fmt.Errorf("registry: Sync with state %s: only READY and EJECTED are synced", t.To)
 }
 
 // HealthFor maps a lifecycle transition to the Health a registrar should

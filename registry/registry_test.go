@@ -1,4 +1,4 @@
-package registry
+package registry_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/registry"
 	"go.uber.org/goleak"
 )
 
@@ -20,7 +21,7 @@ func tr(to lifecycle.State, cause lifecycle.Cause) lifecycle.Transition {
 }
 
 func TestInstanceID(t *testing.T) {
-	a, b := InstanceID("my svc/1", 8080), InstanceID("my svc/1", 8080)
+	a, b := registry.InstanceID("my svc/1", 8080), registry.InstanceID("my svc/1", 8080)
 	if a == b {
 		t.Fatalf("two calls returned the same ID %q", a)
 	}
@@ -33,38 +34,38 @@ func TestInstanceID(t *testing.T) {
 func TestHealthFor(t *testing.T) {
 	for _, c := range []struct {
 		t    lifecycle.Transition
-		want Health
+		want registry.Health
 	}{
-		{tr(lifecycle.Ready, lifecycle.CauseWarmup), Passing},
-		{tr(lifecycle.Ejected, lifecycle.CauseChecks), Critical},
-		{tr(lifecycle.Ejected, lifecycle.CauseOperator), Maintenance},
-		{tr(lifecycle.Draining, lifecycle.CauseSignal), Absent},
+		{tr(lifecycle.Ready, lifecycle.CauseWarmup), registry.Passing},
+		{tr(lifecycle.Ejected, lifecycle.CauseChecks), registry.Critical},
+		{tr(lifecycle.Ejected, lifecycle.CauseOperator), registry.Maintenance},
+		{tr(lifecycle.Draining, lifecycle.CauseSignal), registry.Absent},
 	} {
-		if got := HealthFor(c.t); got != c.want {
-			t.Errorf("HealthFor(%s/%s) = %s, want %s", c.t.To, c.t.Cause, got, c.want)
+		if got := registry.HealthFor(c.t); got != c.want {
+			t.Errorf("registry.HealthFor(%s/%s) = %s, want %s", c.t.To, c.t.Cause, got, c.want)
 		}
 	}
 }
 
 func TestMemoryFollowsTransitions(t *testing.T) {
 	ctx := context.Background()
-	m := NewMemory("api")
+	m := registry.NewMemory("api")
 	// EJECTED before the first READY registers nothing.
 	if err := m.Sync(ctx, tr(lifecycle.Ejected, lifecycle.CauseChecks)); err != nil {
 		t.Fatal(err)
 	}
-	if s := m.Status(); s.Health != Absent || s.Registrations != 0 {
+	if s := m.Status(); s.Health != registry.Absent || s.Registrations != 0 {
 		t.Fatalf("after early EJECTED: %+v", s)
 	}
 	steps := []struct {
 		t    lifecycle.Transition
-		want Health
+		want registry.Health
 	}{
-		{tr(lifecycle.Ready, lifecycle.CauseWarmup), Passing},
-		{tr(lifecycle.Ejected, lifecycle.CauseChecks), Critical},
-		{tr(lifecycle.Ready, lifecycle.CauseChecks), Passing},
-		{tr(lifecycle.Ejected, lifecycle.CauseOperator), Maintenance},
-		{tr(lifecycle.Ready, lifecycle.CauseOperator), Passing},
+		{tr(lifecycle.Ready, lifecycle.CauseWarmup), registry.Passing},
+		{tr(lifecycle.Ejected, lifecycle.CauseChecks), registry.Critical},
+		{tr(lifecycle.Ready, lifecycle.CauseChecks), registry.Passing},
+		{tr(lifecycle.Ejected, lifecycle.CauseOperator), registry.Maintenance},
+		{tr(lifecycle.Ready, lifecycle.CauseOperator), registry.Passing},
 	}
 	for _, s := range steps {
 		if err := m.Sync(ctx, s.t); err != nil {
@@ -86,22 +87,22 @@ func TestMemoryFollowsTransitions(t *testing.T) {
 	if err := m.Confirm(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Sync(ctx, tr(lifecycle.Ready, lifecycle.CauseWarmup)); !errors.Is(err, ErrDeregistered) {
-		t.Fatalf("Sync after Deregister = %v, want ErrDeregistered", err)
+	if err := m.Sync(ctx, tr(lifecycle.Ready, lifecycle.CauseWarmup)); !errors.Is(err, registry.ErrDeregistered) {
+		t.Fatalf("Sync after Deregister = %v, want registry.ErrDeregistered", err)
 	}
 	s := m.Status()
-	if s.Health != Absent || !s.Deregistering || !strings.Contains(s.LastError, "deregistered") {
+	if s.Health != registry.Absent || !s.Deregistering || !strings.Contains(s.LastError, "deregistered") {
 		t.Fatalf("final status %+v", s)
 	}
 	ops := m.Ops()
-	if len(ops) != len(steps)+5 || ops[len(ops)-3].Kind != OpDeregister || ops[len(ops)-2].Kind != OpConfirm {
+	if len(ops) != len(steps)+5 || ops[len(ops)-3].Kind != registry.OpDeregister || ops[len(ops)-2].Kind != registry.OpConfirm {
 		t.Fatalf("ops: %+v", ops)
 	}
 }
 
 func TestMemoryConfirmWaitsForNotPassing(t *testing.T) {
 	ctx := context.Background()
-	m := NewMemory("api")
+	m := registry.NewMemory("api")
 	if err := m.Sync(ctx, tr(lifecycle.Ready, lifecycle.CauseWarmup)); err != nil {
 		t.Fatal(err)
 	}
@@ -123,21 +124,21 @@ func TestMemoryConfirmWaitsForNotPassing(t *testing.T) {
 }
 
 func TestMemoryFailuresAndHangs(t *testing.T) {
-	m := NewMemory("api")
+	m := registry.NewMemory("api")
 	boom := errors.New("boom")
-	m.SetError(OpSync, boom)
+	m.SetError(registry.OpSync, boom)
 	if err := m.Sync(context.Background(), tr(lifecycle.Ready, lifecycle.CauseWarmup)); !errors.Is(err, boom) {
 		t.Fatalf("Sync = %v, want boom", err)
 	}
-	if s := m.Status(); s.Health != Absent || s.LastError != "boom" {
+	if s := m.Status(); s.Health != registry.Absent || s.LastError != "boom" {
 		t.Fatalf("status after failed sync: %+v", s)
 	}
-	m.SetError(OpSync, nil)
+	m.SetError(registry.OpSync, nil)
 	if err := m.Sync(context.Background(), tr(lifecycle.Ready, lifecycle.CauseWarmup)); err != nil {
 		t.Fatal(err)
 	}
 
-	m.SetHang(OpDeregister, true)
+	m.SetHang(registry.OpDeregister, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -147,7 +148,7 @@ func TestMemoryFailuresAndHangs(t *testing.T) {
 	if d := time.Since(start); d < 90*time.Millisecond {
 		t.Fatalf("hanging Deregister returned after %s, before its deadline", d)
 	}
-	if s := m.Status(); s.Health != Passing || !s.Deregistering {
+	if s := m.Status(); s.Health != registry.Passing || !s.Deregistering {
 		t.Fatalf("after failed Deregister: %+v (still registered, but deregistering)", s)
 	}
 	if err := m.Close(); err != nil || !m.Closed() {
@@ -167,30 +168,30 @@ func TestMemoryWithLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := NewMemory("api")
+	m := registry.NewMemory("api")
 	lc.AddRegistrar("memory", m)
 	run := make(chan error, 1)
 	go func() { run <- lc.Run(context.Background()) }()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	waitHealth := func(h Health) {
+	waitHealth := func(h registry.Health) {
 		t.Helper()
-		if err := m.Wait(ctx, func(s Status) bool { return s.Health == h }); err != nil {
+		if err := m.Wait(ctx, func(s registry.Status) bool { return s.Health == h }); err != nil {
 			t.Fatalf("waiting for %s: %v (status %+v)", h, err, m.Status())
 		}
 	}
-	waitHealth(Passing)
+	waitHealth(registry.Passing)
 	if err := lc.Eject("test"); err != nil {
 		t.Fatal(err)
 	}
-	waitHealth(Maintenance)
+	waitHealth(registry.Maintenance)
 	if err := lc.Restore("test"); err != nil {
 		t.Fatal(err)
 	}
-	waitHealth(Passing)
+	waitHealth(registry.Passing)
 
-	m.SetHang(OpDeregister, true)
+	m.SetHang(registry.OpDeregister, true)
 	start := time.Now()
 	if err := lc.Drain("test"); err != nil {
 		t.Fatal(err)

@@ -43,8 +43,7 @@ type Telemetry struct {
 	mu      sync.Mutex
 	drain   *drainSpan         // the open drain span, nil if none
 	emitted int                // steps of the current drain already handled
-	last    lifecycle.Timeline // the most complete timeline observed
-	hasLast bool
+	last    lifecycle.Timeline // the most complete timeline observed (zero: none yet)
 }
 
 // New creates the instruments and registers the collection callback with the
@@ -148,8 +147,8 @@ func (t *Telemetry) OnTransition(tr lifecycle.Transition) {
 func (t *Telemetry) OnDrainStep(tl lifecycle.Timeline, _ lifecycle.Step) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if !t.hasLast || len(tl.Steps) >= len(t.last.Steps) {
-		t.last, t.hasLast = tl, true
+	if len(tl.Steps) >= len(t.last.Steps) { // the zero last has no steps: the first is kept
+		t.last = tl
 	}
 	for ; t.emitted < len(tl.Steps); t.emitted++ {
 		if t.drain != nil { // nil once ended: grace period exceeded, or flushed

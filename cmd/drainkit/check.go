@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -18,9 +19,9 @@ import (
 // grace_period starts later, when the hook's POST /drain reaches the service
 // (the container runtime's exec takes from a fraction of a second to
 // seconds on a loaded node). After the drain, the process must still exit
-// and the runtime notice. 5 s covers both with room to spare; the example
-// manifest (examples/kubernetes) uses grace_period 30s and
-// terminationGracePeriodSeconds 35 for the same reason.
+// and the runtime notice. 5 s covers both with room to spare; it is why the
+// default grace_period is 25s, for Kubernetes' default
+// terminationGracePeriodSeconds of 30.
 const PodSlack = 5 * time.Second
 
 // Exit codes of `drainkit check`.
@@ -50,7 +51,7 @@ func (v verdictLevel) exitCode() int {
 }
 
 func newCheckCmd(stdout io.Writer) *cobra.Command {
-	var tgps time.Duration
+	tgps := graceSeconds(30 * time.Second)
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "print a configuration's drain budget and judge it against the pod's grace period",
@@ -62,7 +63,10 @@ terminating the pod, and a preStop hook's time counts against it, so the whole d
 (grace_period, counted from the drain's start) must fit inside it, with slack for
 what happens outside the drain: the kubelet's clock starts before it execs the
 preStop hook (which starts the drain), and after the drain the process must exit.
-check asks for 5s of slack (terminationGracePeriodSeconds >= grace_period + 5s).
+check asks for 5s of slack (terminationGracePeriodSeconds >= grace_period + 5s);
+the defaults (grace_period 25s) are OK with Kubernetes' default of 30.
+--termination-grace-period takes whole seconds as the manifest writes them (30)
+or a duration (30s).
 
 Verdicts and exit status:
   0  OK    terminationGracePeriodSeconds >= grace_period + 5s
@@ -76,7 +80,7 @@ Verdicts and exit status:
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if tgps <= 0 {
-				return &exitError{code: 2, msg: fmt.Sprintf("check: --termination-grace-period %s: must be > 0 (Kubernetes' default is 30s)", tgps)}
+				return &exitError{code: 2, msg: fmt.Sprintf("check: --termination-grace-period %s: must be > 0 (Kubernetes' default is 30)", time.Duration(tgps))}
 			}
 			cfg, err := config.Load(config.Sources{Flags: cmd.Flags()})
 			if err != nil {
@@ -86,15 +90,40 @@ Verdicts and exit status:
 				}
 				return &exitError{code: 2, msg: "check: " + err.Error()}
 			}
-			if code := writeBudget(stdout, cfg, tgps).exitCode(); code != checkOK {
+			if code := writeBudget(stdout, cfg, time.Duration(tgps)).exitCode(); code != checkOK {
 				return &exitError{code: code}
 			}
 			return nil
 		},
 	}
-	cmd.Flags().DurationVar(&tgps, "termination-grace-period", 30*time.Second, "the pod's terminationGracePeriodSeconds")
+	cmd.Flags().Var(&tgps, "termination-grace-period", "the pod's terminationGracePeriodSeconds: whole seconds as the manifest writes them (30) or a duration (30s)")
 	config.BindFlags(cmd.Flags())
 	return cmd
+}
+
+// graceSeconds is --termination-grace-period: a plain integer is seconds, as
+// terminationGracePeriodSeconds is written in a manifest; anything else is a
+// Go duration (30s, 1m).
+type graceSeconds time.Duration
+
+func (g *graceSeconds) String() string { return time.Duration(*g).String() }
+
+func (g *graceSeconds) Type() string { return "seconds|duration" }
+
+func (g *graceSeconds) Set(s string) error {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if n < 0 || n > int64(lifecycle.MaxDuration/time.Second) {
+			return fmt.Errorf("%d seconds is out of range 0..%d", n, int64(lifecycle.MaxDuration/time.Second))
+		}
+		*g = graceSeconds(time.Duration(n) * time.Second)
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("want whole seconds (30) or a duration (30s)")
+	}
+	*g = graceSeconds(d)
+	return nil
 }
 
 // budgetOverflow reports whether err is grace_period being shorter than

@@ -21,17 +21,19 @@ func TestCheck(t *testing.T) {
 		code int
 		want []string
 	}{
-		{"defaults with 35s: OK", nil, []string{"check", "--termination-grace-period", "35s"}, 0,
-			[]string{"window", "min 5s, quiet 1s, max 15s", "drain", "8s", "stop", "3s", "margin", "grace", "30s", "slack", "5s",
-				"verdict: OK", "1s to spare", "leaves 5s beyond grace_period"}},
-		// Fits, but with no room for the hook's exec and the exit: the
-		// example README asks for grace_period + 5s.
-		{"defaults with 30s: WARN", nil, []string{"check", "--termination-grace-period", "30s"}, 3,
-			[]string{"verdict: WARN", "leaves only 0s beyond it", "at least 35"}},
-		{"defaults with 33s: WARN", nil, []string{"check", "--termination-grace-period", "33s"}, 3,
-			[]string{"verdict: WARN", "leaves only 3s beyond it", "at least 35"}},
+		// The defaults fit Kubernetes' default terminationGracePeriodSeconds,
+		// written as a duration or as the manifest's integer.
+		{"defaults with 30s: OK", nil, []string{"check", "--termination-grace-period", "30s"}, 0,
+			[]string{"window", "min 5s, quiet 1s, max 12s", "drain", "6s", "stop", "3s", "margin", "grace", "25s", "slack", "5s",
+				"verdict: OK", "1.5s to spare", "leaves 5s beyond grace_period"}},
+		{"defaults with 30: OK", nil, []string{"check", "--termination-grace-period", "30"}, 0,
+			[]string{"verdict: OK", "leaves 5s beyond grace_period"}},
+		{"defaults with no flag: OK", nil, []string{"check"}, 0, []string{"verdict: OK"}},
+		// Fits, but with no room for the hook's exec and the exit.
+		{"defaults with 28: WARN", nil, []string{"check", "--termination-grace-period", "28"}, 3,
+			[]string{"verdict: WARN", "leaves only 3s beyond it", "at least 30"}},
 		{"pod grace too short", nil, []string{"check", "--termination-grace-period", "20s"}, 1,
-			[]string{"verdict: FAIL", "grace_period 30s is longer than terminationGracePeriodSeconds 20s", "at least 35"}},
+			[]string{"verdict: FAIL", "grace_period 25s is longer than terminationGracePeriodSeconds 20s", "at least 30"}},
 		{"file", nil, []string{"check", "--config", file, "--termination-grace-period", "40s"}, 0,
 			[]string{"max 20s (file " + file + ")", "35s (file " + file + ")", "verdict: OK"}},
 		// grace_period shorter than its own budget: the service would refuse
@@ -49,6 +51,8 @@ func TestCheck(t *testing.T) {
 			[]string{"propagation.min", "banana", "DRAINKIT_PROPAGATION_MIN"}},
 		{"bad flag", nil, []string{"check", "--termination-grace-period", "0s"}, 2,
 			[]string{"--termination-grace-period"}},
+		{"bad flag text", nil, []string{"check", "--termination-grace-period", "thirty"}, 2,
+			[]string{"--termination-grace-period", "whole seconds"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := drainkit(t, 20*time.Second, tc.env, tc.args...)

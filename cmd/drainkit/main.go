@@ -3,6 +3,7 @@
 //	drainkit drill     rolling-restart drill comparing drain strategies under load
 //	drainkit prestop   Kubernetes preStop hook: POST /drain?wait=propagation
 //	drainkit check     print the drain budget of a configuration and judge it
+//	drainkit version   print the version (also --version)
 //
 // `drainkit serve` (hidden) is the service mode the drill re-executes itself
 // in; it is not meant to be run by hand.
@@ -61,6 +62,8 @@ configuration's drain budget against the pod's grace period (check).`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newDrillCmd(stdout, stderr), newPrestopCmd(stdout, stderr), newCheckCmd(stdout), newServeCmd())
+	root.Version = versionLine()
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.AddCommand(newDrillCmd(stdout, stderr), newPrestopCmd(stdout, stderr), newCheckCmd(stdout), newVersionCmd(stdout), newServeCmd())
 	return root
 }

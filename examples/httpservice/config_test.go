@@ -23,7 +23,7 @@ func TestBadSettingsFailAtStart(t *testing.T) {
 		want string
 	}{
 		{[]string{"DRAINKIT_PROPAGATION_MIN=banana"}, nil, "propagation.min"},
-		{[]string{"DRAINKIT_PROPAGATION_MIN=20s"}, nil, "propagation.min"}, // > max 15s
+		{[]string{"DRAINKIT_PROPAGATION_MIN=20s"}, nil, "propagation.min"}, // > max 12s
 		{[]string{"DRAINKIT_GRACE_PERIOD=5s"}, nil, "grace_period"},
 		{[]string{"DRAINKIT_CHECKS_FAILURE_THRESHOLD=0"}, nil, "checks.failure_threshold"},
 		{nil, []string{"--warmup", "-1s"}, "--warmup"},
@@ -37,6 +37,37 @@ func TestBadSettingsFailAtStart(t *testing.T) {
 		}
 		if strings.Contains(out, "address already in use") {
 			t.Errorf("env %v: a listener was opened before the settings were checked", tc.env)
+		}
+	}
+}
+
+// TestBadConsulSettingsFailAtStart (issue 9 item 4): with CONSUL_HTTP_ADDR
+// set and CONSUL_CACERT naming a missing file, the example exits 2 with one
+// line naming CONSUL_CACERT, before any listener opens: both addresses are
+// held by the test, so opening either would report "address already in use"
+// instead, and no "started" line appears.
+func TestBadConsulSettingsFailAtStart(t *testing.T) {
+	var held [2]net.Listener
+	for i := range held {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		held[i] = ln
+	}
+	for _, env := range [][]string{
+		{"CONSUL_HTTP_ADDR=127.0.0.1:8500", "CONSUL_CACERT=/nonexistent"},
+		{"CONSUL_HTTP_ADDR=https://127.0.0.1:8500", "CONSUL_CACERT=/nonexistent"},
+	} {
+		c := startChildNoWait(t, env, "--admin-addr", held[0].Addr().String(), "--http-addr", held[1].Addr().String())
+		code := c.WaitExit(10 * time.Second)
+		out := strings.TrimSpace(c.Logs())
+		if code != 2 || !strings.Contains(out, "CONSUL_CACERT") || strings.Contains(out, "\n") {
+			t.Errorf("env %v: exit %d, stderr %q; want 2 and one line naming CONSUL_CACERT", env, code, out)
+		}
+		if strings.Contains(out, "address already in use") || strings.Contains(out, `"started"`) {
+			t.Errorf("env %v: a listener was opened before the Consul settings were checked: %s", env, out)
 		}
 	}
 }

@@ -83,6 +83,7 @@ func TestSIGTERMDuringWarmup(t *testing.T) {
 
 	type poll struct{ ok, unavailable, failed int }
 	polled := make(chan poll, 1)
+	warming := make(chan struct{}) // closed at the first 503: the admin listener serves, warm-up runs
 	go func() {
 		var p poll
 		tick := time.NewTicker(20 * time.Millisecond)
@@ -92,6 +93,9 @@ func TestSIGTERMDuringWarmup(t *testing.T) {
 			case http.StatusOK:
 				p.ok++
 			case http.StatusServiceUnavailable:
+				if p.unavailable == 0 {
+					close(warming)
+				}
 				p.unavailable++
 			default:
 				p.failed++
@@ -105,6 +109,13 @@ func TestSIGTERMDuringWarmup(t *testing.T) {
 		}
 	}()
 
+	// Signal during warm-up, once the probes answer (a loaded machine may
+	// take longer than the scenario's 100ms to open the admin listener).
+	select {
+	case <-warming:
+	case <-time.After(5 * time.Second):
+		t.Fatal("/readyz never answered 503 within 5s of start")
+	}
 	<-time.After(time.Until(c.StartedAt.Add(100 * time.Millisecond))) // the scenario's time
 	sigAt := time.Now()
 	c.Signal(syscall.SIGTERM)

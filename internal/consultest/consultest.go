@@ -290,3 +290,20 @@ func (a *Agent) Env() []string { return []string{"CONSUL_HTTP_ADDR=" + a.HTTPAdd
 
 // LogPath is the file the agent's output goes to (appended across restarts).
 func (a *Agent) LogPath() string { return a.logPath }
+
+// Pause stops the agent process with SIGSTOP: it keeps its sockets open but
+// answers nothing, as a hung agent does. Resume continues it; Stop kills it
+// either way.
+func (a *Agent) Pause() error { return a.signal(syscall.SIGSTOP) }
+
+// Resume continues an agent stopped by Pause (SIGCONT).
+func (a *Agent) Resume() error { return a.signal(syscall.SIGCONT) }
+
+func (a *Agent) signal(sig syscall.Signal) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.cmd == nil {
+		return errors.New("consultest: agent not running")
+	}
+	return a.cmd.Process.Signal(sig)
+}

@@ -1,7 +1,6 @@
 package consul
 
 import (
-	"context"
 	"math/rand/v2"
 	"time"
 )
@@ -24,18 +23,3 @@ func (b *backoff) next() time.Duration {
 }
 
 func (b *backoff) reset() { b.cur = 0 }
-
-// sleep waits d or until ctx is done, and returns ctx.Err() in that case.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/drainkit/drainkit/internal/childtest"
 	"github.com/drainkit/drainkit/internal/consultest"
+	"github.com/drainkit/drainkit/registry"
 	"github.com/hashicorp/consul/api"
 )
 
@@ -158,12 +159,12 @@ func TestChildSIGTERM(t *testing.T) {
 	w := NewWatcher(c, svc, WatchOptions{WaitTime: 5 * time.Second})
 	defer w.Close()
 	ctx := t.Context()
-	if _, err := w.WaitFor(ctx, func(v View) bool { return v.Has(id) }); err != nil {
+	if _, err := w.WaitFor(ctx, func(v registry.View) bool { return v.Has(id) }); err != nil {
 		t.Fatal(err)
 	}
 	watchGone := make(chan time.Time, 1)
 	go func() {
-		if _, err := w.WaitFor(ctx, func(v View) bool { return v.Err == nil && !v.Has(id) }); err == nil {
+		if _, err := w.WaitFor(ctx, func(v registry.View) bool { return v.Err == nil && !v.Has(id) }); err == nil {
 			watchGone <- time.Now()
 		}
 	}()
@@ -315,13 +316,16 @@ func TestChildReadinessEject(t *testing.T) {
 	t.Logf("passing again %s after the readiness check recovered", took.Round(time.Millisecond))
 }
 
-// TestChildInvalidSettings: out-of-range registry settings fail at start
-// (exit 2, nothing started) with a message naming the key.
+// TestChildInvalidSettings: out-of-range registry settings, and consul/api
+// settings that could only fail later (issue 9 item 4), fail at start (exit
+// 2, nothing started) with a message naming the key or variable.
 func TestChildInvalidSettings(t *testing.T) {
 	for _, c := range []struct{ env, key string }{
 		{"DRAINKIT_REGISTRY_DEREGISTER_CRITICAL_SERVICE_AFTER=30s", "registry.deregister_critical_service_after"},
 		{"DRAINKIT_REGISTRY_TTL=0s", "registry.ttl"},
 		{"DRAINKIT_REGISTRY_HEARTBEAT_INTERVAL=1500ms", "registry.heartbeat_interval"}, // TTL 3s: > TTL/3
+		{"CONSUL_CACERT=/nonexistent/drainkit-ca.pem", "CONSUL_CACERT"},
+		{"CONSUL_HTTP_ADDR=::::garbage", "CONSUL_HTTP_ADDR"},
 	} {
 		t.Run(c.key, func(t *testing.T) {
 			// No agent is needed: the settings fail before any call.

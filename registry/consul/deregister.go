@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/drainkit/drainkit/internal/syncx"
 	"github.com/drainkit/drainkit/registry"
 	"github.com/hashicorp/consul/api"
 )
@@ -41,12 +43,12 @@ func (r *Registrar) Deregister(ctx context.Context) error {
 		r.failed("deregister", err)
 		return err
 	}
-	if !r.attempted {
+	if r.state == stateNew {
 		r.log.Info("consul: nothing to deregister: never registered")
 		return nil
 	}
 	attempts, err := r.deregisterRetrying(ctx)
-	if err == nil && r.uncertain {
+	if err == nil && r.state == stateUncertain {
 		// A registration or heartbeat cancelled in flight may still be
 		// applied by the agent after our deregistration: look once more.
 		cctx, cancel := r.callCtx(ctx)
@@ -90,7 +92,7 @@ func (r *Registrar) deregisterRetrying(ctx context.Context) (int, error) {
 			}
 			wait = min(wait, left)
 		}
-		if serr := sleep(ctx, wait); serr != nil {
+		if serr := syncx.Sleep(ctx, wait); serr != nil {
 			return n, errors.Join(err, serr)
 		}
 	}
@@ -101,45 +103,30 @@ const confirmWait = 10 * time.Second
 
 // Confirm blocks until Consul's health endpoint no longer lists the instance
 // as passing (nil), or ctx is done (an error wrapping ctx.Err() and the last
-// query error). It uses blocking queries on /v1/health/service/<service>
-// ?passing, so it returns as soon as the catalog changes. After a failed
-// Deregister it still returns once the TTL check has expired.
+// query error). It uses the watch's blocking queries on
+// /v1/health/service/<service>?passing (at most confirmWait each, 50ms to 1s
+// backoff after a failure), so it returns as soon as the catalog changes.
+// After a failed Deregister it still returns once the TTL check has expired.
 func (r *Registrar) Confirm(ctx context.Context) error {
 	start := time.Now()
 	var last error
-	var idx uint64
-	bo := backoff{min: retryMin, max: retryMax}
-	for {
-		q := &api.QueryOptions{WaitIndex: idx, WaitTime: confirmWait}
-		qstart := time.Now()
-		entries, meta, err := r.client.Health().Service(r.opts.Service, "", true, q.WithContext(ctx))
-		if ctx.Err() != nil {
-			if last != nil {
-				return fmt.Errorf("consul: confirm %s not passing: %w (last error: %v)", r.id, ctx.Err(), last)
-			}
-			return fmt.Errorf("consul: confirm %s not passing: %w", r.id, ctx.Err())
+	p := &poller{client: r.client, service: r.opts.Service, wait: confirmWait, bo: backoff{min: retryMin, max: retryMax}}
+	err := p.run(ctx, func(a answer) bool {
+		if a.err != nil {
+			last = a.err
+			return true
 		}
-		if err != nil {
-			last = err
-			_ = sleep(ctx, bo.next()) // a done ctx is reported by the next round
-			continue
+		if slices.ContainsFunc(a.entries, func(e *api.ServiceEntry) bool { return e.Service != nil && e.Service.ID == r.id }) {
+			return true
 		}
-		bo.reset()
-		listed := false
-		for _, e := range entries {
-			if e.Service != nil && e.Service.ID == r.id {
-				listed = true
-				break
-			}
-		}
-		if !listed {
-			r.log.Info("consul: confirmed: no longer passing", "took", time.Since(start), "index", meta.LastIndex)
-			return nil
-		}
-		var reset bool
-		idx, reset = nextIndex(idx, meta.LastIndex)
-		if reset || time.Since(qstart) < minQueryInterval {
-			_ = sleep(ctx, minQueryInterval-time.Since(qstart))
-		}
+		r.log.Info("consul: confirmed: no longer passing", "took", time.Since(start), "index", a.index)
+		return false
+	})
+	switch {
+	case err == nil:
+		return nil
+	case last != nil:
+		return fmt.Errorf("consul: confirm %s not passing: %w (last error: %v)", r.id, err, last)
 	}
+	return fmt.Errorf("consul: confirm %s not passing: %w", r.id, err)
 }

@@ -31,11 +31,20 @@
 // suffix), so they never collide across hosts and every process has a new
 // one. Before its first registration a Registrar removes earlier drainkit
 // registrations of the same service on the same agent with the same address
-// and port: their process cannot be alive, because this process holds that
-// port now. This keeps a dead predecessor (kill -9, OOM) from staying passing
-// beside its successor until its TTL runs out. The predecessor's own
-// deregistration or Consul's clean-up can only ever remove the predecessor's
-// ID, never the successor's.
+// and port, but only when it can prove that no other live process holds
+// them: Options.Address is an explicit IP of one of this host's interfaces
+// (and Port, by contract, a port this process listens on). This keeps a dead
+// predecessor (kill -9, OOM) from staying passing beside its successor until
+// its TTL runs out. An empty Address proves nothing: Consul substitutes the
+// node's address, which every instance behind one agent shares (pods behind a
+// per-node agent), so such registrations are never removed, and a dead
+// predecessor's entry turns critical after its TTL instead. The
+// predecessor's own deregistration or Consul's clean-up can only ever remove
+// the predecessor's ID, never the successor's.
+//
+// The registration's meta carries "drainkit_managed" and registry.MetaReadyAt,
+// the time of the first READY (RFC 3339 UTC with nanoseconds), which
+// consumers read for slow start.
 //
 // # Settings
 //
@@ -43,11 +52,16 @@
 // default api.DefaultConfig(), which reads CONSUL_HTTP_ADDR,
 // CONSUL_HTTP_TOKEN, CONSUL_HTTP_TOKEN_FILE, CONSUL_HTTP_SSL,
 // CONSUL_CACERT, CONSUL_CLIENT_CERT, CONSUL_CLIENT_KEY and the other
-// variables consul/api documents. The token is never logged.
+// variables consul/api documents. The token is never logged. New (and
+// Options.Validate) reject an agent address that is not one and a CA,
+// certificate, key or token file that cannot be read, with a *SettingError
+// naming the variable and its value, so that a bad setting fails at start.
 //
 // # Watch
 //
-// Watch and Watcher follow the passing instances of a service with blocking
-// queries and deliver Views stamped with the Consul index and the time they
-// were received; on errors they keep the last good view and back off.
+// Watch, Watcher and NewSource follow the passing instances of a service with
+// blocking queries and deliver registry.View (Source "consul", Revision the
+// X-Consul-Index), only when the view changed; on errors they keep the last
+// good instances, back off, and report recovery as soon as the agent answers
+// again. NewSource is the registry.Source that consumers take.
 package consul

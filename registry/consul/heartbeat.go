@@ -2,7 +2,6 @@ package consul
 
 import (
 	"context"
-	"errors"
 	"maps"
 	"time"
 
@@ -10,9 +9,32 @@ import (
 	"github.com/hashicorp/consul/api"
 )
 
-// run is the worker: it applies the latest Sync at once when kicked, and
-// otherwise heartbeats every HeartbeatInterval, counted from the start of
-// the previous step. One agent call is in flight at a time.
+// agentState is what the agent holds of this instance, as far as the worker
+// knows; the worker's step is one switch over it.
+type agentState int
+
+const (
+	// stateNew: nothing was ever sent. Step: remove predecessors, register.
+	stateNew agentState = iota
+	// stateAbsent: a registration was sent, but the agent does not hold the
+	// instance (the call failed, or the agent lost or reaped it). Step:
+	// register again.
+	stateAbsent
+	// stateRegistered: the agent holds the instance, maintenance mode off.
+	// Step: converge (heartbeat the TTL check, maintenance on if wanted).
+	stateRegistered
+	// stateMaintenance: the agent holds the instance in maintenance mode.
+	// Step: converge.
+	stateMaintenance
+	// stateUncertain: a write was cancelled in flight (Deregister or Close
+	// stopped the worker): the agent may still apply it. Terminal; Deregister
+	// looks once more after deregistering.
+	stateUncertain
+)
+
+// run is the worker: it steps at once when triggered, and otherwise
+// heartbeats every HeartbeatInterval, counted from the start of the previous
+// step. One agent call is in flight at a time.
 func (r *Registrar) run(ctx context.Context, done chan<- struct{}) {
 	defer close(done)
 	timer := time.NewTimer(r.opts.HeartbeatInterval)
@@ -21,7 +43,7 @@ func (r *Registrar) run(ctx context.Context, done chan<- struct{}) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-r.kick:
+		case <-r.trigger:
 		case <-timer.C:
 		}
 		start := time.Now()
@@ -40,11 +62,7 @@ func (r *Registrar) step(ctx context.Context) {
 	if ctx.Err() != nil {
 		return // stopped by Deregister or Close; Sync callers see done
 	}
-	r.mu.Lock()
-	r.applied, r.appliedErr = gen, err
-	close(r.appliedCh)
-	r.appliedCh = make(chan struct{})
-	r.mu.Unlock()
+	r.outcome.Publish(outcome{gen: gen, err: err})
 }
 
 // ttlStatus is the TTL check's status for a wanted health. In maintenance the
@@ -62,30 +80,49 @@ func ttlStatus(h registry.Health) string {
 // maintenance mode and the TTL check as want says. If the agent turns out to
 // have lost the instance, it registers again at once (once per step).
 func (r *Registrar) apply(ctx context.Context, want registry.Health, reason string) error {
-	for attempt := 0; ; attempt++ {
-		var regStatus string
-		if !r.registered {
-			if !r.cleaned {
+	regStatus, lost := "", false // regStatus: the check status just registered, if any
+	for {
+		var err error
+		switch r.state {
+		case stateNew, stateAbsent:
+			if !r.predecessorsRemoved {
 				r.removePredecessors(ctx)
 			}
-			var err error
 			if regStatus, err = r.register(ctx, want, reason); err != nil {
 				return err
 			}
+			continue // now stateRegistered
+		case stateRegistered, stateMaintenance:
+			err = r.converge(ctx, want, reason, regStatus)
+		case stateUncertain:
+			return ctx.Err() // only after the worker was stopped
 		}
-		err := r.converge(ctx, want, reason, regStatus)
-		if err != nil && lostInstance(err) && attempt == 0 {
-			r.registered, r.maint = false, false
-			r.mu.Lock()
-			r.status.Health = registry.Absent
-			r.mu.Unlock()
-			r.log.Warn("consul: the agent lost the instance (agent restart or reaped); registering again", "error", err)
-			continue
+		if err == nil || !lostInstance(err) {
+			return err
 		}
-		if err != nil && lostInstance(err) {
+		if lost {
 			r.failed("heartbeat", err)
+			return err
 		}
-		return err
+		lost = true
+		r.lose(err)
+	}
+}
+
+// lose records that the agent no longer holds the instance.
+func (r *Registrar) lose(err error) {
+	r.state = stateAbsent
+	r.mu.Lock()
+	r.status.Health = registry.Absent
+	r.mu.Unlock()
+	r.log.Warn("consul: the agent lost the instance (agent restart or reaped); registering again", "error", err)
+}
+
+// interrupted moves to stateUncertain if err came from the worker being
+// stopped in the middle of a write.
+func (r *Registrar) interrupted(ctx context.Context) {
+	if ctx.Err() != nil {
+		r.state = stateUncertain
 	}
 }
 
@@ -102,6 +139,7 @@ func (r *Registrar) register(ctx context.Context, want registry.Health, reason s
 		meta = map[string]string{}
 	}
 	meta[metaManaged] = "true"
+	meta[registry.MetaReadyAt] = r.readyAt.UTC().Format(time.RFC3339Nano)
 	reg := &api.AgentServiceRegistration{
 		ID:      r.id,
 		Name:    r.opts.Service,
@@ -120,16 +158,14 @@ func (r *Registrar) register(ctx context.Context, want registry.Health, reason s
 	}
 	cctx, cancel := r.callCtx(ctx)
 	defer cancel()
-	r.attempted = true
+	r.state = stateAbsent // sent: the agent may hold it from here on
 	err := r.client.Agent().ServiceRegisterOpts(reg, api.ServiceRegisterOpts{ReplaceExistingChecks: true}.WithContext(cctx))
 	if err != nil {
-		if ctx.Err() != nil {
-			r.uncertain = true
-		}
+		r.interrupted(ctx)
 		r.failed("register", err)
 		return "", err
 	}
-	r.registered = true
+	r.state = stateRegistered // a new registration has maintenance mode off
 	var n int
 	r.wrote(func(s *registry.Status) {
 		s.Registrations++
@@ -156,26 +192,26 @@ func (r *Registrar) register(ctx context.Context, want registry.Health, reason s
 func (r *Registrar) converge(ctx context.Context, want registry.Health, reason, regStatus string) error {
 	wantMaint := want == registry.Maintenance
 	status := ttlStatus(want)
-	if wantMaint && !r.maint {
+	if wantMaint && r.state == stateRegistered {
 		if err := r.call(ctx, "maintenance on", func(q *api.QueryOptions) error {
 			return r.client.Agent().EnableServiceMaintenanceOpts(r.id, reason, q)
 		}); err != nil {
 			return err
 		}
-		r.maint = true
+		r.state = stateMaintenance
 	}
 	if status == api.HealthCritical && regStatus != status {
 		if err := r.updateTTL(ctx, status, reason); err != nil {
 			return err
 		}
 	}
-	if !wantMaint && r.maint {
+	if !wantMaint && r.state == stateMaintenance {
 		if err := r.call(ctx, "maintenance off", func(q *api.QueryOptions) error {
 			return r.client.Agent().DisableServiceMaintenanceOpts(r.id, q)
 		}); err != nil {
 			return err
 		}
-		r.maint = false
+		r.state = stateRegistered
 	}
 	if status == api.HealthPassing && regStatus != status {
 		if err := r.updateTTL(ctx, status, reason); err != nil {
@@ -198,9 +234,7 @@ func (r *Registrar) call(ctx context.Context, op string, fn func(*api.QueryOptio
 	defer cancel()
 	err := fn((&api.QueryOptions{}).WithContext(cctx))
 	if err != nil {
-		if ctx.Err() != nil {
-			r.uncertain = true
-		}
+		r.interrupted(ctx)
 		if !lostInstance(err) {
 			r.failed(op, err)
 		}
@@ -208,37 +242,4 @@ func (r *Registrar) call(ctx context.Context, op string, fn func(*api.QueryOptio
 	}
 	r.wrote(nil)
 	return nil
-}
-
-// removePredecessors deregisters earlier drainkit registrations of the same
-// service with the same address and port on this agent: this process holds
-// that port, so their processes are gone (see the package documentation). A
-// failure is logged and retried before the next registration attempt.
-func (r *Registrar) removePredecessors(ctx context.Context) {
-	if r.opts.KeepPredecessors {
-		r.cleaned = true
-		return
-	}
-	cctx, cancel := r.callCtx(ctx)
-	defer cancel()
-	svcs, err := r.client.Agent().ServicesWithFilterOpts("", (&api.QueryOptions{}).WithContext(cctx))
-	if err != nil {
-		r.failed("list predecessors", err)
-		return
-	}
-	var errs []error
-	for id, s := range svcs {
-		if id == r.id || s.Service != r.opts.Service || s.Address != r.opts.Address || s.Port != r.opts.Port || s.Meta[metaManaged] == "" {
-			continue
-		}
-		err := r.call(ctx, "remove predecessor", func(q *api.QueryOptions) error {
-			return r.client.Agent().ServiceDeregisterOpts(id, q)
-		})
-		if err != nil && !lostInstance(err) {
-			errs = append(errs, err)
-			continue
-		}
-		r.log.Info("consul: removed a dead predecessor's registration on this address and port", "predecessor_id", id)
-	}
-	r.cleaned = errors.Join(errs...) == nil
 }

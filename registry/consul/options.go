@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/registry"
 	"github.com/hashicorp/consul/api"
 )
 
@@ -20,14 +21,19 @@ type Options struct {
 	// package documentation on identity before setting it.
 	ID string
 	// Address is the address consumers connect to (key registry.address).
-	// Empty means the agent's node address.
+	// Empty means the agent's node address. Set it to the IP this process
+	// is bound to when it has one of its own (a pod IP): only then are a
+	// dead predecessor's registrations on the same address and port removed
+	// at start (an empty address is shared by every instance on the agent).
 	Address string
 	// Port is the port consumers connect to (key registry.port, 1 to 65535).
 	// It must be a port this process listens on: predecessors on the same
-	// address and port are removed at start.
+	// explicit Address and port are removed at start.
 	Port int
 	// Tags and Meta are registered as they are (keys registry.tags,
-	// registry.meta). Meta key "drainkit_managed" is reserved.
+	// registry.meta). Meta keys "drainkit_managed" and registry.MetaReadyAt
+	// are reserved: the Registrar sets them (the latter to the time of the
+	// first READY, RFC 3339 UTC with nanoseconds, for consumers' slow start).
 	Tags []string
 	Meta map[string]string
 
@@ -98,7 +104,13 @@ func (o Options) withDefaults() Options {
 }
 
 // Validate returns a *lifecycle.RangeError for the first field out of range
-// (after applying the defaults for zero fields), or nil.
+// (after applying the defaults for zero fields), then a *SettingError for a
+// consul/api setting that could only fail later: an agent address that is
+// not one (CONSUL_HTTP_ADDR=::::garbage) or a CA, client certificate, key or
+// token file that does not exist (CONSUL_CACERT=/missing.pem), naming the
+// environment variable when the value came from it. Consul == nil means the
+// settings api.DefaultConfig() reads from the environment. nil if all is
+// well.
 func (o Options) Validate() error {
 	o = o.withDefaults()
 	d := func(v time.Duration) string { return v.String() }
@@ -120,10 +132,12 @@ func (o Options) Validate() error {
 		return &lifecycle.RangeError{Key: "registry.deregister_critical_service_after", Value: d(o.DeregisterCriticalServiceAfter),
 			Allowed: "must be >= " + d(MinDeregisterCriticalServiceAfter) + " and <= " + d(lifecycle.MaxDuration)}
 	}
-	if _, ok := o.Meta[metaManaged]; ok {
-		return &lifecycle.RangeError{Key: "registry.meta", Value: metaManaged, Allowed: "meta key " + metaManaged + " is reserved by drainkit"}
+	for _, k := range []string{metaManaged, registry.MetaReadyAt} {
+		if _, ok := o.Meta[k]; ok {
+			return &lifecycle.RangeError{Key: "registry.meta", Value: k, Allowed: "meta key " + k + " is reserved by drainkit"}
+		}
 	}
-	return nil
+	return checkSettings(o.Consul)
 }
 
 // ValidServiceName reports whether name is a Consul service name drainkit

@@ -1,6 +1,7 @@
 package consul
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/drainkit/drainkit/internal/syncx"
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/registry"
 	"github.com/hashicorp/consul/api"
@@ -28,9 +30,11 @@ var ErrClosed = errors.New("consul: registrar closed")
 // longer needs it (a stop hook), which ends the heartbeat without
 // deregistering.
 //
-// All agent calls that change the instance run in one goroutine, owned by
-// the Registrar: started by the first READY Sync, ended by Deregister or
-// Close.
+// All agent calls that change the instance run in one goroutine, the worker,
+// owned by the Registrar: started by the first READY Sync, ended by
+// Deregister or Close. The worker is a state machine over what the agent
+// holds of the instance (see agentState), stepped on each heartbeat and at
+// once when Sync triggers it.
 type Registrar struct {
 	opts    Options
 	id      string
@@ -39,28 +43,28 @@ type Registrar struct {
 	owned   *http.Client // the HTTP client New created, or nil if the caller supplied one
 	log     *slog.Logger
 
-	mu         sync.Mutex
-	want       registry.Health // latest Sync's target
-	reason     string          // latest Sync's reason, shown as the check's output
-	everReady  bool
-	gen        uint64        // bumped by each Sync
-	applied    uint64        // last generation the worker applied
-	appliedErr error         // its outcome
-	appliedCh  chan struct{} // closed and replaced after each worker step
-	status     registry.Status
-	failing    bool // the last agent call failed (log once per failure streak)
-	closed     bool
-	cancel     context.CancelFunc // stops the worker; nil before it started
-	done       chan struct{}      // closed when the worker returned
-	kick       chan struct{}
+	mu      sync.Mutex
+	want    registry.Health // latest Sync's target
+	reason  string          // latest Sync's reason, shown as the check's output
+	readyAt time.Time       // the first READY's time; zero before it. Read by the worker, which starts after it is set.
+	gen     uint64          // bumped by each Sync
+	status  registry.Status // LastError != "" while a failure streak lasts
+	closed  bool
+	cancel  context.CancelFunc // stops the worker; nil before it started
+	done    chan struct{}      // closed when the worker returned
+	trigger chan struct{}      // wakes the worker for a new Sync (buffer of one)
 
-	// Owned by the worker goroutine; read by Deregister only after the worker
-	// has returned.
-	attempted  bool // a registration was sent: the agent may hold the instance
-	uncertain  bool // a write was cancelled in flight: the agent may still apply it
-	registered bool // the agent holds the instance, as far as we know
-	maint      bool // maintenance mode is on
-	cleaned    bool // predecessors were removed
+	outcome syncx.Latest[outcome] // the worker's last step, for Sync callers
+
+	// Owned by the worker; read by Deregister only after the worker returned.
+	state               agentState
+	predecessorsRemoved bool // a one-shot task before the first successful registration
+}
+
+// outcome is what the worker's step for Sync generation gen returned.
+type outcome struct {
+	gen uint64
+	err error
 }
 
 var _ registry.Registrar = (*Registrar)(nil)
@@ -93,14 +97,13 @@ func New(opts Options) (*Registrar, error) {
 		logger = slog.Default()
 	}
 	r := &Registrar{
-		opts:      opts,
-		id:        opts.ID,
-		checkID:   "service:" + opts.ID,
-		client:    client,
-		log:       logger.With("registrar", "consul", "service", opts.Service, "id", opts.ID),
-		appliedCh: make(chan struct{}),
-		status:    registry.Status{ID: opts.ID, Service: opts.Service, Health: registry.Absent},
-		kick:      make(chan struct{}, 1),
+		opts:    opts,
+		id:      opts.ID,
+		checkID: "service:" + opts.ID,
+		client:  client,
+		log:     logger.With("registrar", "consul", "service", opts.Service, "id", opts.ID),
+		status:  registry.Status{ID: opts.ID, Service: opts.Service, Health: registry.Absent},
+		trigger: make(chan struct{}, 1),
 	}
 	if !supplied {
 		r.owned = cfg.HttpClient
@@ -137,28 +140,43 @@ func (r *Registrar) Status() registry.Status {
 // registry.ErrDeregistered after Deregister, and an error for states other
 // than READY and EJECTED.
 func (r *Registrar) Sync(ctx context.Context, t lifecycle.Transition) error {
-	if t.To != lifecycle.Ready && t.To != lifecycle.Ejected {
-		return fmt.Errorf("consul: Sync with state %s: only READY and EJECTED are synced", t.To)
+	if err := registry.CheckSyncable(t); err != nil {
+		return err
 	}
+	gen, done, err := r.submit(t)
+	if err != nil || done == nil {
+		return err
+	}
+	o, err := r.outcome.WaitFor(ctx, done, func(o outcome) bool { return o.gen >= gen })
+	switch {
+	case errors.Is(err, syncx.ErrStopped):
+		return ErrClosed
+	case err != nil:
+		return err
+	}
+	return o.err
+}
+
+// submit records t as the wanted state and triggers the worker, starting it
+// on the first READY. It returns t's generation and the worker's done
+// channel, or a nil channel when there is nothing to apply (EJECTED before
+// the first READY).
+func (r *Registrar) submit(t lifecycle.Transition) (uint64, <-chan struct{}, error) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	switch {
 	case r.status.Deregistering:
-		r.mu.Unlock()
-		return registry.ErrDeregistered
+		return 0, nil, registry.ErrDeregistered
 	case r.closed:
-		r.mu.Unlock()
-		return ErrClosed
+		return 0, nil, ErrClosed
 	}
 	r.gen++
-	gen := r.gen
 	r.want, r.reason = registry.HealthFor(t), t.To.String()+": "+t.Reason
-	if t.To == lifecycle.Ready {
-		r.everReady = true
+	if t.To == lifecycle.Ready && r.readyAt.IsZero() {
+		r.readyAt = cmp.Or(t.At, time.Now())
 	}
-	if !r.everReady {
-		r.applied, r.appliedErr = gen, nil
-		r.mu.Unlock()
-		return nil
+	if r.readyAt.IsZero() {
+		return r.gen, nil, nil // nothing registered yet, nothing to change
 	}
 	if r.cancel == nil {
 		wctx, cancel := context.WithCancel(context.Background())
@@ -166,27 +184,10 @@ func (r *Registrar) Sync(ctx context.Context, t lifecycle.Transition) error {
 		go r.run(wctx, r.done)
 	}
 	select {
-	case r.kick <- struct{}{}:
+	case r.trigger <- struct{}{}:
 	default:
 	}
-	done := r.done
-	r.mu.Unlock()
-
-	for {
-		r.mu.Lock()
-		applied, err, ch := r.applied, r.appliedErr, r.appliedCh
-		r.mu.Unlock()
-		if applied >= gen {
-			return err
-		}
-		select {
-		case <-ch:
-		case <-done:
-			return ErrClosed
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	return r.gen, r.done, nil
 }
 
 // Close stops the heartbeat and waits for its goroutine, then closes idle
@@ -236,23 +237,22 @@ func (r *Registrar) callCtx(ctx context.Context) (context.Context, context.Cance
 func (r *Registrar) wrote(update func(*registry.Status)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.status.LastError != "" {
+		r.log.Info("consul: agent calls succeed again")
+	}
 	r.status.LastWrite = time.Now()
 	r.status.LastError = ""
 	if update != nil {
 		update(&r.status)
-	}
-	if r.failing {
-		r.failing = false
-		r.log.Info("consul: agent calls succeed again")
 	}
 }
 
 func (r *Registrar) failed(op string, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	streak := r.status.LastError != ""
 	r.status.LastError, r.status.LastErrorAt = op+": "+err.Error(), time.Now()
-	if !r.failing {
-		r.failing = true
+	if !streak {
 		r.log.Warn("consul: agent call failed; retrying on each heartbeat", "op", op, "error", err)
 	} else {
 		r.log.Debug("consul: agent call failed", "op", op, "error", err)

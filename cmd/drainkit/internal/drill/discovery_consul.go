@@ -45,24 +45,12 @@ func NewConsulDiscovery(addr, service string) (*ConsulDiscovery, error) {
 		defer close(d.done)
 		for v := range d.w.C {
 			d.mu.Lock()
-			d.latest = fromConsul(v)
+			d.latest = v
 			d.rebuildLocked()
 			d.mu.Unlock()
 		}
 	}()
 	return d, nil
-}
-
-// fromConsul converts the watch's view to the registry's.
-func fromConsul(v consul.View) registry.View {
-	out := registry.View{Service: v.Service, Revision: v.Index, Received: v.Received, Source: "consul", Err: v.Err, ErrAt: v.ErrAt}
-	if v.Instances != nil {
-		out.Instances = make([]registry.Instance, len(v.Instances))
-	}
-	for i, in := range v.Instances {
-		out.Instances[i] = registry.Instance{ID: in.ID, Address: in.Address, Port: in.Port, Tags: in.Tags, Meta: in.Meta}
-	}
-	return out
 }
 
 // Describe implements Discovery.

@@ -1,0 +1,83 @@
+package drill
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/drainkit/drainkit/consumer"
+)
+
+// The drainkit consumer kind: package consumer over the drill's discovery.
+func init() { RegisterConsumer(ConsumerDrainkit, newDrainkitClient) }
+
+// drainkitClient is a consumer.Transport (with its consumer.Watcher) fed by
+// the drill's views, dialling through the drill's counting dialer, with the
+// package's defaults: round robin, failover of unwritten requests, retries
+// of idempotent ones within a 20 % budget, outlier ejection (3 consecutive
+// connect-level failures, at most 50 % ejected), a 10 s empty-list hold.
+type drainkitClient struct {
+	w       *consumer.Watcher
+	tr      *consumer.Transport
+	client  *http.Client
+	service string
+}
+
+// newDrainkitClient implements NewClientFunc for ConsumerDrainkit.
+func newDrainkitClient(c ClientConfig) (Client, error) {
+	logger := slog.New(slog.DiscardHandler) // the drill reports the outcomes itself
+	w, err := consumer.NewWatcher(consumer.WatcherOptions{Source: c.Views, Service: c.Service, Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	base := &http.Transport{
+		Proxy:               nil, // loopback only, never through a proxy
+		DialContext:         c.Dial,
+		MaxIdleConns:        256,
+		MaxIdleConnsPerHost: 64,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+	}
+	tr, err := consumer.NewTransport(w, c.Service, consumer.Options{Base: base, Logger: logger})
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	return &drainkitClient{w: w, tr: tr, client: &http.Client{Transport: tr}, service: c.Service}, nil
+}
+
+// Do implements Client: one request through the Transport, retries included.
+func (d *drainkitClient) Do(ctx context.Context, r Request) Attempt {
+	var out consumer.Outcome
+	age := d.w.View().Age(time.Now())
+	status, err := send(consumer.WithOutcome(ctx, &out), d.client, "http://"+d.service, r)
+	if errors.Is(err, consumer.ErrNoInstance) {
+		err = fmt.Errorf("%w: %w", ErrNoEndpoint, err)
+	}
+	return Attempt{Addr: out.Addr, Status: status, Err: err, Retries: max(out.Attempts-1, 0), ViewAge: age}
+}
+
+// Listed implements Client: the candidates that are not ejected.
+func (d *drainkitClient) Listed() []string {
+	var out []string
+	for _, in := range d.tr.Instances() {
+		if !in.Ejected {
+			out = append(out, in.Addr)
+		}
+	}
+	return out
+}
+
+// Stats implements Client.
+func (d *drainkitClient) Stats() ClientStats {
+	return ClientStats{Ejections: int64(d.tr.Status().Ejections)}
+}
+
+// Close implements Client.
+func (d *drainkitClient) Close() {
+	d.tr.Close()
+	d.w.Close()
+}

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// readmeModule writes README.md's "Use" program into a fresh module that
+// replaces github.com/drainkit/drainkit with this checkout, as a new user
+// would (go.sum from the checkout, so that only the module cache is read),
+// and returns its directory and the go command's environment.
+func readmeModule(t *testing.T) (dir string, env []string) {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, use, _ := strings.Cut(string(readme), "\n## Use\n")
+	_, block, ok := strings.Cut(use, "```go\n")
+	block, _, ok2 := strings.Cut(block, "```\n")
+	if !ok || !ok2 {
+		t.Fatal(`README.md's "Use" section has no complete go block`)
+	}
+	gomod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	goLine := ""
+	for _, l := range strings.Split(string(gomod), "\n") {
+		if v, ok := strings.CutPrefix(l, "go "); ok {
+			goLine = strings.TrimSpace(v)
+		}
+	}
+	if goLine == "" {
+		t.Fatal("go.mod has no go line")
+	}
+	dir = t.TempDir()
+	mod := "module example.com/readme\n\ngo " + goLine + "\n\nrequire github.com/drainkit/drainkit v0.0.0\n\nreplace github.com/drainkit/drainkit => " + root + "\n"
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{"main.go": block, "go.mod": mod, "go.sum": string(sum)} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off", "GOTOOLCHAIN=local")
+	return dir, env
+}
+
+// goCmd runs the go command in dir and returns its output.
+func goCmd(t *testing.T, dir string, env []string, args ...string) string {
+	t.Helper()
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		gobin = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
+	}
+	cmd := exec.Command(gobin, args...)
+	cmd.Dir, cmd.Env = dir, env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// TestReadmeProgramDeps: the README program's dependency closure has
+// nothing from Consul, gRPC or OpenTelemetry.
+func TestReadmeProgramDeps(t *testing.T) {
+	dir, env := readmeModule(t)
+	deps := goCmd(t, dir, env, "list", "-deps", ".")
+	for _, p := range strings.Fields(deps) {
+		for _, heavy := range []string{"github.com/hashicorp/", "google.golang.org/grpc", "go.opentelemetry.io/"} {
+			if strings.HasPrefix(p, heavy) {
+				t.Errorf("the README program links %s", p)
+			}
+		}
+	}
+	t.Logf("%d packages in the closure", len(strings.Fields(deps)))
+}
+
+// TestReadmeProgramPassesDrill: the README program, built in a fresh module,
+// passes `drainkit drill --exec` unmodified: exit 0, no failed request.
+func TestReadmeProgramPassesDrill(t *testing.T) {
+	dir, env := readmeModule(t)
+	bin := filepath.Join(dir, "readme")
+	goCmd(t, dir, env, "build", "-o", bin, ".")
+	r := drainkit(t, 2*time.Minute, []string{"DRAINKIT_PROPAGATION_MIN=1s"},
+		"drill", "--json", "--exec", bin, "--replicas", "2", "--baseline", "500ms", "--tail", "500ms")
+	out := parseDrill(t, r)
+	if len(out.Strategies) != 1 {
+		t.Fatalf("strategies %+v, want one", out.Strategies)
+	}
+	if s := out.Strategies[0]; r.code != 0 || s.Failed != 0 || s.Requests == 0 || len(s.DrainSeconds) != 2 {
+		t.Fatalf("exit %d, %d of %d failed, drains %v\nstderr:\n%s", r.code, s.Failed, s.Requests, s.DrainSeconds, r.stderr)
+	}
+}
+
+// TestGoLineIsLowest: the module's go line is the highest go line among its
+// dependencies, no higher, so that users get no patch-level toolchain
+// requirement from drainkit itself.
+func TestGoLineIsLowest(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := goCmd(t, root, append(os.Environ(), "GOWORK=off", "GOTOOLCHAIN=local"), "list", "-m", "-f", "{{.Path}} {{.GoVersion}} {{.Main}}", "all")
+	var main, highest, from string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Fields(l)
+		if len(f) != 3 || f[1] == "" {
+			continue
+		}
+		if f[2] == "true" {
+			main = f[1]
+		} else if versionLess(highest, f[1]) {
+			highest, from = f[1], f[0]
+		}
+	}
+	if main != highest {
+		t.Errorf("go.mod says go %s; the highest a dependency needs is %s (%s)", main, highest, from)
+	}
+}
+
+// versionLess compares Go versions such as "1.25", "1.26.0" and "1.26.7".
+func versionLess(a, b string) bool {
+	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
+	for i := range max(len(pa), len(pb)) {
+		x, y := -1, -1
+		if i < len(pa) {
+			x = atoiOr(pa[i])
+		}
+		if i < len(pb) {
+			y = atoiOr(pb[i])
+		}
+		if x != y {
+			return x < y
+		}
+	}
+	return false
+}
+
+func atoiOr(s string) int {
+	n := 0
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			break
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
+}

@@ -1,0 +1,201 @@
+// Package grpcresolver feeds grpc-go from a consumer.Watcher: a resolver for
+// targets such as "drainkit:///orders", whose addresses follow the
+// Watcher's candidate view (ordered, last-good on registry errors, sudden
+// empty lists held). grpc-go's own machinery does the rest, configured
+// through ServiceConfig: round_robin under outlier_detection_experimental
+// (failure-percentage ejection) and client-side health checking, so an
+// instance that goes NOT_SERVING as its drain begins (grpcdrain) leaves
+// the rotation before its GOAWAY; calls not yet sent on a connection that
+// received GOAWAY are retried transparently by grpc-go.
+//
+//	b, err := grpcresolver.NewBuilder(grpcresolver.Options{Source: func(service string) (registry.Source, error) {
+//		return consulSource(service), nil
+//	}})
+//	...
+//	conn, err := grpc.NewClient("drainkit:///orders", append(grpcresolver.DialOptions(b),
+//		grpc.WithTransportCredentials(creds))...)
+//
+// This package imports google.golang.org/grpc/xds, which registers the
+// outlier-detection balancer (and pulls in xDS); package consumer does not.
+// Out of scope: retrying calls that were sent (configure a retryPolicy in
+// your own service config for idempotent methods).
+package grpcresolver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"google.golang.org/grpc"
+	_ "google.golang.org/grpc/health" // registers client-side health checking
+	"google.golang.org/grpc/resolver"
+
+	"github.com/drainkit/drainkit/consumer"
+	"github.com/drainkit/drainkit/registry"
+)
+
+// Scheme is the default target scheme: "drainkit:///<service>".
+const Scheme = "drainkit"
+
+// ServiceConfig is the default service config DialOptions installs:
+// round_robin under grpc-go's outlier detection (an instance failing 50 %
+// of at least 5 calls in a 1s interval is ejected for 5s times its
+// ejection count, up to 5m, at most 50 % of the instances at once), and
+// client-side health checking of the whole server ("").
+const ServiceConfig = `{
+  "loadBalancingConfig": [{"outlier_detection_experimental": {
+    "interval": "1s",
+    "baseEjectionTime": "5s",
+    "maxEjectionTime": "300s",
+    "maxEjectionPercent": 50,
+    "failurePercentageEjection": {"threshold": 50, "enforcementPercentage": 100, "minimumHosts": 2, "requestVolume": 5},
+    "childPolicy": [{"round_robin": {}}]
+  }}],
+  "healthCheckConfig": {"serviceName": ""}
+}`
+
+// Options configure a Builder.
+type Options struct {
+	// Scheme of the targets; "" means Scheme ("drainkit").
+	Scheme string
+	// Source returns the registry.Source of the service a target names
+	// (its path without the leading '/'). Required unless the Builder is
+	// made with FromWatcher.
+	Source func(service string) (registry.Source, error)
+	// Watcher is the template of each target's WatcherOptions (EmptyHold,
+	// MaxStaleness, backoff, Logger); Source and Service are set per target.
+	Watcher consumer.WatcherOptions
+}
+
+// Builder is a resolver.Builder; one Watcher per target it builds, closed
+// with the resolver.
+type Builder struct {
+	opts  Options
+	fixed *consumer.Watcher
+}
+
+// NewBuilder returns a Builder, or an error naming the missing field.
+func NewBuilder(o Options) (*Builder, error) {
+	if o.Source == nil {
+		return nil, errors.New("grpcresolver: Options.Source is nil; want a function returning the service's registry.Source")
+	}
+	if o.Scheme == "" {
+		o.Scheme = Scheme
+	}
+	return &Builder{opts: o}, nil
+}
+
+// FromWatcher returns a Builder of scheme whose every target resolves from
+// w (shared with, say, an HTTP consumer.Transport); the resolvers do not
+// close w. "" means Scheme.
+func FromWatcher(scheme string, w *consumer.Watcher) *Builder {
+	if scheme == "" {
+		scheme = Scheme
+	}
+	return &Builder{opts: Options{Scheme: scheme}, fixed: w}
+}
+
+// DialOptions returns the options that make a grpc.ClientConn use b and
+// ServiceConfig as its default service config.
+func DialOptions(b *Builder) []grpc.DialOption {
+	return []grpc.DialOption{grpc.WithResolvers(b), grpc.WithDefaultServiceConfig(ServiceConfig)}
+}
+
+// Scheme returns the scheme b resolves.
+func (b *Builder) Scheme() string { return b.opts.Scheme }
+
+// Build starts resolving target: its Watcher's views become the
+// ClientConn's endpoints, the latest one winning.
+func (b *Builder) Build(target resolver.Target, cc resolver.ClientConn, _ resolver.BuildOptions) (resolver.Resolver, error) {
+	w, owned, err := b.watcher(strings.TrimPrefix(target.Endpoint(), "/"))
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &res{cc: cc, w: w, owned: owned, cancel: cancel, next: make(chan registry.View, 1), done: make(chan struct{})}
+	go r.run(ctx)
+	r.stop = w.Subscribe(r.offer)
+	return r, nil
+}
+
+func (b *Builder) watcher(service string) (w *consumer.Watcher, owned bool, err error) {
+	if b.fixed != nil {
+		return b.fixed, false, nil
+	}
+	if service == "" {
+		return nil, false, fmt.Errorf("grpcresolver: target names no service; want %s:///<service>", b.opts.Scheme)
+	}
+	src, err := b.opts.Source(service)
+	if err != nil {
+		return nil, false, fmt.Errorf("grpcresolver: source of %q: %w", service, err)
+	}
+	wo := b.opts.Watcher
+	wo.Source, wo.Service = src, service
+	w, err = consumer.NewWatcher(wo)
+	return w, true, err
+}
+
+// res is one target's resolver.
+type res struct {
+	cc     resolver.ClientConn
+	w      *consumer.Watcher
+	owned  bool
+	cancel context.CancelFunc
+	stop   func()
+	next   chan registry.View // latest-wins mailbox
+	done   chan struct{}
+	once   sync.Once
+}
+
+// offer puts v in the mailbox, replacing a view not yet taken.
+func (r *res) offer(v registry.View) {
+	for {
+		select {
+		case r.next <- v:
+			return
+		default:
+		}
+		select {
+		case <-r.next:
+		default:
+		}
+	}
+}
+
+// run hands views to grpc-go outside the Watcher's lock.
+func (r *res) run(ctx context.Context) {
+	defer close(r.done)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case v := <-r.next:
+			r.cc.UpdateState(state(v))
+		}
+	}
+}
+
+func state(v registry.View) resolver.State {
+	eps := make([]resolver.Endpoint, 0, len(v.Instances))
+	for _, in := range v.Instances {
+		eps = append(eps, resolver.Endpoint{Addresses: []resolver.Address{{Addr: in.HostPort()}}})
+	}
+	return resolver.State{Endpoints: eps}
+}
+
+// ResolveNow does nothing: the Watcher pushes every change.
+func (r *res) ResolveNow(resolver.ResolveNowOptions) {}
+
+// Close stops the resolver (and its Watcher, unless shared).
+func (r *res) Close() {
+	r.once.Do(func() {
+		r.stop()
+		r.cancel()
+		<-r.done
+		if r.owned {
+			r.w.Close()
+		}
+	})
+}

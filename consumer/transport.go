@@ -1,0 +1,150 @@
+package consumer
+
+import (
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/drainkit/drainkit/registry"
+)
+
+// ErrDegraded is returned, with FailFast, while the Watcher is degraded.
+var ErrDegraded = errors.New("consumer: degraded: the service's source has failed for longer than the maximum staleness")
+
+// ErrNoInstance is returned when no candidate instance is left to try.
+var ErrNoInstance = errors.New("consumer: no instance to send the request to")
+
+// Transport is an http.RoundTripper for the clients of one service: requests
+// name the service as their host (http://orders/path for service
+// "orders"), and each goes to an instance of the Watcher's candidate view.
+// See RoundTrip for what is retried; Options for balancing, outlier
+// ejection and slow start. Each instance has its own connection pool; when
+// an instance leaves the view its idle connections are closed (and so are
+// those that become idle later). A provider's "Connection: close" and
+// HTTP/2 GOAWAY are handled by net/http, which opens a new connection for
+// the next request.
+//
+// Only connect-level failures (no HTTP response) count towards ejection; an
+// HTTP 5xx is an answer, passed on as it is.
+type Transport struct {
+	w       *Watcher
+	service string
+	opts    Options
+	log     *slog.Logger
+	budget  *budget
+	unsub   func()
+
+	set    atomic.Pointer[endpointSet]
+	rr     atomic.Uint64
+	viewed atomic.Bool // a view has been applied
+
+	requests        atomic.Uint64
+	retries         atomic.Uint64
+	budgetExhausted atomic.Uint64
+	failures        atomic.Uint64
+	ejections       atomic.Uint64
+	panics          atomic.Uint64
+
+	mu      sync.Mutex // guards byID, refused, closed and endpoints' outlier fields
+	byID    map[string]*endpoint
+	refused int // endpoints whose ejection the cap refused: panic mode while > 0
+	closed  bool
+}
+
+// endpointSet is an immutable candidate set, swapped atomically.
+type endpointSet struct {
+	eps  []*endpoint
+	ramp bool // slow start applies to this set
+}
+
+// NewTransport returns a Transport for the service whose instances w
+// watches; service is the host requests use (w's service name when "").
+// The Transport follows w until Close; it does not close w.
+func NewTransport(w *Watcher, service string, opts Options) (*Transport, error) {
+	if w == nil {
+		return nil, errors.New("consumer: NewTransport: nil Watcher")
+	}
+	if service == "" {
+		service = w.opts.Service
+	}
+	if service == "" {
+		return nil, errors.New("consumer: NewTransport: empty service name (neither the argument nor WatcherOptions.Service)")
+	}
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	t := &Transport{w: w, service: service, opts: opts, log: opts.Logger,
+		budget: newBudget(opts.Budget, time.Now()), byID: map[string]*endpoint{}}
+	t.set.Store(&endpointSet{})
+	t.unsub = w.Subscribe(t.update)
+	return t, nil
+}
+
+// Close stops following the watcher and closes every idle connection. It
+// is idempotent; requests after it fail with ErrNoInstance.
+func (t *Transport) Close() error {
+	t.unsub()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.closed = true
+	for id, ep := range t.byID {
+		ep.tr.CloseIdleConnections()
+		delete(t.byID, id)
+	}
+	t.set.Store(&endpointSet{})
+	return nil
+}
+
+// CloseIdleConnections closes the idle connections of every instance.
+func (t *Transport) CloseIdleConnections() {
+	for _, ep := range t.set.Load().eps {
+		ep.tr.CloseIdleConnections()
+	}
+}
+
+// update swaps in the candidate set of view v: instances keep their
+// endpoint (pool, outlier state) by ID, unless their address or READY time
+// changed; those that left are retired.
+func (t *Transport) update(v registry.View) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return
+	}
+	now := time.Now()
+	next := make(map[string]*endpoint, len(v.Instances))
+	eps := make([]*endpoint, 0, len(v.Instances))
+	ramping := 0
+	for _, in := range v.Instances {
+		ep := t.byID[in.ID]
+		if ready, _ := in.ReadyAt(); ep == nil || ep.addr != in.HostPort() || !ep.ready.Equal(ready) {
+			ep = newEndpoint(in, t.opts.Base) // new, moved or restarted (fields stay immutable)
+		}
+		if ep.inRamp(now, t.opts.SlowStart) {
+			ramping++
+		}
+		next[in.ID] = ep
+		eps = append(eps, ep)
+	}
+	for id, ep := range t.byID {
+		if next[id] != ep {
+			t.retireLocked(ep)
+		}
+	}
+	t.byID = next
+	t.viewed.Store(true)
+	t.set.Store(&endpointSet{eps: eps, ramp: ramping > 0 && 2*ramping <= len(eps)})
+}
+
+// retireLocked closes a departed instance's idle connections; net/http
+// also closes those that become idle later, as no request asks it for one.
+func (t *Transport) retireLocked(ep *endpoint) {
+	ep.tr.CloseIdleConnections()
+	if ep.refused {
+		ep.refused = false
+		t.refused--
+	}
+}

@@ -1,0 +1,166 @@
+package consumer
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/drainkit/drainkit/internal/syncx"
+	"github.com/drainkit/drainkit/registry"
+)
+
+// Watcher keeps one service's candidate view, fed by a registry.Source, and
+// treats it as evidence with an age rather than the truth:
+//
+//   - the view swaps atomically (View never sees half an update), and
+//     subscribers get every swap in order;
+//   - an older revision never replaces a newer one from the same source
+//     (Revision 0 views are ordered by Received); after a source error or
+//     a Watch restart the order starts afresh, since Consul's index, for
+//     one, restarts low on an agent that lost its state;
+//   - a source error keeps the last good view; Status reports its age and
+//     how long the source has been failing (Staleness), and past
+//     MaxStaleness the watcher reports itself Degraded;
+//   - an empty list is delivered at once when it is the first, but one
+//     following a non-empty list is held for EmptyHold (logged) before it
+//     empties the candidate set;
+//   - a source whose Watch returns is restarted after a jittered,
+//     exponentially growing backoff.
+//
+// A Watcher never writes to the registry. Its methods are safe for
+// concurrent use.
+type Watcher struct {
+	opts     WatcherOptions
+	log      *slog.Logger
+	cur      atomic.Pointer[registry.View] // candidate view; nil before the first
+	errSince atomic.Int64                  // unix ns the source began failing; 0 while healthy
+	ready    chan struct{}                 // closed at the first candidate view
+	cancel   context.CancelFunc
+	done     chan struct{}
+	stopOnce sync.Once
+
+	mu        sync.Mutex // guards the fields below; subscribers run with it held
+	latest    registry.View
+	ordered   bool // latest orders later views (no error or restart since)
+	lastErr   error
+	held      *time.Timer // non-nil while an empty list is held
+	heldSince time.Time
+	holdGen   uint64
+	degraded  *time.Timer
+	subs      map[uint64]func(registry.View)
+	nextSub   uint64
+	restarts  uint64
+	dropped   uint64
+}
+
+// NewWatcher checks opts and starts watching opts.Source in a goroutine
+// that runs until Close. It returns an error naming the field when opts is
+// unusable; it does not wait for a first view (see Wait).
+func NewWatcher(opts WatcherOptions) (*Watcher, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &Watcher{
+		opts: opts, log: opts.Logger, ready: make(chan struct{}),
+		cancel: cancel, done: make(chan struct{}),
+		latest: registry.View{Service: opts.Service},
+		subs:   map[uint64]func(registry.View){},
+	}
+	go w.run(ctx)
+	return w, nil
+}
+
+// Close stops the source's Watch and waits for it to return. It is
+// idempotent; the last view stays readable.
+func (w *Watcher) Close() error {
+	w.stopOnce.Do(func() {
+		w.cancel()
+		<-w.done
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		stopTimer(w.held)
+		stopTimer(w.degraded)
+		w.held, w.degraded = nil, nil
+	})
+	return nil
+}
+
+// Wait blocks until the first candidate view arrived or ctx is done.
+func (w *Watcher) Wait(ctx context.Context) error {
+	select {
+	case <-w.ready:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("consumer: waiting for a first view of %q: %w", w.opts.Service, ctx.Err())
+	}
+}
+
+// View returns the candidate view: the instances consumers pick from. Before
+// the first view it is the zero View with Service set.
+func (w *Watcher) View() registry.View {
+	if v := w.cur.Load(); v != nil {
+		return *v
+	}
+	return registry.View{Service: w.opts.Service}
+}
+
+// Subscribe calls fn with the current candidate view, if there is one, and
+// then with every later one, in order, one call at a time; fn must return
+// quickly and must not call Subscribe or its stop function. stop ends the
+// subscription; after it returns fn is not called again.
+func (w *Watcher) Subscribe(fn func(registry.View)) (stop func()) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	id := w.nextSub
+	w.nextSub++
+	w.subs[id] = fn
+	if v := w.cur.Load(); v != nil {
+		fn(*v)
+	}
+	return func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		delete(w.subs, id)
+	}
+}
+
+// Degraded reports whether the source has been failing for longer than
+// MaxStaleness.
+func (w *Watcher) Degraded() bool {
+	since := w.errSince.Load()
+	return since != 0 && w.opts.MaxStaleness > 0 &&
+		time.Since(time.Unix(0, since)) > w.opts.MaxStaleness
+}
+
+// run watches the source, restarting it with backoff whenever Watch
+// returns, until ctx ends.
+func (w *Watcher) run(ctx context.Context) {
+	defer close(w.done)
+	bo := backoff{min: w.opts.MinBackoff, max: w.opts.MaxBackoff}
+	for {
+		start := time.Now()
+		err := w.opts.Source.Watch(ctx, w.receive)
+		if ctx.Err() != nil {
+			return
+		}
+		if time.Since(start) > w.opts.MaxBackoff {
+			bo.reset()
+		}
+		wait := bo.next()
+		w.sourceEnded(err, wait)
+		if syncx.Sleep(ctx, wait) != nil {
+			return
+		}
+	}
+}
+
+func stopTimer(t *time.Timer) {
+	if t != nil {
+		t.Stop()
+	}
+}

@@ -1,0 +1,158 @@
+package consumer
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/drainkit/drainkit/registry"
+)
+
+// receive is the source's callback: it orders, holds or applies v.
+func (w *Watcher) receive(v registry.View) {
+	now := time.Now()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if v.Err != nil {
+		at := v.ErrAt
+		if at.IsZero() {
+			at = now
+		}
+		w.failedLocked(v.Err, at)
+		return
+	}
+	w.recoveredLocked(now)
+	if w.olderLocked(v) {
+		w.dropped++
+		w.log.Debug("consumer: dropped a view older than the current one", "service", w.opts.Service,
+			"revision", v.Revision, "current_revision", w.latest.Revision, "source", v.Source)
+		return
+	}
+	if v.Service == "" {
+		v.Service = w.opts.Service
+	}
+	if v.Received.IsZero() {
+		v.Received = now
+	}
+	if v.Instances == nil {
+		v.Instances = []registry.Instance{}
+	}
+	w.latest, w.ordered = v, true
+	if cur := w.cur.Load(); len(v.Instances) == 0 && cur != nil && len(cur.Instances) > 0 && w.opts.EmptyHold > 0 {
+		w.holdLocked(now, len(cur.Instances))
+		return
+	}
+	w.endHoldLocked(now)
+	w.publishLocked(v)
+}
+
+// olderLocked reports whether v is older than the latest view of the same
+// source (by Revision, or by Received when either revision is 0).
+func (w *Watcher) olderLocked(v registry.View) bool {
+	l := w.latest
+	if !w.ordered || v.Source != l.Source {
+		return false
+	}
+	if v.Revision != 0 && l.Revision != 0 {
+		return v.Revision < l.Revision
+	}
+	return !v.Received.IsZero() && v.Received.Before(l.Received)
+}
+
+// holdLocked starts holding an empty list, unless one is held already.
+func (w *Watcher) holdLocked(now time.Time, had int) {
+	if w.held != nil {
+		return
+	}
+	w.holdGen++
+	gen := w.holdGen
+	w.heldSince = now
+	w.held = time.AfterFunc(w.opts.EmptyHold, func() { w.releaseHold(gen) })
+	w.log.Warn("consumer: the registry lists no instance after a non-empty list; holding the last non-empty view",
+		"service", w.opts.Service, "hold", w.opts.EmptyHold, "instances_kept", had,
+		"revision", w.latest.Revision, "source", w.latest.Source)
+}
+
+// releaseHold applies the held empty list when the hold expires.
+func (w *Watcher) releaseHold(gen uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.held == nil || gen != w.holdGen {
+		return
+	}
+	w.held = nil
+	w.log.Warn("consumer: the registry still lists no instance after the hold; emptying the candidate set",
+		"service", w.opts.Service, "held", time.Since(w.heldSince).Round(time.Millisecond))
+	w.publishLocked(w.latest)
+}
+
+// endHoldLocked ends a hold because a non-empty list arrived.
+func (w *Watcher) endHoldLocked(now time.Time) {
+	if w.held == nil {
+		return
+	}
+	w.held.Stop()
+	w.held = nil
+	w.log.Info("consumer: the registry lists instances again within the empty-list hold",
+		"service", w.opts.Service, "held", now.Sub(w.heldSince).Round(time.Millisecond))
+}
+
+func (w *Watcher) publishLocked(v registry.View) {
+	first := w.cur.Load() == nil
+	w.cur.Store(&v)
+	for _, fn := range w.subs {
+		fn(v)
+	}
+	if first { // after the subscribers: Wait means they have the view
+		close(w.ready)
+	}
+}
+
+// failedLocked records a source error: the last good view stays, and the
+// next view starts a new revision order.
+func (w *Watcher) failedLocked(err error, at time.Time) {
+	w.lastErr, w.ordered = err, false
+	if w.errSince.Load() != 0 {
+		return
+	}
+	w.errSince.Store(at.UnixNano())
+	w.log.Warn("consumer: the service's source failed; keeping the last good view",
+		"service", w.opts.Service, "source", w.latest.Source, "err", err,
+		"view_age", w.latest.Age(at).Round(time.Millisecond), "max_staleness", w.opts.MaxStaleness)
+	if w.opts.MaxStaleness > 0 {
+		w.degraded = time.AfterFunc(w.opts.MaxStaleness, w.logDegraded)
+	}
+}
+
+func (w *Watcher) logDegraded() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.errSince.Load() == 0 {
+		return
+	}
+	w.log.Error("consumer: degraded: the service's source has failed for longer than the maximum staleness",
+		"service", w.opts.Service, "max_staleness", w.opts.MaxStaleness, "err", w.lastErr)
+}
+
+func (w *Watcher) recoveredLocked(now time.Time) {
+	since := w.errSince.Load()
+	if since == 0 {
+		return
+	}
+	w.errSince.Store(0)
+	w.lastErr = nil
+	stopTimer(w.degraded)
+	w.degraded = nil
+	w.log.Info("consumer: the service's source recovered", "service", w.opts.Service,
+		"failed_for", now.Sub(time.Unix(0, since)).Round(time.Millisecond))
+}
+
+// sourceEnded records a Watch that returned: it counts as a source error
+// until the restarted Watch delivers a view.
+func (w *Watcher) sourceEnded(err error, wait time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.restarts++
+	w.log.Warn("consumer: the service's source stopped watching; restarting it",
+		"service", w.opts.Service, "err", err, "backoff", wait.Round(time.Millisecond), "restarts", w.restarts)
+	w.failedLocked(fmt.Errorf("consumer: source Watch returned: %w", err), time.Now())
+}

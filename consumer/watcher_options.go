@@ -1,0 +1,73 @@
+package consumer
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/drainkit/drainkit/registry"
+)
+
+// WatcherOptions configure a Watcher. Only Source is required.
+type WatcherOptions struct {
+	// Source delivers the service's views: registry/consul's watch, a
+	// Static list, or a user function (registry.SourceFunc). Required.
+	Source registry.Source
+	// Service names the service in logs and Status when the views do not.
+	Service string
+	// EmptyHold is how long a sudden empty list, after a non-empty one, is
+	// held before it empties the candidate set: a registry that briefly
+	// lists nothing (a deregistration storm, a lost agent state) does not
+	// stop all traffic. A non-empty list arriving meanwhile ends the hold.
+	// The first list, when empty, is delivered at once (authoritative).
+	// 0 means 10s; negative means no hold.
+	EmptyHold time.Duration
+	// MaxStaleness is how long the source may fail (its last view carries
+	// Err, or its Watch returned) before the watcher reports itself
+	// Degraded; the last good view keeps serving meanwhile. 0 means 1m;
+	// negative means never degraded.
+	MaxStaleness time.Duration
+	// MinBackoff and MaxBackoff bound the jittered exponential backoff
+	// before a source whose Watch returned is restarted: the first wait is
+	// about MinBackoff, doubling up to MaxBackoff; it resets when a Watch
+	// lasted longer than MaxBackoff. 0 means 100ms and 10s.
+	MinBackoff, MaxBackoff time.Duration
+	// Logger receives the watcher's events (empty list held or applied,
+	// source errors and restarts, degraded). nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Default values of WatcherOptions.
+const (
+	DefaultEmptyHold    = 10 * time.Second
+	DefaultMaxStaleness = time.Minute
+	DefaultMinBackoff   = 100 * time.Millisecond
+	DefaultMaxBackoff   = 10 * time.Second
+)
+
+func (o WatcherOptions) withDefaults() (WatcherOptions, error) {
+	if o.Source == nil {
+		return o, errors.New("consumer: WatcherOptions.Source is nil; want a registry.Source (consumer.Static, registry/consul, a registry.SourceFunc)")
+	}
+	if o.MinBackoff < 0 || o.MaxBackoff < 0 {
+		return o, fmt.Errorf("consumer: WatcherOptions.MinBackoff %v / MaxBackoff %v: want >= 0", o.MinBackoff, o.MaxBackoff)
+	}
+	if o.EmptyHold == 0 {
+		o.EmptyHold = DefaultEmptyHold
+	}
+	if o.MaxStaleness == 0 {
+		o.MaxStaleness = DefaultMaxStaleness
+	}
+	if o.MinBackoff == 0 {
+		o.MinBackoff = DefaultMinBackoff
+	}
+	if o.MaxBackoff == 0 {
+		o.MaxBackoff = DefaultMaxBackoff
+	}
+	o.MaxBackoff = max(o.MaxBackoff, o.MinBackoff)
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o, nil
+}

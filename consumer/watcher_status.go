@@ -1,0 +1,52 @@
+package consumer
+
+import (
+	"time"
+)
+
+// WatchStatus is a snapshot of a Watcher.
+type WatchStatus struct {
+	// Service is the service name.
+	Service string `json:"service"`
+	// Source, Revision and Received are the candidate view's.
+	Source   string    `json:"source"`
+	Revision uint64    `json:"revision"`
+	Received time.Time `json:"received"`
+	// Instances is the number of candidate instances.
+	Instances int `json:"instances"`
+	// Age is how old the candidate view's evidence is (now - Received).
+	Age time.Duration `json:"age"`
+	// Staleness is how long the source has been failing (its last view
+	// carries an error, or its Watch returned); 0 while it is healthy.
+	Staleness time.Duration `json:"staleness"`
+	// Degraded is Staleness > MaxStaleness.
+	Degraded bool `json:"degraded"`
+	// Err is the source's last error while it is failing.
+	Err error `json:"-"`
+	// EmptyHeld is how long an empty list has been held back; 0 if none is.
+	EmptyHeld time.Duration `json:"empty_held"`
+	// Restarts counts the source's Watch restarts; Dropped counts views
+	// dropped as older than the current one.
+	Restarts uint64 `json:"restarts"`
+	Dropped  uint64 `json:"dropped"`
+}
+
+// Status returns a snapshot of the watcher's view and health.
+func (w *Watcher) Status() WatchStatus {
+	now := time.Now()
+	v := w.View()
+	s := WatchStatus{
+		Service: v.Service, Source: v.Source, Revision: v.Revision, Received: v.Received,
+		Instances: len(v.Instances), Age: v.Age(now), Degraded: w.Degraded(),
+	}
+	if since := w.errSince.Load(); since != 0 {
+		s.Staleness = now.Sub(time.Unix(0, since))
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s.Err, s.Restarts, s.Dropped = w.lastErr, w.restarts, w.dropped
+	if w.held != nil {
+		s.EmptyHeld = now.Sub(w.heldSince)
+	}
+	return s
+}

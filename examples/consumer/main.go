@@ -1,0 +1,190 @@
+// Command consumer is an example service that calls examples/httpservice
+// through package consumer: it discovers the instances in Consul when
+// CONSUL_HTTP_ADDR is set, else takes them from --targets, and forwards
+// every GET it receives to one of them (round robin, failover on refused
+// dials, retries of idempotent requests within the retry budget, outlier
+// ejection, an empty-list hold).
+//
+//	consumer [--http-addr 127.0.0.1:8090] [--admin-addr 127.0.0.1:8091]
+//	         [--service httpservice] [--targets 127.0.0.1:8080,127.0.0.1:8082]
+//
+// GET /<path> on --http-addr is sent as GET http://<service>/<path>, and the
+// answer relayed; GET /status on --admin-addr returns the consumer's Status
+// as JSON. Logs are JSON lines on stderr; the first says "started" with the
+// bound addresses. SIGTERM or SIGINT stops it (exit 0); bad flags exit 2.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/drainkit/drainkit/consumer"
+	"github.com/drainkit/drainkit/registry"
+)
+
+func main() { os.Exit(run(os.Args[1:])) }
+
+type flags struct {
+	httpAddr, adminAddr, service, targets string
+	timeout                               time.Duration
+}
+
+func parse(args []string) (flags, error) {
+	var f flags
+	fs := pflag.NewFlagSet("consumer", pflag.ContinueOnError)
+	fs.StringVar(&f.httpAddr, "http-addr", "127.0.0.1:8090", "address of the forwarding listener")
+	fs.StringVar(&f.adminAddr, "admin-addr", "127.0.0.1:8091", "address of the status listener (GET /status)")
+	fs.StringVar(&f.service, "service", "httpservice", "name of the service to call (the Consul service with CONSUL_HTTP_ADDR)")
+	fs.StringVar(&f.targets, "targets", "", "comma-separated host:port list of the service's instances, used when CONSUL_HTTP_ADDR is not set")
+	fs.DurationVar(&f.timeout, "timeout", 5*time.Second, "timeout of one forwarded request, retries included")
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			fs.SetOutput(os.Stderr)
+			fs.PrintDefaults()
+		}
+		return f, err
+	}
+	if f.timeout <= 0 {
+		return f, fmt.Errorf("--timeout %v: want > 0", f.timeout)
+	}
+	return f, nil
+}
+
+// run returns the exit code, so that deferred cleanup runs before os.Exit.
+func run(args []string) int {
+	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	f, err := parse(args)
+	if errors.Is(err, pflag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		return usageError(err)
+	}
+	src, kind, err := source(f)
+	if err != nil {
+		return usageError(err)
+	}
+	w, err := consumer.NewWatcher(consumer.WatcherOptions{Source: src, Service: f.service, Logger: logger})
+	if err != nil {
+		return usageError(err)
+	}
+	defer w.Close()
+	tr, err := consumer.NewTransport(w, f.service, consumer.Options{Logger: logger})
+	if err != nil {
+		return usageError(err)
+	}
+	defer tr.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	return serve(ctx, f, kind, tr, logger)
+}
+
+// source is the service's discovery: Consul when CONSUL_HTTP_ADDR is set,
+// else the --targets list.
+func source(f flags) (registry.Source, string, error) {
+	if os.Getenv("CONSUL_HTTP_ADDR") != "" {
+		src, err := consulSource(f.service)
+		return src, "consul", err
+	}
+	if f.targets == "" {
+		return nil, "", errors.New("--targets: empty, and CONSUL_HTTP_ADDR is not set: give the service's host:port list")
+	}
+	src, err := consumer.Static(f.service, strings.Split(f.targets, ",")...)
+	if err != nil {
+		return nil, "", fmt.Errorf("--targets: %w", err)
+	}
+	return src, "static", nil
+}
+
+// serve runs the two listeners until ctx ends, then shuts them down.
+func serve(ctx context.Context, f flags, kind string, tr *consumer.Transport, logger *slog.Logger) int {
+	ln, err := net.Listen("tcp", f.httpAddr)
+	if err != nil {
+		return usageError(fmt.Errorf("--http-addr: %w", err))
+	}
+	aln, err := net.Listen("tcp", f.adminAddr)
+	if err != nil {
+		ln.Close()
+		return usageError(fmt.Errorf("--admin-addr: %w", err))
+	}
+	client := &http.Client{Transport: tr, Timeout: f.timeout}
+	srv := &http.Server{Handler: forward(client, f.service, logger), ReadHeaderTimeout: 5 * time.Second}
+	admin := &http.Server{Handler: status(tr), ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln)
+	go admin.Serve(aln)
+	logger.Info("started", "http", ln.Addr().String(), "admin", aln.Addr().String(), "service", f.service, "discovery", kind)
+	<-ctx.Done()
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err = errors.Join(srv.Shutdown(sctx), admin.Shutdown(sctx))
+	logger.Info("stopped", "status", tr.Status().String(), "err", err)
+	if err != nil {
+		return 1
+	}
+	return 0
+}
+
+// forward sends each GET on to the service and relays the answer.
+func forward(client *http.Client, service string, logger *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			http.Error(w, "only GET is forwarded", http.StatusMethodNotAllowed)
+			return
+		}
+		req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, "http://"+service+r.URL.RequestURI(), nil)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			logger.Warn("forward failed", "path", r.URL.Path, "err", err)
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+		w.WriteHeader(resp.StatusCode)
+		io.Copy(w, resp.Body)
+	})
+}
+
+// status serves GET /status: the consumer's Status and instances as JSON.
+func status(tr *consumer.Transport) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(struct {
+			consumer.Status
+			Err       string                    `json:"err,omitempty"`
+			Instances []consumer.InstanceStatus `json:"candidates"`
+		}{tr.Status(), errString(tr.Status().Err), tr.Instances()})
+	})
+	return mux
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func usageError(err error) int {
+	fmt.Fprintln(os.Stderr, "consumer:", err)
+	return 2
+}

@@ -1,0 +1,108 @@
+package drainkit
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+
+	"github.com/spf13/pflag"
+
+	"github.com/drainkit/drainkit/config"
+)
+
+// adminName is the admin listener's name in the start line and in the
+// addresses given to Registration.Build.
+const adminName = "admin"
+
+// parseFlags defines and parses the flags: config's (--config, --admin-addr,
+// one per key), --<name>-addr per listener and --version. It returns the
+// flag values of the listener addresses by listener name.
+func (s *service) parseFlags(args []string) (*pflag.FlagSet, map[string]*string, error) {
+	fs := pflag.NewFlagSet(s.name, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are reported in one line
+	addrs := map[string]*string{}
+	for _, l := range s.listeners {
+		if l.name == "" || l.name == adminName || addrs[l.name] != nil {
+			return nil, nil, fmt.Errorf("listener name %q: want a unique, non-empty name other than %q", l.name, adminName)
+		}
+		addrs[l.name] = fs.String(l.name+"-addr", l.addr, "listener "+l.name+", host:port (port 0 picks a free port)")
+	}
+	version := fs.Bool("version", false, "print the version and exit")
+	for _, define := range s.defineFlags {
+		define(fs)
+	}
+	config.BindFlags(fs)
+	if f := fs.Lookup(config.FlagName("admin.addr")); f != nil && s.defaultAdmin != "" {
+		f.DefValue = s.defaultAdmin
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			fmt.Fprintf(s.out, "Usage: %s [flags]\n", s.name)
+			fs.SetOutput(s.out)
+			fs.PrintDefaults()
+			return nil, nil, errDone
+		}
+		return nil, nil, fmt.Errorf("%w (see --help)", err)
+	}
+	if *version {
+		fmt.Fprintf(s.out, "%s %s\n", s.name, Version())
+		return nil, nil, errDone
+	}
+	if fs.NArg() > 0 {
+		return nil, nil, fmt.Errorf("unexpected argument %q (see --help)", fs.Arg(0))
+	}
+	return fs, addrs, nil
+}
+
+// listenAddrs checks every listener address and returns them by name, the
+// admin listener's included.
+func (s *service) listenAddrs(cfg *config.Config, flags map[string]*string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, l := range s.listeners {
+		a := *flags[l.name]
+		if err := checkAddr(a); err != nil {
+			return nil, fmt.Errorf("--%s-addr: %q %v (want host:port, e.g. 127.0.0.1:8080)", l.name, a, err)
+		}
+		out[l.name] = a
+	}
+	return out, nil
+}
+
+func checkAddr(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return errors.New("is not host:port")
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+		return errors.New("has no numeric port 0..65535")
+	}
+	return nil
+}
+
+// listen opens the admin listener first (its probes answer 503 during
+// warm-up), then the service listeners; on failure it closes what it opened.
+func (s *service) listen(adminAddr string, addrs map[string]string) (map[string]net.Listener, error) {
+	lns := map[string]net.Listener{}
+	ln, err := net.Listen("tcp", adminAddr)
+	if err != nil {
+		return nil, fmt.Errorf("admin.addr: %w", err)
+	}
+	lns[adminName] = ln
+	for _, l := range s.listeners {
+		ln, err := net.Listen("tcp", addrs[l.name])
+		if err != nil {
+			closeAll(lns)
+			return nil, fmt.Errorf("--%s-addr: %w", l.name, err)
+		}
+		lns[l.name] = ln
+	}
+	return lns, nil
+}
+
+func closeAll(lns map[string]net.Listener) {
+	for _, ln := range lns {
+		_ = ln.Close()
+	}
+}

@@ -1,0 +1,75 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// locked returns a copy of the list *s (hooks, checkers), taken under l.mu:
+// they are added before Run and read by it.
+func locked[T any](l *Lifecycle, s *[]T) []T {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(*s)
+}
+
+// runWarmupHooks runs the warm-up hooks in order within warmup.timeout. A
+// drain request cancels it; a hook that ignores cancellation is abandoned.
+func (l *Lifecycle) runWarmupHooks(ctx context.Context) error {
+	hooks := locked(l, &l.warmups)
+	ctx, cancel := context.WithTimeout(ctx, l.opts.timings.WarmupTimeout)
+	defer cancel()
+	go func() {
+		select {
+		case <-l.phase.wait(phaseDraining):
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	for _, h := range hooks {
+		if err := callHook(ctx, h); err != nil {
+			if errors.Is(err, context.DeadlineExceeded) {
+				return fmt.Errorf("warm-up hook %s: warmup.timeout %s exceeded: %w", h.name, l.opts.timings.WarmupTimeout, err)
+			}
+			return fmt.Errorf("warm-up hook %s: %w", h.name, err)
+		}
+	}
+	return nil
+}
+
+// runStopHooks runs the stop hooks in reverse order, together bounded by
+// stop.timeout and by the grace period.
+func (l *Lifecycle) runStopHooks(graceEnd time.Time) {
+	hooks := locked(l, &l.stops)
+	if len(hooks) == 0 {
+		return
+	}
+	deadline := time.Now().Add(l.opts.timings.StopTimeout)
+	if graceEnd.Before(deadline) && graceEnd.After(time.Now()) {
+		deadline = graceEnd
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	for i := len(hooks) - 1; i >= 0; i-- {
+		h := hooks[i]
+		if err := callHook(ctx, h); err != nil {
+			l.opts.logger.Warn("drainkit: stop hook failed", "hook", h.name, "error", err)
+		}
+	}
+}
+
+// callHook runs h and returns its error, or ctx's error if ctx ends first
+// (the hook is then abandoned: it keeps running in its goroutine).
+func callHook(ctx context.Context, h hook) error {
+	done := make(chan error, 1)
+	go func() { done <- h.fn(ctx) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("%s: abandoned: %w", h.name, ctx.Err())
+	}
+}

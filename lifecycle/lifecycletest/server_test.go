@@ -1,0 +1,135 @@
+package lifecycletest_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/lifecycletest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func newLifecycle(t *testing.T, opts ...lifecycle.Option) *lifecycle.Lifecycle {
+	t.Helper()
+	lc, err := lifecycle.New(append([]lifecycle.Option{
+		lifecycle.WithTimings(lifecycle.Timings{WarmupTimeout: time.Second, DrainTimeout: 5 * time.Second,
+			StopTimeout: time.Second, GracePeriod: 10 * time.Second}),
+		lifecycle.WithSignals(),
+		lifecycle.WithLogger(slog.New(slog.DiscardHandler)),
+	}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lc
+}
+
+// endAtClose ends a request when the drain records StepListenersClosed, after
+// the lifecycle counted it in flight at close.
+type endAtClose struct{ end func() }
+
+func (o endAtClose) OnTransition(lifecycle.Transition) {}
+func (o endAtClose) OnDrainStep(_ lifecycle.Timeline, s lifecycle.Step) {
+	if s.Name == lifecycle.StepListenersClosed {
+		o.end()
+	}
+}
+
+// TestRequestFinishesWithinDrain: a request in flight at t0 holds the drain
+// until it ends; nothing is cut and Run exits 0.
+func TestRequestFinishesWithinDrain(t *testing.T) {
+	ended := make(chan func(), 1) // the request's end, for the observer
+	lc := newLifecycle(t, lifecycle.WithObserver(endAtClose{end: func() { (<-ended)() }}))
+	srv := lifecycletest.NewServer(lc)
+	lc.AddServer("api", srv)
+	sub := lc.Subscribe()
+	defer sub.Close()
+	done := make(chan error, 1)
+	go func() { done <- lc.Run(context.Background()) }()
+	for tr := range sub.C {
+		if tr.To == lifecycle.Ready {
+			break
+		}
+	}
+	<-srv.Serving() // started before READY
+	end := srv.Begin()
+	if got := srv.InFlight().Requests; got != 1 {
+		t.Fatalf("in flight %d, want 1", got)
+	}
+	ended <- end
+	_ = lc.Drain("test")
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return")
+	}
+	end() // a second end does nothing
+	tl, _ := lc.Timeline()
+	if tl.InFlightAtClose.Requests != 1 || tl.ForceClosed != 0 || tl.LateArrivals != 0 {
+		t.Errorf("timeline %+v", tl)
+	}
+	want := []string{lifecycletest.CallLameDuck, lifecycletest.CallCloseListeners, lifecycletest.CallAwaitIdle}
+	if got := srv.Calls(); !slices.Equal(got, want) {
+		t.Errorf("calls %v, want %v", got, want)
+	}
+	select {
+	case <-srv.Closed():
+	default:
+		t.Error("Closed not closed after the drain")
+	}
+	if srv.InFlight().Requests != 0 {
+		t.Errorf("in flight after the drain: %+v", srv.InFlight())
+	}
+}
+
+// TestBeginAfterT0CountsLate: Begin reports to Arrived.
+func TestBeginAfterT0CountsLate(t *testing.T) {
+	lc := newLifecycle(t)
+	srv := lifecycletest.NewServer(lc)
+	_ = lc.Drain("before Run") // DRAINING from STARTING
+	srv.Begin()()
+	if tl, _ := lc.Timeline(); tl.LateArrivals != 1 {
+		t.Errorf("late arrivals %d, want 1", tl.LateArrivals)
+	}
+	if srv.AwaitIdle(context.Background()) != nil {
+		t.Error("AwaitIdle with nothing in flight")
+	}
+	end := srv.Begin()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := srv.AwaitIdle(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("AwaitIdle with a request in flight and a done ctx: %v", err)
+	}
+	if n := srv.ForceClose(); n != 1 {
+		t.Errorf("ForceClose cut %d, want 1", n)
+	}
+	end() // after the cut: nothing
+	if srv.InFlight().Requests != 0 {
+		t.Error("in flight after ForceClose")
+	}
+}
+
+// TestFailServe: a server whose Serve fails makes Run drain and exit 1.
+func TestFailServe(t *testing.T) {
+	lc := newLifecycle(t)
+	srv := lifecycletest.NewServer(lc)
+	srv.FailServe(errors.New("listener broke"))
+	lc.AddServer("api", srv)
+	err := lc.Run(context.Background())
+	if lifecycle.ExitCode(err) != 1 || !strings.Contains(err.Error(), "server api: listener broke") {
+		t.Fatalf("Run: %v, want exit code 1 naming the server and its error", err)
+	}
+	if got := srv.Calls(); !slices.Equal(got, []string{lifecycletest.CallLameDuck, lifecycletest.CallCloseListeners, lifecycletest.CallAwaitIdle}) {
+		t.Errorf("calls %v", got)
+	}
+}

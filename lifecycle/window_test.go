@@ -1,0 +1,36 @@
+package lifecycle
+
+import (
+	"testing"
+	"time"
+)
+
+func TestWindowEnd(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	s := time.Second
+	tm := func(min, quiet, max time.Duration) Timings {
+		return Timings{PropagationMin: min, PropagationQuiet: quiet, PropagationMax: max}
+	}
+	cases := []struct {
+		name        string
+		tm          Timings
+		dereg, last time.Duration // offsets from t0
+		want        time.Duration
+	}{
+		{"no window", tm(0, 0, 0), 0, 0, 0},
+		{"min only", tm(5*s, 0, 15*s), 0, 3 * s, 5 * s},
+		{"min counts from deregistration", tm(5*s, 0, 15*s), 2 * s, 0, 7 * s},
+		{"quiet after min, no arrivals", tm(5*s, 1*s, 15*s), 0, 0, 5 * s},
+		{"late arrival extends", tm(5*s, 1*s, 15*s), 0, 7 * s, 8 * s},
+		{"arrivals stop before min", tm(5*s, 1*s, 15*s), 0, 2 * s, 5 * s},
+		{"capped at max", tm(5*s, 1*s, 15*s), 0, 14900 * time.Millisecond, 15 * s},
+		{"slow deregistration capped", tm(5*s, 1*s, 6*s), 4 * s, 0, 6 * s},
+		{"quiet only", tm(0, 1*s, 15*s), 0, 0, 1 * s},
+	}
+	for _, c := range cases {
+		got := windowEnd(c.tm, t0, t0.Add(c.dereg), t0.Add(c.last)).Sub(t0)
+		if got != c.want {
+			t.Errorf("%s: window ends at %v, want %v", c.name, got, c.want)
+		}
+	}
+}

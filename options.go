@@ -1,0 +1,160 @@
+package drainkit
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/drainkit/drainkit/config"
+	"github.com/drainkit/drainkit/lifecycle"
+)
+
+// Option configures Main and Run.
+type Option func(*service)
+
+// ServerFunc builds a server participant on ln, the listener the entry point
+// opened for it; grpcdrain.New fits:
+//
+//	func(lc *lifecycle.Lifecycle, ln net.Listener) (lifecycle.Server, error) {
+//		return grpcdrain.New(lc, ln, register), nil
+//	}
+type ServerFunc func(lc *lifecycle.Lifecycle, ln net.Listener) (lifecycle.Server, error)
+
+// Registration plugs a registrar in. Check runs after the settings load and
+// before any listener opens: it validates everything the registrar will need
+// (its settings, its client's environment) and returns an error naming the
+// setting and its source, which makes Main exit 2 with nothing started. Build
+// runs once the listeners are bound, with their real addresses by listener
+// name (a port 0 resolved), and returns the registrar; it returns nil, nil to
+// register nowhere (e.g. when no agent is configured). A registrar that is
+// an io.Closer is closed by a stop hook, after the drain deregistered it.
+type Registration struct {
+	Check func(cfg *config.Config) error
+	Build func(cfg *config.Config, addrs map[string]net.Addr) (lifecycle.Registrar, error)
+}
+
+// listenerSpec is one named service listener.
+type listenerSpec struct {
+	name  string
+	addr  string // default; flag --<name>-addr overrides
+	build ServerFunc
+}
+
+// WithHTTP serves h on the listener name (flag --<name>-addr, default addr),
+// drained by httpdrain, in an *http.Server with ReadHeaderTimeout 10s and
+// IdleTimeout 2m.
+func WithHTTP(name, addr string, h http.Handler) Option {
+	return WithHTTPServer(name, addr, &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute})
+}
+
+// WithHTTPServer is WithHTTP with the caller's *http.Server (its timeouts,
+// TLSConfig, ConnContext, ...); see httpdrain.New for what it may not do.
+func WithHTTPServer(name, addr string, srv *http.Server) Option {
+	return func(s *service) { s.listeners = append(s.listeners, listenerSpec{name, addr, httpServer(srv)}) }
+}
+
+// WithServer adds a listener name (flag --<name>-addr, default addr) and the
+// server participant build makes on it: a gRPC server through grpcdrain, or
+// any lifecycle.Server.
+func WithServer(name, addr string, build ServerFunc) Option {
+	return func(s *service) { s.listeners = append(s.listeners, listenerSpec{name, addr, build}) }
+}
+
+// WithRegistrar adds a registrar (Consul, etcd) under name; see Registration.
+func WithRegistrar(name string, r Registration) Option {
+	return func(s *service) { s.registrations = append(s.registrations, namedRegistration{name, r}) }
+}
+
+// OnWarmup adds a warm-up hook (lifecycle.Lifecycle.OnWarmup): readiness
+// fails until every hook returned nil; an error exits 1.
+func OnWarmup(name string, fn func(ctx context.Context) error) Option {
+	return func(s *service) {
+		s.lcSetup = append(s.lcSetup, func(lc *lifecycle.Lifecycle) { lc.OnWarmup(name, fn) })
+	}
+}
+
+// OnStop adds a stop hook (lifecycle.Lifecycle.OnStop): stop hooks run last,
+// in reverse order, within stop.timeout.
+func OnStop(name string, fn func(ctx context.Context) error) Option {
+	return func(s *service) { s.lcSetup = append(s.lcSetup, func(lc *lifecycle.Lifecycle) { lc.OnStop(name, fn) }) }
+}
+
+// WithCheck adds a readiness check (lifecycle.Lifecycle.AddCheck).
+func WithCheck(c lifecycle.Checker) Option {
+	return func(s *service) { s.lcSetup = append(s.lcSetup, func(lc *lifecycle.Lifecycle) { lc.AddCheck(c) }) }
+}
+
+// WithObserver adds a lifecycle observer (telemetry.Telemetry is one).
+func WithObserver(obs lifecycle.Observer) Option {
+	return func(s *service) { s.lcOpts = append(s.lcOpts, lifecycle.WithObserver(obs)) }
+}
+
+// WithLifecycle calls fn with the lifecycle after every other option has
+// been applied and before Run: the escape hatch to the low-level API.
+func WithLifecycle(fn func(lc *lifecycle.Lifecycle) error) Option {
+	return func(s *service) { s.lcHooks = append(s.lcHooks, fn) }
+}
+
+// WithAdminHandler mounts h at pattern (http.ServeMux syntax) on the admin
+// listener, next to the probes. A telemetry-using service mounts its
+// Prometheus handler at "/metrics" (which admin.metrics requires).
+func WithAdminHandler(pattern string, h http.Handler) Option {
+	return func(s *service) { s.adminHandlers = append(s.adminHandlers, adminHandler{pattern, h}) }
+}
+
+// WithSetup runs fn once the settings are loaded and before anything starts;
+// fn returns further options built from them (a telemetry provider wired
+// once, a registrar, an admin handler). An error exits 2.
+func WithSetup(fn func(cfg *config.Config) ([]Option, error)) Option {
+	return func(s *service) { s.setups = append(s.setups, fn) }
+}
+
+// AfterRun adds a function that runs after the drain, once the admin
+// listener has closed, with a context bounded by 2s: flush telemetry.
+func AfterRun(fn func(ctx context.Context) error) Option {
+	return func(s *service) { s.afterRun = append(s.afterRun, fn) }
+}
+
+// WithLogger sets the logger (default JSON lines on the output, see
+// WithOutput).
+func WithLogger(l *slog.Logger) Option { return func(s *service) { s.logger = l } }
+
+// WithOutput sets where usage, errors and (with the default logger) logs go
+// (default os.Stderr).
+func WithOutput(w io.Writer) Option { return func(s *service) { s.out = w } }
+
+// WithEnv replaces the environment settings are read from ("KEY=value"
+// strings; default os.Environ()).
+func WithEnv(env []string) Option { return func(s *service) { s.env = env } }
+
+// WithName sets the program name in usage and errors (default the
+// executable's base name).
+func WithName(name string) Option { return func(s *service) { s.name = name } }
+
+// WithAdminLimits replaces the admin listener's limits (default
+// DefaultAdminLimits).
+func WithAdminLimits(l AdminLimits) Option { return func(s *service) { s.adminLimits = l } }
+
+// OnStarted calls fn with every listener's bound address by name ("admin"
+// and one per WithHTTP/WithServer), when the start line is logged: inside
+// Run, after signals are handled, before the other warm-up hooks. fn must
+// return promptly.
+func OnStarted(fn func(addrs map[string]net.Addr)) Option {
+	return func(s *service) { s.onStarted = append(s.onStarted, fn) }
+}
+
+// WithFlags lets the program define flags of its own on the entry point's
+// flag set before it is parsed; read their values in WithSetup or later.
+func WithFlags(define func(fs *pflag.FlagSet)) Option {
+	return func(s *service) { s.defineFlags = append(s.defineFlags, define) }
+}
+
+// WithDefaultAdminAddr replaces the admin listener's default address (":8081")
+// when no flag, variable or file sets admin.addr, e.g. "127.0.0.1:8081" for a
+// program that should expose nothing by default.
+func WithDefaultAdminAddr(addr string) Option { return func(s *service) { s.defaultAdmin = addr } }

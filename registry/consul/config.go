@@ -1,0 +1,23 @@
+package consul
+
+import "github.com/drainkit/drainkit/config"
+
+// FromConfig returns Options for an instance serving on port, with the
+// registration settings of r (keys registry.*): the service name is
+// r.Service, or defaultService when r.Service is empty; TTL,
+// HeartbeatInterval, CallTimeout and DeregisterCriticalServiceAfter come from
+// r. The caller sets what config does not cover (Address, Tags, Meta, Logger,
+// the consul/api configuration); New validates the result. r's
+// DeregisterTimeout is the lifecycle's (config.Config.LifecycleOptions).
+func FromConfig(r config.RegistryConfig, defaultService string, port int) Options {
+	service := r.Service
+	if service == "" {
+		service = defaultService
+	}
+	o := DefaultOptions(service, port)
+	o.TTL = r.TTL
+	o.HeartbeatInterval = r.HeartbeatInterval
+	o.CallTimeout = r.CallTimeout
+	o.DeregisterCriticalServiceAfter = r.DeregisterCriticalServiceAfter
+	return o
+}

@@ -1,0 +1,232 @@
+package drainkit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/drainkit/drainkit/config"
+	"github.com/drainkit/drainkit/httpdrain"
+	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/probes"
+)
+
+// service is what the options build and run executes.
+type service struct {
+	name          string
+	out           io.Writer
+	env           []string
+	logger        *slog.Logger
+	listeners     []listenerSpec
+	registrations []namedRegistration
+	lcSetup       []func(*lifecycle.Lifecycle)
+	lcHooks       []func(*lifecycle.Lifecycle) error
+	lcOpts        []lifecycle.Option
+	adminHandlers []adminHandler
+	setups        []func(*config.Config) ([]Option, error)
+	afterRun      []func(context.Context) error
+	onStarted     []func(map[string]net.Addr)
+	defineFlags   []func(*pflag.FlagSet)
+	defaultAdmin  string
+	adminLimits   AdminLimits
+}
+
+type namedRegistration struct {
+	name string
+	r    Registration
+}
+
+// errDone is returned by prepare after --help or --version: exit 0.
+var errDone = errors.New("done")
+
+// run is Run's body: prepare (no side effects but output), start, serve.
+func (s *service) run(ctx context.Context, args []string) int {
+	cfg, addrs, err := s.prepare(args)
+	if errors.Is(err, errDone) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(s.out, "%s: %v\n", s.name, err)
+		return 2
+	}
+	return s.start(ctx, cfg, addrs)
+}
+
+// prepare parses the flags, loads and checks every setting and registrar,
+// and applies the setup hooks. Nothing is opened.
+func (s *service) prepare(args []string) (*config.Config, map[string]string, error) {
+	fs, addrFlags, err := s.parseFlags(args)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, err := config.Load(config.Sources{Flags: fs, Env: s.env})
+	if err != nil {
+		return nil, nil, err
+	}
+	if s.defaultAdmin != "" && cfg.Source("admin.addr").Kind == config.FromDefault {
+		cfg.Admin.Addr = s.defaultAdmin
+	}
+	for i := 0; i < len(s.setups); i++ { // setups may add setups
+		more, err := s.setups[i](cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, o := range more {
+			o(s)
+		}
+	}
+	if s.logger == nil {
+		s.logger = slog.New(slog.NewJSONHandler(s.out, nil))
+	}
+	if err := s.checkMetrics(cfg); err != nil {
+		return nil, nil, err
+	}
+	addrs, err := s.listenAddrs(cfg, addrFlags)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, r := range s.registrations {
+		if r.r.Check != nil {
+			if err := r.r.Check(cfg); err != nil {
+				return nil, nil, fmt.Errorf("registrar %s: %w", r.name, err)
+			}
+		}
+	}
+	return cfg, addrs, nil
+}
+
+// checkMetrics fails loudly when admin.metrics is on but nothing serves
+// /metrics: the root package links no metrics exporter of its own.
+func (s *service) checkMetrics(cfg *config.Config) error {
+	if !cfg.Admin.Metrics {
+		return nil
+	}
+	for _, h := range s.adminHandlers {
+		if h.pattern == "/metrics" || h.pattern == "GET /metrics" {
+			return nil
+		}
+	}
+	return fmt.Errorf("admin.metrics: true (from %s) but this program mounts no /metrics handler: "+
+		"add drainkit.WithAdminHandler(\"/metrics\", ...) (e.g. telemetry.NewPrometheus().Handler()), or unset it", cfg.Source("admin.metrics"))
+}
+
+// start builds the lifecycle, opens the listeners and runs until drained.
+func (s *service) start(ctx context.Context, cfg *config.Config, addrs map[string]string) int {
+	lc, err := lifecycle.New(append(append(cfg.LifecycleOptions(), lifecycle.WithLogger(s.logger)), s.lcOpts...)...)
+	if err != nil {
+		return s.fail(err)
+	}
+	ph, err := probes.New(lc, probes.Options{Token: string(cfg.Admin.Token), Logger: s.logger})
+	if err != nil {
+		return s.fail(err)
+	}
+	defer ph.Close()
+	lns, err := s.listen(cfg.Admin.Addr, addrs)
+	if err != nil {
+		return s.fail(err)
+	}
+	defer closeAll(lns) // Serve never runs if the drain starts during warm-up
+	admin := newAdminServer(lns[adminName], s.adminHandler(ph), s.adminLimits, s.logger)
+	go admin.serve(s.logger)
+	defer s.afterDrain(admin)
+	if err := s.wire(lc, cfg, lns); err != nil {
+		return s.fail(err)
+	}
+	return lifecycle.ExitCode(lc.Run(ctx))
+}
+
+// wire adds the servers, registrars, hooks and checks to lc.
+func (s *service) wire(lc *lifecycle.Lifecycle, cfg *config.Config, lns map[string]net.Listener) error {
+	bound := map[string]net.Addr{}
+	for name, ln := range lns {
+		bound[name] = ln.Addr()
+	}
+	lc.OnWarmup("started", func(context.Context) error { s.logStart(bound); return nil })
+	for _, l := range s.listeners {
+		srv, err := l.build(lc, lns[l.name])
+		if err != nil {
+			return fmt.Errorf("listener %s: %w", l.name, err)
+		}
+		lc.AddServer(l.name, srv)
+	}
+	for _, r := range s.registrations {
+		reg, err := r.r.Build(cfg, bound)
+		if err != nil {
+			return fmt.Errorf("registrar %s: %w", r.name, err)
+		}
+		if reg != nil {
+			lc.AddRegistrar(r.name, reg)
+			if c, ok := reg.(io.Closer); ok { // after the drain's deregistration
+				lc.OnStop(r.name, func(context.Context) error { return c.Close() })
+			}
+		}
+	}
+	for _, f := range s.lcSetup {
+		f(lc)
+	}
+	for _, f := range s.lcHooks {
+		if err := f(lc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// afterDrain closes the admin listener (it served through the whole drain),
+// then runs the AfterRun functions.
+func (s *service) afterDrain(admin *adminServer) {
+	admin.shutdown()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	for _, f := range s.afterRun {
+		if err := f(ctx); err != nil {
+			s.logger.Warn("after run", "error", err)
+		}
+	}
+}
+
+// fail logs err after something was started and returns exit code 2.
+func (s *service) fail(err error) int {
+	fmt.Fprintf(s.out, "%s: %v\n", s.name, err)
+	return 2
+}
+
+func (s *service) adminHandler(ph http.Handler) http.Handler {
+	if len(s.adminHandlers) == 0 {
+		return ph
+	}
+	mux := http.NewServeMux()
+	for _, h := range s.adminHandlers {
+		mux.Handle(h.pattern, h.h)
+	}
+	mux.Handle("/", ph)
+	return mux
+}
+
+// logStart logs the start line: PID, version and every listener's address.
+func (s *service) logStart(bound map[string]net.Addr) {
+	attrs := []any{"pid", os.Getpid(), "version", Version()}
+	attrs = append(attrs, "admin", bound[adminName].String())
+	for _, l := range s.listeners {
+		attrs = append(attrs, l.name, bound[l.name].String())
+	}
+	s.logger.Info("started", attrs...)
+	for _, fn := range s.onStarted {
+		fn(bound)
+	}
+}
+
+// httpServer is the ServerFunc of WithHTTPServer.
+func httpServer(srv *http.Server) ServerFunc {
+	return func(lc *lifecycle.Lifecycle, ln net.Listener) (lifecycle.Server, error) {
+		return httpdrain.New(lc, srv, ln), nil
+	}
+}
