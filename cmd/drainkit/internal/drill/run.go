@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/drainkit/drainkit/internal/syncx"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -284,14 +285,14 @@ func (l *runningLoad) finish(res *StrategyRun, clients []Client) {
 // replica and every strategy is done.
 func (s *strategyRun) underLoad(ctx context.Context, disc Discovery, initial []*Replica, clients []Client) error {
 	s.st.set("baseline load")
-	if err := sleep(ctx, s.cfg.Baseline); err != nil {
+	if err := syncx.Sleep(ctx, s.cfg.Baseline); err != nil {
 		return err
 	}
 	if err := s.rolling(ctx, disc, initial); err != nil {
 		return err
 	}
 	s.st.set("tail load")
-	if err := sleep(ctx, s.cfg.Tail); err != nil {
+	if err := syncx.Sleep(ctx, s.cfg.Tail); err != nil {
 		return err
 	}
 	s.st.set("load until no consumer lists a replaced replica")
@@ -581,21 +582,6 @@ func (rp ReplicaReport) StopStart() time.Duration {
 		return rp.PreStop
 	}
 	return rp.Signalled
-}
-
-// sleep waits d or until ctx ends (ctx.Err()).
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // errInterrupted replaces the errors of a run cut short by SIGINT/SIGTERM.
