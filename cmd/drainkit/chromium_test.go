@@ -117,11 +117,18 @@ func pageErrors(t *testing.T, page string) (errs []string, dom string) {
 	return errs, dom
 }
 
-// screenshot renders page and returns the decoded PNG.
+// screenshot renders page in a 1200x2600 window and returns the decoded PNG.
 func screenshot(t *testing.T, page, out string) image.Image {
 	t.Helper()
+	return screenshotSized(t, page, out, "1200,2600")
+}
+
+// screenshotSized renders page in a window of size ("W,H") and returns the
+// decoded PNG.
+func screenshotSized(t *testing.T, page, out, size string) image.Image {
+	t.Helper()
 	dir := t.TempDir()
-	chromium(t, dir, "--window-size=1200,2600", "--hide-scrollbars", "--screenshot="+out, "file://"+page)
+	chromium(t, dir, "--window-size="+size, "--hide-scrollbars", "--screenshot="+out, "file://"+page)
 	f, err := os.Open(out)
 	if err != nil {
 		t.Fatal(err)
@@ -175,6 +182,31 @@ func checkReportInChromium(t *testing.T, report, keep string) {
 			_ = os.WriteFile(keep, b, 0o644)
 		}
 	}
+	// The comparison of the strategies is in the first screen: the lines
+	// of the shutdown and exit strategies (red and orange in the
+	// comparison chart) show in a laptop-sized window.
+	first := screenshotSized(t, report, filepath.Join(t.TempDir(), "first.png"), "1200,800")
+	for name, c := range map[string][3]uint32{"red (shutdown)": {0xd6, 0x27, 0x28}, "orange (exit)": {0xff, 0x7f, 0x0e}} {
+		if n := colorPixels(first, c); n < 20 {
+			t.Errorf("first screen has %d %s pixels: the comparison chart is not in it", n, name)
+		}
+	}
+}
+
+// colorPixels counts the pixels within a small distance of c (8-bit RGB).
+func colorPixels(img image.Image, c [3]uint32) int {
+	b := img.Bounds()
+	n := 0
+	near := func(v, want uint32) bool { v >>= 8; return v+24 >= want && v <= want+24 }
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			if near(r, c[0]) && near(g, c[1]) && near(bl, c[2]) {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // TestChromiumErrorDetection is the negative control: a page with a blocked

@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
+	"strconv"
 	"syscall"
 
 	"github.com/drainkit/drainkit/cmd/drainkit/internal/drill"
@@ -21,7 +23,7 @@ var timingKeys = []string{
 	"drain.timeout", "stop.timeout", "grace_period",
 }
 
-const drillLong = `drill starts replicas of a service as child processes, sends a fixed request rate
+var drillLong = `drill starts replicas of a service as child processes, sends a fixed request rate
 from consumers that learn the instances like real ones do (readiness polling like a
 Kubernetes endpoints controller, or a Consul or etcd watch), replaces every replica one by one
 (start new, wait ready, stop old, wait exit), and records every request.
@@ -47,10 +49,23 @@ replica and not answered (only those may have reached a server: with --method PO
 a consumer that is right to resend only the rest fails at most that many), how many
 were retried, the consumers' ejections and their staleness.
 
+The machine must sustain the load: one core drives about ` + fmt.Sprint(drill.CoreRate) + ` requests/s in
+all (load generator, consumers and replicas together), and --rate is per strategy, so
+the default three strategies at 300 requests/s need about one core. A drill whose
+requests or readiness probes failed before any replica was stopped, or whose load fell
+more than ` + drill.MaxPacingLag.String() + ` behind its schedule, measured the machine, not the strategies: it
+is reported INVALID, naming the cause and what to lower. --sequential runs the
+strategies one after another, each with the whole machine.
+
 The replicas get the drain timings as DRAINKIT_* variables: the library's defaults,
 overridden by DRAINKIT_* in the drill's environment, a --config file or the timing
 flags below. Exit status: 0 when the drainkit strategy (or the --exec binary) lost no
-request, 1 otherwise, 2 for bad usage.`
+request, 1 otherwise, 2 for bad usage, 3 when the drill was invalid (the machine
+could not sustain its load).`
+
+// drillInvalid is the drill's exit status when the machine could not
+// sustain its load (drill.Judge).
+const drillInvalid = 3
 
 // drillOptions are the drill command's flags beyond drill.Config.
 type drillOptions struct {
@@ -85,7 +100,7 @@ func (o *drillOptions) bind(f *pflag.FlagSet) {
 	f.StringVar(&c.ConsumerKind, "consumer", c.ConsumerKind, "consumers: naive (round robin over the discovery's list, no retry) or drainkit (drainkit's consumer package)")
 	f.StringVar(&c.Method, "method", c.Method, "request method: GET or POST (POST carries a small body and is not idempotent)")
 	f.IntVar(&c.Replicas, "replicas", c.Replicas, "replicas per strategy (1..20)")
-	f.Float64Var(&c.Rate, "rate", c.Rate, "total request rate of all consumers, requests/s, paced (1..5000)")
+	f.Float64Var(&c.Rate, "rate", c.Rate, "request rate per strategy, all its consumers together, requests/s, paced (1..5000); one core drives about "+strconv.Itoa(drill.CoreRate)+" in all strategies together")
 	f.IntVar(&c.Consumers, "consumers", c.Consumers, "consumers sharing the rate, each with its own keep-alive pool and view (1..64)")
 	f.DurationVar(&c.RequestTimeout, "request-timeout", c.RequestTimeout, "timeout of each request")
 	f.DurationVar(&c.DiscoveryInterval, "discovery-interval", c.DiscoveryInterval, "how often discovery polls each replica's /readyz")
@@ -96,6 +111,7 @@ func (o *drillOptions) bind(f *pflag.FlagSet) {
 	f.StringVar(&o.service, "service", "", "with --exec and --consul or --etcd: the service the binary registers as (default: the binary's name)")
 	f.DurationVar(&c.Baseline, "baseline", c.Baseline, "load before the rolling restart")
 	f.DurationVar(&c.Tail, "tail", c.Tail, "least load after the rolling restart; it goes on until no consumer lists a replaced replica (at most consumer cache + (failure threshold + 2) x discovery interval more) and every strategy is done")
+	f.BoolVar(&c.Sequential, "sequential", false, "run the strategies one after another, each with the whole machine, instead of at once")
 	f.BoolVar(&c.PreStop, "prestop", false, "stop each old replica like the kubelet with a `drainkit prestop` hook: POST /drain?wait=propagation, then SIGTERM")
 	f.StringVar(&c.Exec, "exec", "", "drill this binary instead of the built-in strategies")
 	f.StringArrayVar(&c.ExecArgs, "exec-arg", nil, "argument for the --exec binary, before --http-addr and --admin-addr (repeatable)")
@@ -124,6 +140,7 @@ func (o *drillOptions) complete(flags *pflag.FlagSet) error {
 		o.cfg.Self = self
 	}
 	o.cfg.Service = o.service
+	o.cfg.PodSlack = PodSlack
 	o.cfg.Env = os.Environ()
 	if err := o.cfg.Validate(); err != nil {
 		return &exitError{code: 2, msg: "drill: " + err.Error()}
@@ -136,6 +153,9 @@ func (o *drillOptions) complete(flags *pflag.FlagSet) error {
 func (o *drillOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	if w := o.cfg.CapacityWarning(runtime.NumCPU()); w != "" {
+		fmt.Fprintln(stderr, "drainkit: warning: "+w)
+	}
 	progress := &drill.Progress{Out: stderr, Terminal: isTerminal(stderr)}
 	res, err := drill.Run(ctx, o.cfg, progress)
 	if err != nil {
@@ -147,6 +167,9 @@ func (o *drillOptions) run(ctx context.Context, stdout, stderr io.Writer) error 
 	}
 	if ctx.Err() != nil {
 		return &exitError{code: 130, msg: "drill interrupted"}
+	}
+	if v := drill.Judge(res, sums); !v.Valid {
+		return &exitError{code: drillInvalid, msg: "drill: the machine could not sustain the load: lower --rate, --replicas or --consumers, or use --sequential (see the result)"}
 	}
 	if !drill.Passed(res, sums) {
 		return &exitError{code: 1}

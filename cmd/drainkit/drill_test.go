@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/drainkit/drainkit/cmd/drainkit/internal/drill"
 	"github.com/drainkit/drainkit/internal/consultest"
 )
 
@@ -22,39 +24,63 @@ type drillJSON struct {
 		Ejections      int64          `json:"ejections"`
 		Unanswered     int            `json:"written_unanswered"`
 		FailuresByKind map[string]int `json:"failures_by_kind"`
-		DrainSeconds   []float64      `json:"drain_seconds"`
+		DrainSeconds   []float64      `json:"drain_s"`
 		LateRequests   int64          `json:"late_requests"`
-		LastLate       float64        `json:"last_late_arrival_seconds"`
-		Window         float64        `json:"window_seconds"`
-		Staleness      float64        `json:"consumer_staleness_seconds"`
+		LastLate       float64        `json:"last_late_arrival_s"`
+		Window         float64        `json:"window_s"`
+		Staleness      float64        `json:"consumer_staleness_s"`
 		StalenessCut   bool           `json:"consumer_staleness_cut"`
-		LoadStart      float64        `json:"load_start_seconds"`
-		LoadEnd        float64        `json:"load_end_seconds"`
+		LoadStart      float64        `json:"load_start_s"`
+		LoadEnd        float64        `json:"load_end_s"`
 		PreStopCalls   int            `json:"prestop_calls"`
 		PreStopFailed  int            `json:"prestop_failed"`
-		PreStopMedian  float64        `json:"prestop_median_seconds"`
+		PreStopMedian  float64        `json:"prestop_median_s"`
 		Verdict        string         `json:"verdict"`
-		Error          string         `json:"error"`
-		LateSends      int64          `json:"pacing_late_sends"`
-		Replicas       []struct {
+		Deaths         []struct {
+			Replica     int      `json:"replica"`
+			ExitStatus  string   `json:"exit_status"`
+			BeforeReady bool     `json:"before_ready"`
+			Stderr      []string `json:"stderr_tail"`
+		} `json:"replicas_died"`
+		Error     string `json:"error"`
+		LateSends int64  `json:"pacing_late_sends"`
+		Replicas  []struct {
 			ID         int                `json:"id"`
 			Role       string             `json:"role"`
 			ExitStatus string             `json:"exit_status"`
-			Steps      map[string]float64 `json:"steps"`
+			Steps      map[string]float64 `json:"steps_s"`
 			StepErrors map[string]string  `json:"step_errors"`
-			PreStop    *float64           `json:"prestop_seconds"`
+			PreStop    *float64           `json:"prestop_took_s"`
 			PreStopErr string             `json:"prestop_error"`
-			SIGTERM    *float64           `json:"sigterm"`
+			SIGTERM    *float64           `json:"signalled_s"`
 			Signal     string             `json:"signal"`
-			Exited     *float64           `json:"exited"`
+			Exited     *float64           `json:"exited_s"`
 		} `json:"replicas"`
 	} `json:"strategies"`
-	Config      map[string]any `json:"config"`
-	WallSeconds float64        `json:"wall_seconds"`
-	Passed      bool           `json:"passed"`
+	Config        map[string]any `json:"config"`
+	WallSeconds   float64        `json:"wall_time_s"`
+	Passed        bool           `json:"passed"`
+	SchemaVersion int            `json:"schema_version"`
+	Valid         bool           `json:"valid"`
+	InvalidReason string         `json:"invalid_reason"`
 }
 
 func parseDrill(t *testing.T, r result) drillJSON {
+	t.Helper()
+	out := parseDrillAllowingErrors(t, r)
+	for _, s := range out.Strategies {
+		if s.Error != "" {
+			t.Errorf("%s did not complete: %s\nstderr:\n%s", s.Name, s.Error, r.stderr)
+		}
+	}
+	if !out.Valid {
+		t.Errorf("the drill was invalid: %s", out.InvalidReason)
+	}
+	return out
+}
+
+// parseDrillAllowingErrors is parseDrill for drills expected to fail.
+func parseDrillAllowingErrors(t *testing.T, r result) drillJSON {
 	t.Helper()
 	var out drillJSON
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
@@ -63,9 +89,6 @@ func parseDrill(t *testing.T, r result) drillJSON {
 	for _, s := range out.Strategies {
 		t.Logf("%s: %d requests (load %.2fs..%.2fs), %d failed %v, drain %v, late %d (last %.2fs), window %.2fs, staleness %.2fs (cut %v), late sends %d\n  %s",
 			s.Name, s.Requests, s.LoadStart, s.LoadEnd, s.Failed, s.FailuresByKind, s.DrainSeconds, s.LateRequests, s.LastLate, s.Window, s.Staleness, s.StalenessCut, s.LateSends, s.Verdict)
-		if s.Error != "" {
-			t.Errorf("%s did not complete: %s\nstderr:\n%s", s.Name, s.Error, r.stderr)
-		}
 	}
 	t.Logf("wall %.1fs (process %.1fs)", out.WallSeconds, r.took.Seconds())
 	return out
@@ -123,7 +146,7 @@ func TestDrillDefaults(t *testing.T) {
 	if !strings.Contains(r.stderr, "drainkit: ") || !strings.Contains(r.stderr, "req") {
 		t.Errorf("no progress lines on stderr:\n%s", r.stderr)
 	}
-	if tm, ok := out.Config["timings"].(map[string]any); !ok || tm["propagation.min"] == nil {
+	if tm, ok := out.Config["timings_s"].(map[string]any); !ok || tm["propagation.min"] == nil {
 		t.Errorf("config lacks the timings: %v", out.Config)
 	}
 
@@ -150,6 +173,12 @@ func TestDrillConsumerCache(t *testing.T) {
 		}
 		if !strings.Contains(s.Verdict, "window is shorter than the consumers' staleness") {
 			t.Errorf("verdict does not blame the window: %s", s.Verdict)
+		}
+		// One line names every setting to change, with values.
+		for _, want := range []string{"propagation.max to at least", "grace_period", "terminationGracePeriodSeconds to at least"} {
+			if !strings.Contains(s.Verdict, want) || strings.Contains(s.Verdict, "\n") {
+				t.Errorf("verdict lacks %q on one line: %s", want, s.Verdict)
+			}
 		}
 		if s.LateRequests == 0 || s.Staleness <= s.Window {
 			t.Errorf("late %d, staleness %.2fs, window %.2fs: the verdict must rest on the late arrivals", s.LateRequests, s.Staleness, s.Window)
@@ -301,6 +330,91 @@ func TestDrillKillPOST(t *testing.T) {
 		if rp.Role == "initial" && (rp.Signal != "SIGKILL" || rp.ExitStatus != "signal: killed") {
 			t.Errorf("kill r%d: signal %q, %s", rp.ID, rp.Signal, rp.ExitStatus)
 		}
+	}
+}
+
+// TestDrillExecCrash: an --exec binary that dies at start (here drainkit's
+// own serve mode with a strategy it refuses: a real process exiting 1) is
+// reported as such: which replica, its exit status, its last stderr lines,
+// and no row of zeros.
+func TestDrillExecCrash(t *testing.T) {
+	args := []string{"drill", "--exec", binary, "--exec-arg", "serve", "--exec-arg", "--strategy=crash-on-start", "--replicas", "1"}
+	r := drainkit(t, time.Minute, nil, append(args, "--json")...)
+	out := parseDrillAllowingErrors(t, r)
+	if r.code != 1 || len(out.Strategies) != 1 {
+		t.Fatalf("exit %d, %d strategies; want 1 and one", r.code, len(out.Strategies))
+	}
+	s := out.Strategies[0]
+	if len(s.Deaths) == 0 || s.Deaths[0].Replica != 1 || s.Deaths[0].ExitStatus != "exit status 1" || !s.Deaths[0].BeforeReady {
+		t.Fatalf("deaths %+v", s.Deaths)
+	}
+	if tail := strings.Join(s.Deaths[0].Stderr, "\n"); !strings.Contains(tail, `"crash-on-start" is not a strategy`) {
+		t.Errorf("stderr tail %q lacks the binary's own error", tail)
+	}
+	r = drainkit(t, time.Minute, nil, args...)
+	for _, want := range []string{"did not run", "r1 (", "exit status 1", "last stderr lines:", `"crash-on-start" is not a strategy`} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("table lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "0.00s") {
+		t.Errorf("table shows zeros as if measured:\n%s", r.stdout)
+	}
+}
+
+// TestDrillOverloadIsInvalid: a drill the machine cannot sustain (here a
+// high rate with a 1 ms request timeout: requests fail before any replica
+// is stopped) is reported invalid, naming the cause and what to lower, with
+// exit status 3, instead of blaming the strategies.
+func TestDrillOverloadIsInvalid(t *testing.T) {
+	r := drainkit(t, 2*time.Minute, []string{"DRAINKIT_PROPAGATION_MIN=500ms"},
+		"drill", "--json", "--strategies", "drainkit,shutdown", "--replicas", "1", "--rate", "2000", "--request-timeout", "1ms",
+		"--baseline", "1s", "--tail", "0s")
+	var out drillJSON
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("drill --json output: %v\n%s\n%s", err, r.stdout, r.stderr)
+	}
+	if r.code != 3 || out.Valid || out.Passed {
+		t.Fatalf("exit %d, valid %v, passed %v: want 3, invalid, not passed\n%s", r.code, out.Valid, out.Passed, r.stderr)
+	}
+	for _, want := range []string{"INVALID", "before any replica was stopped", "lower --rate (2000 now", "--sequential"} {
+		if !strings.Contains(out.InvalidReason, want) {
+			t.Errorf("reason lacks %q: %s", want, out.InvalidReason)
+		}
+	}
+	for _, s := range out.Strategies {
+		if !strings.HasPrefix(s.Verdict, "NOT JUDGED") {
+			t.Errorf("%s: verdict %q blames the strategy", s.Name, s.Verdict)
+		}
+	}
+	if out.SchemaVersion < 2 {
+		t.Errorf("schema_version %d", out.SchemaVersion)
+	}
+	// 2 x 2000 requests/s is more than two cores drive: warned at the start.
+	if runtime.NumCPU()*drill.CoreRate < 4000 && !strings.Contains(r.stderr, "warning: this drill asks for 4000 requests/s in all") {
+		t.Errorf("no capacity warning on %d cores:\n%s", runtime.NumCPU(), r.stderr)
+	}
+}
+
+// TestDrillSequential: --sequential runs the strategies one after another,
+// each from its own start (its offsets count from there), and still judges
+// each.
+func TestDrillSequential(t *testing.T) {
+	r := drainkit(t, 2*time.Minute, []string{"DRAINKIT_PROPAGATION_MIN=1s"},
+		"drill", "--json", "--sequential", "--strategies", "drainkit,exit", "--replicas", "1", "--rate", "100", "--baseline", "500ms", "--tail", "0s")
+	out := parseDrill(t, r)
+	if r.code != 0 || len(out.Strategies) != 2 || out.Config["sequential"] != true {
+		t.Fatalf("exit %d, %d strategies, config %v", r.code, len(out.Strategies), out.Config)
+	}
+	dk, ex := out.Strategies[0], out.Strategies[1]
+	if dk.Failed != 0 || ex.Failed == 0 {
+		t.Errorf("drainkit %d failed, exit %d failed: want 0 and some", dk.Failed, ex.Failed)
+	}
+	// Run one after the other: the second run's load starts from its own
+	// start, not after the first run's whole span.
+	if ex.LoadStart > dk.LoadEnd/2 || out.WallSeconds < dk.LoadEnd+ex.LoadEnd-ex.LoadStart {
+		t.Errorf("load: drainkit %.2fs..%.2fs, exit %.2fs..%.2fs, wall %.2fs: want runs one after another, each from its own start",
+			dk.LoadStart, dk.LoadEnd, ex.LoadStart, ex.LoadEnd, out.WallSeconds)
 	}
 }
 

@@ -32,13 +32,38 @@ type k8sProbe struct {
 	TimeoutSeconds   int `yaml:"timeoutSeconds"`
 }
 
+type k8sSecurity struct {
+	RunAsNonRoot   bool `yaml:"runAsNonRoot"`
+	SeccompProfile struct {
+		Type string `yaml:"type"`
+	} `yaml:"seccompProfile"`
+}
+
 type k8sDoc struct {
 	Kind string `yaml:"kind"`
 	Spec struct {
-		Template struct {
+		Replicas int `yaml:"replicas"`
+		Selector struct {
+			MatchLabels map[string]string `yaml:"matchLabels"`
+		} `yaml:"selector"`
+		MaxUnavailable             *int   `yaml:"maxUnavailable"`
+		MinAvailable               *int   `yaml:"minAvailable"`
+		UnhealthyPodEvictionPolicy string `yaml:"unhealthyPodEvictionPolicy"`
+		Template                   struct {
+			Metadata struct {
+				Labels map[string]string `yaml:"labels"`
+			} `yaml:"metadata"`
 			Spec struct {
-				TerminationGracePeriodSeconds int `yaml:"terminationGracePeriodSeconds"`
+				TerminationGracePeriodSeconds int         `yaml:"terminationGracePeriodSeconds"`
+				SecurityContext               k8sSecurity `yaml:"securityContext"`
 				Containers                    []struct {
+					SecurityContext struct {
+						k8sSecurity              `yaml:",inline"`
+						AllowPrivilegeEscalation *bool `yaml:"allowPrivilegeEscalation"`
+						Capabilities             struct {
+							Drop []string `yaml:"drop"`
+						} `yaml:"capabilities"`
+					} `yaml:"securityContext"`
 					Image           string `yaml:"image"`
 					ImagePullPolicy string `yaml:"imagePullPolicy"`
 					Ports           []struct {
@@ -81,7 +106,7 @@ func TestKubernetesExampleIsConsistent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var deploy, svc *k8sDoc
+	var deploy, svc, pdb *k8sDoc
 	dec := yaml.NewDecoder(bytes.NewReader(raw))
 	for {
 		var d k8sDoc
@@ -95,12 +120,16 @@ func TestKubernetesExampleIsConsistent(t *testing.T) {
 			deploy = &d
 		case "Service":
 			svc = &d
+		case "PodDisruptionBudget":
+			pdb = &d
 		}
 	}
 	if deploy == nil || svc == nil || len(deploy.Spec.Template.Spec.Containers) != 1 {
 		t.Fatal("want one Deployment with one container and one Service")
 	}
 	c := deploy.Spec.Template.Spec.Containers[0]
+	checkRestricted(t, deploy)
+	checkDisruptionBudget(t, deploy, pdb)
 
 	// The image: distroless, exec-form entrypoint, both binaries.
 	df, err := os.ReadFile(filepath.Join(k8sDir, "Dockerfile"))
@@ -220,7 +249,8 @@ func TestKubernetesExampleIsConsistent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"kind load docker-image " + c.Image, "35 = 30 + 5", "exit 3", "golang:1.26.8", "Dockerfile.dockerignore"} {
+	for _, want := range []string{"kind load docker-image " + c.Image, "35 = 30 + 5", "exit 3", "golang:1.26.8", "Dockerfile.dockerignore",
+		"PodDisruptionBudget", "RuntimeDefault", "preStop:\n    sleep:", "native `sleep`", "adaptive"} {
 		if !strings.Contains(string(readme), want) {
 			t.Errorf("README.md lacks %q", want)
 		}
@@ -248,5 +278,57 @@ func TestKubernetesExampleIsConsistent(t *testing.T) {
 	}
 	if d := time.Duration(c.StartupProbe.PeriodSeconds*c.StartupProbe.FailureThreshold) * time.Second; d < cfg.Timings.WarmupTimeout {
 		t.Errorf("the startup probe gives up after %s, before warmup.timeout %s", d, cfg.Timings.WarmupTimeout)
+	}
+}
+
+// checkRestricted checks the restricted Pod Security Standard's settings:
+// the RuntimeDefault seccomp profile, non-root, no privilege escalation, all
+// capabilities dropped.
+func checkRestricted(t *testing.T, deploy *k8sDoc) {
+	t.Helper()
+	pod := deploy.Spec.Template.Spec
+	if pod.SecurityContext.SeccompProfile.Type != "RuntimeDefault" || !pod.SecurityContext.RunAsNonRoot {
+		t.Errorf("pod securityContext %+v: want seccompProfile RuntimeDefault and runAsNonRoot", pod.SecurityContext)
+	}
+	for _, c := range pod.Containers {
+		sc := c.SecurityContext
+		if sc.SeccompProfile.Type != "RuntimeDefault" && sc.SeccompProfile.Type != "" {
+			t.Errorf("container seccompProfile %q overrides the pod's RuntimeDefault", sc.SeccompProfile.Type)
+		}
+		if sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation || !slices.Contains(sc.Capabilities.Drop, "ALL") {
+			t.Errorf("container securityContext %+v: want allowPrivilegeEscalation false and capabilities drop ALL", sc)
+		}
+	}
+}
+
+// checkDisruptionBudget checks the PodDisruptionBudget: it selects the
+// Deployment's pods and lets evictions through one at a time, never
+// blocking a node drain.
+func checkDisruptionBudget(t *testing.T, deploy, pdb *k8sDoc) {
+	t.Helper()
+	if pdb == nil {
+		t.Error("no PodDisruptionBudget")
+		return
+	}
+	labels := deploy.Spec.Template.Metadata.Labels
+	for k, v := range pdb.Spec.Selector.MatchLabels {
+		if labels[k] != v {
+			t.Errorf("the budget selects %v, the pods are labelled %v", pdb.Spec.Selector.MatchLabels, labels)
+		}
+	}
+	if len(pdb.Spec.Selector.MatchLabels) == 0 {
+		t.Error("the budget selects nothing")
+	}
+	switch {
+	case pdb.Spec.MaxUnavailable != nil:
+		if *pdb.Spec.MaxUnavailable < 1 || *pdb.Spec.MaxUnavailable >= deploy.Spec.Replicas {
+			t.Errorf("maxUnavailable %d with %d replicas: want 1..replicas-1", *pdb.Spec.MaxUnavailable, deploy.Spec.Replicas)
+		}
+	case pdb.Spec.MinAvailable != nil:
+		if *pdb.Spec.MinAvailable >= deploy.Spec.Replicas {
+			t.Errorf("minAvailable %d with %d replicas blocks every eviction", *pdb.Spec.MinAvailable, deploy.Spec.Replicas)
+		}
+	default:
+		t.Error("the budget sets neither maxUnavailable nor minAvailable")
 	}
 }

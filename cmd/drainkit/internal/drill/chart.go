@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/drainkit/drainkit/lifecycle"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -49,15 +50,15 @@ func step(name string) func(ReplicaReport) (time.Duration, bool) {
 var drainMarks = []drainMark{
 	{"preStop call", draw.RingGlyph{}, colBlack, func(rp ReplicaReport) (time.Duration, bool) { return rp.PreStop, rp.PreStop >= 0 }},
 	{"SIGTERM", draw.TriangleGlyph{}, colBlack, func(rp ReplicaReport) (time.Duration, bool) { return rp.Signalled, rp.Signalled >= 0 }},
-	{"not ready", draw.CircleGlyph{}, colDrain, step("not_ready")},
-	{"deregistered", draw.SquareGlyph{}, color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff}, step("deregistered")},
+	{"not ready", draw.CircleGlyph{}, colDrain, step(lifecycle.StepNotReady)},
+	{"deregistered", draw.SquareGlyph{}, color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff}, step(lifecycle.StepDeregistered)},
 	{"last late arrival", draw.PlusGlyph{}, colFail, func(rp ReplicaReport) (time.Duration, bool) {
 		if rp.Timeline == nil || rp.Timeline.LateArrivals == 0 {
 			return 0, false
 		}
 		return rp.T0 + rp.Timeline.LastLateArrival, true
 	}},
-	{"listeners closed", draw.PyramidGlyph{}, color.RGBA{R: 0x8c, G: 0x56, B: 0x4b, A: 0xff}, step("listeners_closed")},
+	{"listeners closed", draw.PyramidGlyph{}, color.RGBA{R: 0x8c, G: 0x56, B: 0x4b, A: 0xff}, step(lifecycle.StepListenersClosed)},
 	{"exit", draw.CrossGlyph{}, colBlack, func(rp ReplicaReport) (time.Duration, bool) { return rp.Exited, rp.Exited >= 0 }},
 }
 
@@ -70,42 +71,38 @@ func sans(p *plot.Plot) {
 	}
 }
 
-// ChartSVG draws one strategy's timeline: requests per 100 ms with failures
-// marked (top) and each replica's life and drain steps (bottom), on a time
-// axis in seconds from the drill's start that runs to until (at least the
-// run's own duration). Give every strategy of a drill the same until (the
-// longest run's Duration) and their charts share one scale.
+// ChartSVG draws one strategy's timeline: requests and failures per second
+// (top) and each replica's life and drain steps (bottom), on a time axis in
+// seconds from the drill's start that runs to until (at least the run's own
+// duration). Give every strategy of a drill the same until (the longest
+// run's Duration) and their charts share one scale.
 func ChartSVG(run StrategyRun, until time.Duration) ([]byte, error) {
 	until = max(until, run.Duration)
 	end := until.Seconds()
 	// Room on the right for the legends, so that they cover no data.
 	xmax := end * 1.2
-	ok, failed := perBucket(run.Records, run.Duration)
+	ok, failed := perSecond(run.Records, run.Duration)
 
 	top := plot.New()
 	sans(top)
-	top.Title.Text = run.Name + ": requests per 100 ms"
-	top.Y.Label.Text = "requests / 100 ms"
+	top.Title.Text = run.Name + ": requests per second (sliding 500 ms)"
+	top.Y.Label.Text = "requests / s"
 	top.X.Min, top.X.Max = 0, xmax
 	top.X.Tick.Marker = secondTicks(end)
 	top.Y.Min = 0
-	okLine, err := plotter.NewLine(ok)
-	if err != nil {
-		return nil, err
-	}
-	okLine.LineStyle.Color = colOK
-	okLine.LineStyle.Width = vg.Points(1)
-	okLine.StepStyle = plotter.PostStep
-	top.Add(plotter.NewGrid(), okLine)
-	top.Legend.Add("ok", okLine)
-	if len(failed) > 0 {
-		marks, err := plotter.NewScatter(failed)
+	top.Add(plotter.NewGrid())
+	for _, l := range []struct {
+		name  string
+		xys   plotter.XYs
+		color color.Color
+		width vg.Length
+	}{{"ok", ok, colOK, 1}, {"failed", failed, colFail, 2}} {
+		line, err := rateLine(l.xys, l.color, l.width)
 		if err != nil {
 			return nil, err
 		}
-		marks.GlyphStyle = draw.GlyphStyle{Color: colFail, Radius: vg.Points(3.5), Shape: draw.CrossGlyph{}}
-		top.Add(marks)
-		top.Legend.Add("failed", marks)
+		top.Add(line)
+		top.Legend.Add(l.name, line)
 	}
 	top.Legend.Top = true
 	top.Legend.XOffs = vg.Points(-4)
@@ -114,14 +111,74 @@ func ChartSVG(run StrategyRun, until time.Duration) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return drawTiles(11*vg.Inch, 7*vg.Inch, top, lanes)
+}
 
-	const w, h = 11 * vg.Inch, 7 * vg.Inch
+// ComparisonSVG draws every run's failures per second on one time axis,
+// one line per strategy, to put at the top of the report: where the
+// strategies lost requests, side by side.
+func ComparisonSVG(runs []StrategyRun, until time.Duration) ([]byte, error) {
+	end := until.Seconds()
+	p := plot.New()
+	sans(p)
+	p.Title.Text = "failed requests per second, every strategy (sliding 500 ms)"
+	p.Y.Label.Text = "failed / s"
+	p.X.Label.Text = "seconds since the drill's start"
+	p.X.Min, p.X.Max = 0, end*1.15
+	p.X.Tick.Marker = secondTicks(end)
+	p.Y.Min = 0
+	p.Add(plotter.NewGrid())
+	for i, run := range runs {
+		_, failed := perSecond(run.Records, run.Duration)
+		line, err := rateLine(failed, strategyColor(i), 2)
+		if err != nil {
+			return nil, err
+		}
+		line.LineStyle.Dashes = strategyDashes(i)
+		p.Add(line)
+		p.Legend.Add(run.Name, line)
+	}
+	p.Legend.Top = true
+	p.Legend.XOffs = vg.Points(-4)
+	return drawTiles(11*vg.Inch, 3.2*vg.Inch, p)
+}
+
+// strategyColor and strategyDashes tell the strategies apart in the
+// comparison chart, also in grey print.
+func strategyColor(i int) color.Color {
+	cols := []color.Color{colOK, colFail, colDrain, colServing, color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff}, colBlack}
+	return cols[i%len(cols)]
+}
+
+func strategyDashes(i int) []vg.Length {
+	d := [][]vg.Length{nil, {vg.Points(6), vg.Points(3)}, {vg.Points(2), vg.Points(2)}, {vg.Points(8), vg.Points(2), vg.Points(2), vg.Points(2)}}
+	return d[i%len(d)]
+}
+
+// rateLine is a line of xys in col, width points wide.
+func rateLine(xys plotter.XYs, col color.Color, width vg.Length) (*plotter.Line, error) {
+	l, err := plotter.NewLine(xys)
+	if err != nil {
+		return nil, err
+	}
+	l.LineStyle.Color = col
+	l.LineStyle.Width = vg.Points(float64(width))
+	return l, nil
+}
+
+// drawTiles draws plots stacked, aligned on their axes, into an SVG w by h.
+func drawTiles(w, h vg.Length, plots ...*plot.Plot) ([]byte, error) {
 	c := vgsvg.New(w, h)
 	dc := draw.New(c)
-	tiles := draw.Tiles{Rows: 2, Cols: 1, PadTop: vg.Points(4), PadBottom: vg.Points(4), PadLeft: vg.Points(4), PadRight: vg.Points(4), PadY: vg.Points(8)}
-	canvases := plot.Align([][]*plot.Plot{{top}, {lanes}}, tiles, dc)
-	top.Draw(canvases[0][0])
-	lanes.Draw(canvases[1][0])
+	grid := make([][]*plot.Plot, len(plots))
+	for i, p := range plots {
+		grid[i] = []*plot.Plot{p}
+	}
+	tiles := draw.Tiles{Rows: len(plots), Cols: 1, PadTop: vg.Points(4), PadBottom: vg.Points(4), PadLeft: vg.Points(4), PadRight: vg.Points(4), PadY: vg.Points(8)}
+	canvases := plot.Align(grid, tiles, dc)
+	for i, p := range plots {
+		p.Draw(canvases[i][0])
+	}
 	var buf bytes.Buffer
 	if _, err := c.WriteTo(&buf); err != nil {
 		return nil, err
@@ -154,9 +211,14 @@ func secondTicks(end float64) plot.Ticker {
 	})
 }
 
-// perBucket counts ok requests per 100 ms (by scheduled start) for every
-// bucket, and failed ones for the buckets that have any.
-func perBucket(recs []Record, dur time.Duration) (ok plotter.XYs, failed plotter.XYs) {
+// rateWindow is the width of the sliding window the charts' rates are
+// averaged over; they are sampled every bucket.
+const rateWindow = 500 * time.Millisecond
+
+// perSecond returns the rates of ok and of failed requests (by scheduled
+// start), in requests per second over a sliding rateWindow, sampled every
+// 100 ms: a rate, not a comb of single failures.
+func perSecond(recs []Record, dur time.Duration) (ok, failed plotter.XYs) {
 	n := int(dur/bucket) + 1
 	okN := make([]int, n)
 	failN := make([]int, n)
@@ -171,18 +233,25 @@ func perBucket(recs []Record, dur time.Duration) (ok plotter.XYs, failed plotter
 			okN[i]++
 		}
 	}
+	w := int(rateWindow / bucket)
+	per := 1 / rateWindow.Seconds()
+	var okSum, failSum int
 	for i := range n {
-		x := (time.Duration(i) * bucket).Seconds()
-		ok = append(ok, plotter.XY{X: x, Y: float64(okN[i])})
-		if failN[i] > 0 {
-			failed = append(failed, plotter.XY{X: x + bucket.Seconds()/2, Y: float64(failN[i])})
+		okSum += okN[i]
+		failSum += failN[i]
+		if i >= w {
+			okSum -= okN[i-w]
+			failSum -= failN[i-w]
 		}
+		x := (time.Duration(i+1) * bucket).Seconds()
+		ok = append(ok, plotter.XY{X: x, Y: float64(okSum) * per})
+		failed = append(failed, plotter.XY{X: x, Y: float64(failSum) * per})
 	}
 	return ok, failed
 }
 
 // lanePlot draws one lane per replica: a thin grey line for its whole life,
-// green while it was ready and not yet signalled, orange from SIGTERM to
+// green while it was ready and not yet stopped, orange from the stop to
 // exit, and a marker per drain step.
 func lanePlot(run StrategyRun, end, xmax float64) (*plot.Plot, error) {
 	p := plot.New()
@@ -196,62 +265,85 @@ func lanePlot(run StrategyRun, end, xmax float64) (*plot.Plot, error) {
 	p.Y.Min, p.Y.Max = -float64(len(reps))-0.5, -0.5
 	p.Y.Tick.Marker = laneTicks(reps)
 	p.Add(plotter.NewGrid())
-
-	seg := func(y float64, from, to time.Duration, col color.Color, width vg.Length) error {
-		if from < 0 {
-			return nil
-		}
-		if to < 0 {
-			to = run.Duration
-		}
-		l, err := plotter.NewLine(plotter.XYs{{X: from.Seconds(), Y: y}, {X: to.Seconds(), Y: y}})
-		if err != nil {
-			return err
-		}
-		l.LineStyle.Color = col
-		l.LineStyle.Width = width
-		p.Add(l)
-		return nil
-	}
 	marks := make([]plotter.XYs, len(drainMarks))
 	for i, rp := range reps {
 		y := -float64(i + 1)
-		if err := seg(y, rp.Started, rp.Exited, colLife, vg.Points(1)); err != nil {
+		if err := addLane(p, rp, y, run.Duration); err != nil {
 			return nil, err
-		}
-		servingEnd := rp.StopStart()
-		if servingEnd < 0 {
-			servingEnd = rp.Exited
-		}
-		if err := seg(y, rp.Ready, servingEnd, colServing, vg.Points(5)); err != nil {
-			return nil, err
-		}
-		if stop := rp.StopStart(); stop >= 0 {
-			if err := seg(y, stop, rp.Exited, colDrain, vg.Points(5)); err != nil {
-				return nil, err
-			}
 		}
 		for k, m := range drainMarks {
 			if at, ok := m.at(rp); ok {
-				marks[k] = append(marks[k], plotter.XY{X: at.Seconds(), Y: y})
+				marks[k] = append(marks[k], plotter.XY{X: at.Seconds(), Y: y + markOffset(k)})
 			}
 		}
 	}
+	if err := addMarks(p, marks); err != nil {
+		return nil, err
+	}
+	p.Legend.Top = true
+	p.Legend.XOffs = vg.Points(-4)
+	return p, nil
+}
+
+// addLane draws one replica's life at height y: grey from start to exit,
+// green while serving, orange while draining (open ends run to until).
+func addLane(p *plot.Plot, rp ReplicaReport, y float64, until time.Duration) error {
+	servingEnd := rp.StopStart()
+	if servingEnd < 0 {
+		servingEnd = rp.Exited
+	}
+	segs := []struct {
+		from, to time.Duration
+		col      color.Color
+		width    vg.Length
+	}{
+		{rp.Started, rp.Exited, colLife, vg.Points(1)},
+		{rp.Ready, servingEnd, colServing, vg.Points(5)},
+		{rp.StopStart(), rp.Exited, colDrain, vg.Points(5)},
+	}
+	for _, sg := range segs {
+		if sg.from < 0 {
+			continue
+		}
+		to := sg.to
+		if to < 0 {
+			to = until
+		}
+		l, err := plotter.NewLine(plotter.XYs{{X: sg.from.Seconds(), Y: y}, {X: to.Seconds(), Y: y}})
+		if err != nil {
+			return err
+		}
+		l.LineStyle.Color = sg.col
+		l.LineStyle.Width = sg.width
+		p.Add(l)
+	}
+	return nil
+}
+
+// addMarks adds the drain-step markers, one scatter and legend entry per
+// kind that occurred.
+func addMarks(p *plot.Plot, marks []plotter.XYs) error {
 	for k, m := range drainMarks {
 		if len(marks[k]) == 0 {
 			continue
 		}
 		s, err := plotter.NewScatter(marks[k])
 		if err != nil {
-			return nil, err
+			return err
 		}
-		s.GlyphStyle = draw.GlyphStyle{Color: m.color, Radius: vg.Points(4), Shape: m.shape}
+		s.GlyphStyle = draw.GlyphStyle{Color: m.color, Radius: vg.Points(3), Shape: m.shape}
 		p.Add(s)
 		p.Legend.Add(m.label, s)
 	}
-	p.Legend.Top = true
-	p.Legend.XOffs = vg.Points(-4)
-	return p, nil
+	return nil
+}
+
+// markOffset spreads the drain-step markers of one lane over its height,
+// one row per kind in drainMarks order, so that steps a few milliseconds
+// apart (SIGTERM, not ready, deregistered) sit one above the other instead of
+// piling into one blob.
+func markOffset(k int) float64 {
+	return 0.36 * (float64(k)/float64(len(drainMarks)-1) - 0.5)
 }
 
 // laneTicks labels lane -i with the replica's name and role.

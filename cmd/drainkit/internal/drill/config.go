@@ -106,6 +106,16 @@ type Config struct {
 	// returned (or failed: a service without POST /drain answers 404).
 	// Default false: SIGTERM at once.
 	PreStop bool
+	// Sequential runs the strategies one after another instead of at once,
+	// each with the whole machine: for rates the machine cannot drive for
+	// all strategies together (see Validity). Each run's offsets then count
+	// from its own start, so their charts still share one axis, but each
+	// run's load span is its own.
+	Sequential bool
+	// PodSlack is how much longer than grace_period the pod's
+	// terminationGracePeriodSeconds must be (the verdict's advice; `drainkit
+	// check` owns the figure). 0 means 5s.
+	PodSlack time.Duration
 	// Timings are passed to every replica as DRAINKIT_* variables;
 	// TimingSources says where each key's value came from (for the report).
 	Timings       lifecycle.Timings
@@ -145,8 +155,27 @@ func (c Config) StaleWait() time.Duration {
 	return c.ConsumerCache + time.Duration(c.FailureThreshold+2)*c.DiscoveryInterval
 }
 
-// Validate returns an error naming the first setting out of range.
+// Validate returns an error naming the first setting out of range: the
+// load and discovery settings, the request method and consumer kind, the
+// binary or strategies to drill, then the replicas' timings.
 func (c Config) Validate() error {
+	if err := c.validateRanges(); err != nil {
+		return err
+	}
+	if !slices.Contains(Methods, c.Method) {
+		return fmt.Errorf("--method: %q is not supported: want one of %v", c.Method, Methods)
+	}
+	if _, err := consumerKind(c.ConsumerKind); err != nil {
+		return err
+	}
+	if err := c.validateTarget(); err != nil {
+		return err
+	}
+	return c.Timings.Validate()
+}
+
+// validateRanges checks the numeric settings.
+func (c Config) validateRanges() error {
 	switch {
 	case c.Replicas < 1 || c.Replicas > 20:
 		return fmt.Errorf("--replicas: %d is out of range: must be 1..20", c.Replicas)
@@ -166,19 +195,17 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--baseline: %s is out of range: must be >= 0 and <= 10m", c.Baseline)
 	case c.Tail < 0 || c.Tail > 10*time.Minute:
 		return fmt.Errorf("--tail: %s is out of range: must be >= 0 and <= 10m", c.Tail)
-	}
-	if c.Consul != "" && c.Etcd != "" {
+	case c.Consul != "" && c.Etcd != "":
 		return fmt.Errorf("--consul and --etcd: give at most one registry")
 	}
-	if !slices.Contains(Methods, c.Method) {
-		return fmt.Errorf("--method: %q is not supported: want one of %v", c.Method, Methods)
-	}
-	if _, err := consumerKind(c.ConsumerKind); err != nil {
-		return err
-	}
+	return nil
+}
+
+// validateTarget checks what is drilled: the --exec binary (before anything
+// starts, naming the path, rather than after the replicas of a run could not
+// start), or the strategies and the drainkit binary to re-execute.
+func (c Config) validateTarget() error {
 	if c.Exec != "" {
-		// Fail before anything starts, naming the path, rather than after
-		// the replicas of a run could not start.
 		path, err := exec.LookPath(c.Exec)
 		if err != nil {
 			return fmt.Errorf("--exec %q: %w", c.Exec, unwrapExecError(err))
@@ -186,26 +213,25 @@ func (c Config) Validate() error {
 		if info, err := os.Stat(path); err == nil && info.IsDir() {
 			return fmt.Errorf("--exec %q: is a directory, want an executable", c.Exec)
 		}
+		return nil
 	}
-	if c.Exec == "" {
-		if len(c.Strategies) == 0 {
-			return fmt.Errorf("--strategies: empty: give one or more of %v", Strategies)
-		}
-		seen := map[string]bool{}
-		for _, s := range c.Strategies {
-			if !isBuiltin(s) {
-				return fmt.Errorf("--strategies: %q is not a strategy: want one or more of %v", s, Strategies)
-			}
-			if seen[s] {
-				return fmt.Errorf("--strategies: %q given twice", s)
-			}
-			seen[s] = true
-		}
-		if c.Self == "" {
-			return fmt.Errorf("drill: no drainkit binary to re-execute (Config.Self)")
-		}
+	if len(c.Strategies) == 0 {
+		return fmt.Errorf("--strategies: empty: give one or more of %v", Strategies)
 	}
-	return c.Timings.Validate()
+	seen := map[string]bool{}
+	for _, s := range c.Strategies {
+		if !isBuiltin(s) {
+			return fmt.Errorf("--strategies: %q is not a strategy: want one or more of %v", s, Strategies)
+		}
+		if seen[s] {
+			return fmt.Errorf("--strategies: %q given twice", s)
+		}
+		seen[s] = true
+	}
+	if c.Self == "" {
+		return fmt.Errorf("drill: no drainkit binary to re-execute (Config.Self)")
+	}
+	return nil
 }
 
 // unwrapExecError drops exec.Error's repetition of the name.

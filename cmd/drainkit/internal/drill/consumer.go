@@ -145,7 +145,10 @@ func (l *Load) Run(ctx context.Context) {
 				return
 			case <-timer.C:
 			}
-		} else if ctx.Err() != nil {
+		}
+		// Also after the timer: when both were ready, select may have
+		// picked the timer, and no request goes out after the end.
+		if ctx.Err() != nil {
 			return
 		}
 		n := i % int64(len(l.Clients))

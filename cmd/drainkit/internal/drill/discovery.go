@@ -62,7 +62,32 @@ type ProbeDiscovery struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	targets map[int]*probeTarget // guarded by viewFeed.mu
+	targets  map[int]*probeTarget // guarded by viewFeed.mu
+	failures []probeFailure       // guarded by viewFeed.mu
+}
+
+// probeFailure is one failed readiness probe.
+type probeFailure struct {
+	replica int
+	at      time.Time
+}
+
+// ProbeFailure is one failed readiness probe of a drill: the replica and
+// when, as an offset from the drill's start.
+type ProbeFailure struct {
+	Replica int
+	At      time.Duration
+}
+
+// Failures returns the failed probes so far, as offsets from start.
+func (d *ProbeDiscovery) Failures(start time.Time) []ProbeFailure {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]ProbeFailure, len(d.failures))
+	for i, f := range d.failures {
+		out[i] = ProbeFailure{Replica: f.replica, At: f.at.Sub(start)}
+	}
+	return out
 }
 
 type probeTarget struct {
@@ -136,6 +161,7 @@ func (d *ProbeDiscovery) update(t *probeTarget, ok bool) {
 			t.readyAt = time.Now()
 		}
 	} else {
+		d.failures = append(d.failures, probeFailure{replica: t.ep.Replica, at: time.Now()})
 		t.fails++
 		if t.fails >= d.threshold {
 			t.ready = false

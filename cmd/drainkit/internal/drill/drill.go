@@ -26,14 +26,16 @@ type Result struct {
 	Wall   time.Duration
 }
 
-// Run runs every strategy of cfg concurrently, each with its own replicas,
-// discovery and consumers, and returns when all are done. The strategies
-// start their load together (once every strategy's first replicas are
-// listed) and stop it together (once every strategy's rolling restart, tail
-// and wait for stale consumers are over), so that each is measured over the
-// same span; all offsets count from the drill's start. progress may be
-// nil. It returns an error only for a bad configuration; a strategy that
-// could not complete has StrategyRun.Err set.
+// Run runs every strategy of cfg, each with its own replicas, discovery
+// and consumers, and returns when all are done. By default the strategies
+// run concurrently: they start their load together (once every strategy's
+// first replicas are listed) and stop it together (once every strategy's
+// rolling restart, tail and wait for stale consumers are over), so that
+// each is measured over the same span; all offsets count from the drill's
+// start. With Config.Sequential they run one after another, each from its
+// own start. progress may be nil. It returns an error only for a bad
+// configuration; a strategy that could not complete has StrategyRun.Err
+// set.
 func Run(ctx context.Context, cfg Config, progress *Progress) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -46,44 +48,47 @@ func Run(ctx context.Context, cfg Config, progress *Progress) (*Result, error) {
 		Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true},
 	}
 	defer client.CloseIdleConnections()
-
-	names := cfg.strategyNames()
-	runs := make([]*strategyRun, len(names))
-	startGate, endGate := newBarrier(len(names)), newBarrier(len(names))
-	for i, name := range names {
-		st := &status{name: name, phase: "waiting"}
-		sr := &strategyRun{cfg: cfg, name: name, launch: cfg.launch(name), st: st, client: client,
-			start: start, startGate: startGate, endGate: endGate, arriveStart: startGate.party(), arriveEnd: endGate.party()}
-		sr.newDisc = func() (Discovery, error) { return cfg.newDiscovery(name, client) }
-		st.rec = sr.recorder
-		runs[i] = sr
-	}
-
-	pctx, stopProgress := context.WithCancel(ctx)
-	var pwg sync.WaitGroup
-	if progress != nil {
-		progress.start = start
-		for _, sr := range runs {
-			progress.statuses = append(progress.statuses, sr.st)
-		}
-		pwg.Add(1)
-		go func() { defer pwg.Done(); progress.run(pctx) }()
-	}
-
+	runs := cfg.strategyRuns(start, client)
+	stopProgress := progress.startFor(ctx, start, runs)
 	res := &Result{Config: cfg, Runs: make([]StrategyRun, len(runs))}
-	var wg sync.WaitGroup
-	for i, sr := range runs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	if cfg.Sequential {
+		for i, sr := range runs {
+			sr.start = time.Now()
 			res.Runs[i] = sr.run(ctx)
-		}()
+		}
+	} else {
+		var wg sync.WaitGroup
+		for i, sr := range runs {
+			wg.Go(func() { res.Runs[i] = sr.run(ctx) })
+		}
+		wg.Wait()
 	}
-	wg.Wait()
 	stopProgress()
-	pwg.Wait()
 	res.Wall = time.Since(start)
 	return res, nil
+}
+
+// strategyRuns prepares one run per strategy, sharing the start and end
+// barriers (each its own with Sequential).
+func (c Config) strategyRuns(start time.Time, client *http.Client) []*strategyRun {
+	names := c.strategyNames()
+	parties := len(names)
+	if c.Sequential {
+		parties = 1
+	}
+	startGate, endGate := newBarrier(parties), newBarrier(parties)
+	runs := make([]*strategyRun, len(names))
+	for i, name := range names {
+		if c.Sequential {
+			startGate, endGate = newBarrier(1), newBarrier(1)
+		}
+		sr := &strategyRun{cfg: c, name: name, launch: c.launch(name), st: &status{name: name, phase: "waiting"}, client: client,
+			start: start, startGate: startGate, endGate: endGate, arriveStart: startGate.party(), arriveEnd: endGate.party()}
+		sr.newDisc = func() (Discovery, error) { return c.newDiscovery(name, client) }
+		sr.st.rec = sr.recorder
+		runs[i] = sr
+	}
+	return runs
 }
 
 // launch returns how to start a replica of strategy name.

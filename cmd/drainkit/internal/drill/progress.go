@@ -44,6 +44,22 @@ type Progress struct {
 	statuses []*status
 }
 
+// startFor starts printing the progress of runs (nothing when p is nil)
+// and returns the function that stops it and waits.
+func (p *Progress) startFor(ctx context.Context, start time.Time, runs []*strategyRun) (stop func()) {
+	if p == nil {
+		return func() {}
+	}
+	p.start = start
+	for _, sr := range runs {
+		p.statuses = append(p.statuses, sr.st)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); p.run(ctx) }()
+	return func() { cancel(); <-done }
+}
+
 func (p *Progress) render() string {
 	parts := make([]string, len(p.statuses))
 	for i, s := range p.statuses {

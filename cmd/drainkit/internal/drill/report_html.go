@@ -8,31 +8,39 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/drainkit/drainkit/lifecycle"
 )
 
-// WriteHTML writes a self-contained HTML page: the configuration, the summary
-// table, and per strategy its verdict, a timeline chart (gonum/plot SVG,
-// inlined) and a table of its replicas' drain steps. It loads nothing from
-// anywhere: no scripts, no external fonts or styles; its Content-Security-
-// Policy forbids any fetch.
+// WriteHTML writes a self-contained HTML page: the result, a comparison
+// chart of every strategy's failures per second on one time axis (the
+// first screen), the configuration, the summary table, and per strategy its
+// verdict, a timeline chart (gonum/plot SVG, inlined) and a table of its
+// replicas' drain steps. It loads nothing from anywhere: no scripts, no
+// external fonts or styles; its Content-Security-Policy forbids any fetch.
 func WriteHTML(w io.Writer, res *Result, sums []Summary) error {
 	var table bytes.Buffer
 	if err := WriteTable(&table, res, sums); err != nil {
 		return err
 	}
+	v := Judge(res, sums)
 	page := htmlPage{
 		Generated: time.Now().Format(time.RFC1123),
 		Config:    res.Config.Report(),
+		Setup:     setupRows(res.Config),
 		Passed:    Passed(res, sums),
+		Valid:     v.Valid,
+		Invalid:   v.Reason,
 		Wall:      fmt.Sprintf("%.1fs", res.Wall.Seconds()),
 		Text:      table.String(),
 	}
-	for _, k := range sortedTimingKeys(page.Config.Timings) {
+	tm := res.Config.timings()
+	for _, k := range sortedTimingKeys(tm) {
 		src := page.Config.TimingSources[k]
 		if src == "" {
 			src = "default"
 		}
-		page.Timings = append(page.Timings, [3]string{k, page.Config.Timings[k], src})
+		page.Timings = append(page.Timings, [3]string{k, tm[k].String(), src})
 	}
 	// One time axis for all charts: from the drill's start to the end of
 	// the longest run.
@@ -40,38 +48,100 @@ func WriteHTML(w io.Writer, res *Result, sums []Summary) error {
 	for _, run := range res.Runs {
 		until = max(until, run.Duration)
 	}
+	cmp, err := ComparisonSVG(res.Runs, until)
+	if err != nil {
+		return fmt.Errorf("comparison chart: %w", err)
+	}
+	page.Comparison = template.HTML(stripXMLDecl(cmp))
 	for i, run := range res.Runs {
-		svg, err := ChartSVG(run, until)
+		sec, err := strategySection(run, sums[i], until)
 		if err != nil {
-			return fmt.Errorf("chart for %s: %w", run.Name, err)
+			return err
 		}
-		sec := htmlStrategy{Summary: sums[i], Discovery: run.Discovery, SVG: template.HTML(stripXMLDecl(svg))}
-		for _, rp := range run.Replicas {
-			sec.Rows = append(sec.Rows, replicaRow(rp, sums[i]))
-		}
-		sort.Slice(sec.Rows, func(a, b int) bool { return sec.Rows[a].ID < sec.Rows[b].ID })
-		sec.Kinds = kindList(sums[i].FailuresByKind)
 		page.Strategies = append(page.Strategies, sec)
 	}
 	return htmlTmpl.Execute(w, page)
 }
 
+// strategySection is one strategy's part of the page.
+func strategySection(run StrategyRun, sum Summary, until time.Duration) (htmlStrategy, error) {
+	svg, err := ChartSVG(run, until)
+	if err != nil {
+		return htmlStrategy{}, fmt.Errorf("chart for %s: %w", run.Name, err)
+	}
+	sec := htmlStrategy{Summary: sum, Discovery: run.Discovery, SVG: template.HTML(stripXMLDecl(svg))}
+	for _, rp := range run.Replicas {
+		sec.Rows = append(sec.Rows, replicaRow(rp, sum))
+	}
+	sort.Slice(sec.Rows, func(a, b int) bool { return sec.Rows[a].ID < sec.Rows[b].ID })
+	sec.Kinds = kindList(sum.FailuresByKind)
+	for _, g := range groupDeaths(sum.Deaths) {
+		sec.DeathGroups = append(sec.DeathGroups, htmlDeath{Line: g.String(), Stderr: g.first.Stderr})
+	}
+	return sec, nil
+}
+
+// setupRows describes the drill's configuration for the page.
+func setupRows(c Config) [][2]string {
+	disc := fmt.Sprintf("GET /readyz every %s, dropped after %d failures", c.DiscoveryInterval, c.FailureThreshold)
+	if c.Consul != "" {
+		disc = "consul watch on " + c.Consul
+	}
+	if c.Etcd != "" {
+		disc = "etcd watch on " + c.Etcd
+	}
+	restart := "SIGTERM (kill: SIGKILL) to the old replica once its replacement is listed"
+	if c.PreStop {
+		restart = "preStop POST /drain?wait=propagation on the old replica, then SIGTERM"
+	}
+	span := fmt.Sprintf("%s before the rolling restart; after it at least %s, then until no consumer lists a replaced replica (at most %s more) and every strategy is done: the same span for all strategies",
+		c.Baseline, c.Tail, c.StaleWait())
+	if c.Sequential {
+		span = fmt.Sprintf("%s before the rolling restart; after it at least %s, then until no consumer lists a replaced replica (at most %s more); strategies one after another (--sequential)",
+			c.Baseline, c.Tail, c.StaleWait())
+	}
+	rows := [][2]string{
+		{"replicas per strategy", fmt.Sprint(c.Replicas)},
+		{"load", fmt.Sprintf("%g requests/s from %d %s consumers, %s /, timeout %s", c.Rate, c.Consumers, c.ConsumerKind, c.Method, c.RequestTimeout)},
+		{"discovery", disc},
+		{"consumer cache", c.ConsumerCache.String()},
+		{"load span", span},
+		{"restart", restart},
+	}
+	if c.Exec != "" {
+		rows = append(rows, [2]string{"binary", c.Exec})
+	}
+	return rows
+}
+
 type htmlPage struct {
 	Generated  string
 	Config     ConfigReport
+	Setup      [][2]string
 	Timings    [][3]string
 	Passed     bool
+	Valid      bool
+	Invalid    string
 	Wall       string
 	Text       string
+	Comparison template.HTML
 	Strategies []htmlStrategy
 }
 
 type htmlStrategy struct {
 	Summary
-	Discovery string
-	Kinds     string
-	SVG       template.HTML
-	Rows      []htmlReplica
+	DeathGroups []htmlDeath
+	Discovery   string
+	Kinds       string
+	SVG         template.HTML
+	Rows        []htmlReplica
+}
+
+// htmlDeath is a group of replicas that ended without being stopped, with
+// their last stderr lines.
+type htmlDeath struct {
+	Line   string
+	Stderr []string
 }
 
 type htmlReplica struct {
@@ -103,7 +173,7 @@ func replicaRow(rp ReplicaReport, s Summary) htmlReplica {
 	row := htmlReplica{
 		ID: rp.ID, Role: rp.Role,
 		Started: at(rp.Started), Ready: at(rp.Ready), PreStop: at(rp.PreStop), SIGTERM: at(rp.Signalled), Exit: at(rp.Exited),
-		NotReady: stepAt("not_ready"), Dereg: stepAt("deregistered"), Closed: stepAt("listeners_closed"),
+		NotReady: stepAt(lifecycle.StepNotReady), Dereg: stepAt(lifecycle.StepDeregistered), Closed: stepAt(lifecycle.StepListenersClosed),
 		Late: "–", LateN: "–", ExitCode: fmt.Sprint(rp.ExitCode),
 	}
 	if rp.ExitCode < 0 {
@@ -151,25 +221,22 @@ th { background: #f3f3f3; } td.l, th.l { text-align: left; }
 .verdict { padding: .5em .8em; border-left: 4px solid #999; background: #fafafa; }
 .verdict.pass { border-color: #1a7f1a; } .verdict.fail { border-color: #c62828; }
 svg { width: 100%; height: auto; display: block; }
+.comparison svg { max-height: 55vh; }
 svg text { font-family: "Liberation Sans", Arial, Helvetica, sans-serif; }
 pre { background: #f7f7f7; padding: .8em; overflow-x: auto; font-size: .8em; }
 </style>
 </head>
 <body>
 <h1>drainkit drill report</h1>
-<p>Result: {{if .Passed}}<span class="pass">PASS</span>{{else}}<span class="fail">FAIL</span>{{end}}
+<p>Result: {{if not .Valid}}<span class="fail">INVALID</span>{{else if .Passed}}<span class="pass">PASS</span>{{else}}<span class="fail">FAIL</span>{{end}}
  &middot; wall time {{.Wall}} &middot; generated {{.Generated}}</p>
+{{if not .Valid}}<p class="verdict fail">{{.Invalid}}</p>{{end}}
+<div class="comparison">{{.Comparison}}</div>
 
 <h2>Configuration</h2>
 <table>
-<tr><th class="l">replicas per strategy</th><td>{{.Config.Replicas}}</td></tr>
-<tr><th class="l">load</th><td>{{.Config.Rate}} requests/s from {{.Config.Consumers}} {{.Config.Consumer}} consumers, {{.Config.Method}} /, timeout {{.Config.RequestTimeout}}</td></tr>
-<tr><th class="l">discovery</th><td>{{if .Config.Consul}}consul watch on {{.Config.Consul}}{{else if .Config.Etcd}}etcd watch on {{.Config.Etcd}}{{else}}GET /readyz every {{.Config.DiscoveryInterval}}, dropped after {{.Config.FailureThreshold}} failures{{end}}</td></tr>
-<tr><th class="l">consumer cache</th><td>{{.Config.ConsumerCache}}</td></tr>
-<tr><th class="l">load span</th><td>{{.Config.Baseline}} before the rolling restart; after it at least {{.Config.Tail}}, then until no consumer lists a replaced replica (at most {{.Config.StaleWait}} more) and every strategy is done: the same span for all strategies</td></tr>
-<tr><th class="l">restart</th><td>{{if .Config.PreStop}}preStop POST /drain?wait=propagation on the old replica, then SIGTERM{{else}}SIGTERM to the old replica once its replacement is listed{{end}}</td></tr>
-{{if .Config.Exec}}<tr><th class="l">binary</th><td>{{.Config.Exec}}</td></tr>{{end}}
-</table>
+{{range .Setup}}<tr><th class="l">{{index . 0}}</th><td class="l">{{index . 1}}</td></tr>
+{{end}}</table>
 <table>
 <tr><th class="l">timing (DRAINKIT_*)</th><th>value</th><th class="l">from</th></tr>
 {{range .Timings}}<tr><td class="l">{{index . 0}}</td><td>{{index . 1}}</td><td class="l">{{index . 2}}</td></tr>
@@ -193,6 +260,9 @@ pre { background: #f7f7f7; padding: .8em; overflow-x: auto; font-size: .8em; }
 {{range .Rows}}<tr><td>r{{.ID}}</td><td class="l">{{.Role}}</td><td>{{.Started}}</td><td>{{.Ready}}</td><td>{{.PreStop}}</td><td>{{.SIGTERM}}</td><td>{{.NotReady}}</td><td>{{.Dereg}}</td><td>{{.Late}}</td><td>{{.Closed}}</td><td>{{.Exit}}</td><td>{{.ExitCode}}</td><td>{{.Requests}}</td><td>{{.Failed}}</td><td>{{.LateN}}</td></tr>
 {{end}}</table>
 <p>Times in seconds from the drill's start; every strategy sent load from {{printf "%.2f" .LoadStartSeconds}}s to {{printf "%.2f" .LoadEndSeconds}}s.</p>
+{{range .DeathGroups}}<p class="fail">{{.Line}}</p>{{if .Stderr}}<pre>{{range .Stderr}}{{.}}
+{{end}}</pre>{{end}}
+{{end}}
 {{if .FailureExamples}}<table><tr><th class="l">failure kind</th><th class="l">example error</th></tr>
 {{range $k, $v := .FailureExamples}}<tr><td class="l">{{$k}}</td><td class="l">{{$v}}</td></tr>
 {{end}}</table>{{end}}

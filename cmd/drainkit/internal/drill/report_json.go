@@ -6,77 +6,105 @@ import (
 	"time"
 )
 
-// ConfigReport is the drill's configuration as the JSON output and the
-// reports show it.
+// SchemaVersion is the version of the `drainkit drill --json` shape
+// (JSONReport). It grows when a key is renamed, removed or changes meaning;
+// new keys do not change it. Version 2 put the unit into every duration
+// key (_s, _ms) and added the consumer figures.
+const SchemaVersion = 2
+
+// ConfigReport is the drill's configuration as the JSON output shows it.
+// Durations are in seconds (_s).
 type ConfigReport struct {
-	Strategies        []string          `json:"strategies"`
-	Consumer          string            `json:"consumer"`
-	Method            string            `json:"method"`
-	Exec              string            `json:"exec,omitempty"`
-	Replicas          int               `json:"replicas"`
-	Rate              float64           `json:"rate_per_second"`
-	Consumers         int               `json:"consumers"`
-	RequestTimeout    string            `json:"request_timeout"`
-	Discovery         string            `json:"discovery"`
-	DiscoveryInterval string            `json:"discovery_interval"`
-	FailureThreshold  int               `json:"failure_threshold"`
-	ConsumerCache     string            `json:"consumer_cache"`
-	Consul            string            `json:"consul,omitempty"`
-	Etcd              string            `json:"etcd,omitempty"`
-	Baseline          string            `json:"baseline"`
-	Tail              string            `json:"tail"`
-	StaleWait         string            `json:"stale_wait"`
-	PreStop           bool              `json:"prestop"`
-	Timings           map[string]string `json:"timings"`
-	TimingSources     map[string]string `json:"timing_sources,omitempty"`
+	Strategies        []string           `json:"strategies"`
+	Exec              string             `json:"exec,omitempty"`
+	Consumer          string             `json:"consumer"`
+	Method            string             `json:"method"`
+	Replicas          int                `json:"replicas"`
+	Rate              float64            `json:"rate_per_second"`
+	Consumers         int                `json:"consumers"`
+	RequestTimeout    float64            `json:"request_timeout_s"`
+	Discovery         string             `json:"discovery"`
+	DiscoveryInterval float64            `json:"discovery_interval_s"`
+	FailureThreshold  int                `json:"failure_threshold"`
+	ConsumerCache     float64            `json:"consumer_cache_s"`
+	Consul            string             `json:"consul,omitempty"`
+	Etcd              string             `json:"etcd,omitempty"`
+	Baseline          float64            `json:"baseline_s"`
+	Tail              float64            `json:"tail_s"`
+	StaleWait         float64            `json:"stale_wait_s"`
+	PreStop           bool               `json:"prestop"`
+	Sequential        bool               `json:"sequential,omitempty"`
+	Timings           map[string]float64 `json:"timings_s"`
+	TimingSources     map[string]string  `json:"timing_sources,omitempty"`
+}
+
+// discoveryName names how the consumers learn the instances.
+func (c Config) discoveryName() string {
+	if c.Consul != "" {
+		return "consul watch"
+	}
+	if c.Etcd != "" {
+		return "etcd watch"
+	}
+	return "readiness probes"
+}
+
+// timings returns the replicas' timings by configuration key.
+func (c Config) timings() map[string]time.Duration {
+	t := c.Timings
+	return map[string]time.Duration{
+		"warmup.timeout":    t.WarmupTimeout,
+		"propagation.min":   t.PropagationMin,
+		"propagation.quiet": t.PropagationQuiet,
+		"propagation.max":   t.PropagationMax,
+		"drain.timeout":     t.DrainTimeout,
+		"stop.timeout":      t.StopTimeout,
+		"grace_period":      t.GracePeriod,
+	}
 }
 
 // Report builds the configuration report.
 func (c Config) Report() ConfigReport {
-	disc := "readiness probes"
-	if c.Consul != "" {
-		disc = "consul watch"
+	tm := map[string]float64{}
+	for k, v := range c.timings() {
+		tm[k] = v.Seconds()
 	}
-	if c.Etcd != "" {
-		disc = "etcd watch"
-	}
-	t := c.Timings
 	return ConfigReport{
 		Strategies: c.strategyNames(), Exec: c.Exec, Consumer: c.ConsumerKind, Method: c.Method,
 		Replicas: c.Replicas, Rate: c.Rate, Consumers: c.Consumers,
-		RequestTimeout: c.RequestTimeout.String(),
-		Discovery:      disc, DiscoveryInterval: c.DiscoveryInterval.String(), FailureThreshold: c.FailureThreshold,
-		ConsumerCache: c.ConsumerCache.String(), Consul: c.Consul, Etcd: c.Etcd,
-		Baseline: c.Baseline.String(), Tail: c.Tail.String(), StaleWait: c.StaleWait().String(), PreStop: c.PreStop,
-		Timings: map[string]string{
-			"warmup.timeout":    t.WarmupTimeout.String(),
-			"propagation.min":   t.PropagationMin.String(),
-			"propagation.quiet": t.PropagationQuiet.String(),
-			"propagation.max":   t.PropagationMax.String(),
-			"drain.timeout":     t.DrainTimeout.String(),
-			"stop.timeout":      t.StopTimeout.String(),
-			"grace_period":      t.GracePeriod.String(),
-		},
-		TimingSources: c.TimingSources,
+		RequestTimeout: c.RequestTimeout.Seconds(),
+		Discovery:      c.discoveryName(), DiscoveryInterval: c.DiscoveryInterval.Seconds(), FailureThreshold: c.FailureThreshold,
+		ConsumerCache: c.ConsumerCache.Seconds(), Consul: c.Consul, Etcd: c.Etcd,
+		Baseline: c.Baseline.Seconds(), Tail: c.Tail.Seconds(), StaleWait: c.StaleWait().Seconds(), PreStop: c.PreStop,
+		Sequential: c.Sequential, Timings: tm, TimingSources: c.TimingSources,
 	}
 }
 
 // JSONReport is the shape of `drainkit drill --json`.
 type JSONReport struct {
-	Strategies  []Summary    `json:"strategies"`
-	Config      ConfigReport `json:"config"`
-	WallSeconds float64      `json:"wall_seconds"`
-	Passed      bool         `json:"passed"`
+	SchemaVersion int          `json:"schema_version"`
+	Strategies    []Summary    `json:"strategies"`
+	Config        ConfigReport `json:"config"`
+	WallTime      float64      `json:"wall_time_s"`
+	Passed        bool         `json:"passed"`
+	// Valid is false when the machine could not sustain the load
+	// (Validity); the numbers then say nothing about the strategies.
+	Valid         bool   `json:"valid"`
+	InvalidReason string `json:"invalid_reason,omitempty"`
 }
 
 // WriteJSON writes res as indented JSON.
 func WriteJSON(w io.Writer, res *Result, sums []Summary) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	v := Judge(res, sums)
 	return enc.Encode(JSONReport{
-		Strategies:  sums,
-		Config:      res.Config.Report(),
-		WallSeconds: float64(res.Wall.Round(time.Millisecond)) / float64(time.Second),
-		Passed:      Passed(res, sums),
+		SchemaVersion: SchemaVersion,
+		Strategies:    sums,
+		Config:        res.Config.Report(),
+		WallTime:      secs(res.Wall),
+		Passed:        Passed(res, sums),
+		Valid:         v.Valid,
+		InvalidReason: v.Reason,
 	})
 }

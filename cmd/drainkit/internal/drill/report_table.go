@@ -21,12 +21,19 @@ func WriteTable(w io.Writer, res *Result, sums []Summary) error {
 	}
 	b.Reset()
 	writeVerdicts(&b, sums)
-	fmt.Fprintf(&b, "\nwall time %.1fs; result: %s\n", res.Wall.Seconds(), resultWord(Passed(res, sums)))
+	v := Judge(res, sums)
+	if !v.Valid {
+		fmt.Fprintf(&b, "\n%s\n", v.Reason)
+	}
+	fmt.Fprintf(&b, "\nwall time %.1fs; result: %s\n", res.Wall.Seconds(), resultWord(Passed(res, sums), v.Valid))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-func resultWord(pass bool) string {
+func resultWord(pass, valid bool) string {
+	if !valid {
+		return "INVALID"
+	}
 	if pass {
 		return "PASS"
 	}
@@ -36,31 +43,36 @@ func resultWord(pass bool) string {
 // writeSetup describes the drill: load, consumers, discovery, span, restart
 // and the replicas' timings with where each came from.
 func writeSetup(b *strings.Builder, cfg Config) {
-	c := cfg.Report()
 	fmt.Fprintf(b, "drainkit drill: %d replicas per strategy, %g requests/s from %d %s consumers, %s / with a %s timeout\n",
-		c.Replicas, c.Rate, c.Consumers, c.Consumer, c.Method, c.RequestTimeout)
+		cfg.Replicas, cfg.Rate, cfg.Consumers, cfg.ConsumerKind, cfg.Method, cfg.RequestTimeout)
 	if cfg.Consul != "" {
 		fmt.Fprintf(b, "discovery: consul watch on %s\n", cfg.Consul)
 	} else if cfg.Etcd != "" {
 		fmt.Fprintf(b, "discovery: etcd watch on %s\n", cfg.Etcd)
 	} else {
 		fmt.Fprintf(b, "discovery: GET /readyz every %s, dropped after %d failures (like a Kubernetes endpoints controller)\n",
-			c.DiscoveryInterval, c.FailureThreshold)
+			cfg.DiscoveryInterval, cfg.FailureThreshold)
 	}
 	if cfg.ConsumerCache > 0 {
-		fmt.Fprintf(b, "consumer cache: %s (each consumer reuses a discovery result this long)\n", c.ConsumerCache)
+		fmt.Fprintf(b, "consumer cache: %s (each consumer reuses a discovery result this long)\n", cfg.ConsumerCache)
 	}
-	fmt.Fprintf(b, "load: %s before the rolling restart; after it at least %s, then until no consumer lists a replaced replica (at most %s more) and every strategy is done: all strategies send over the same span\n",
-		c.Baseline, c.Tail, c.StaleWait)
-	if c.PreStop {
+	if cfg.Sequential {
+		fmt.Fprintf(b, "load: %s before the rolling restart; after it at least %s, then until no consumer lists a replaced replica (at most %s more); strategies one after another (--sequential), each with the whole machine, times from its own start\n",
+			cfg.Baseline, cfg.Tail, cfg.StaleWait())
+	} else {
+		fmt.Fprintf(b, "load: %s before the rolling restart; after it at least %s, then until no consumer lists a replaced replica (at most %s more) and every strategy is done: all strategies send over the same span\n",
+			cfg.Baseline, cfg.Tail, cfg.StaleWait())
+	}
+	if cfg.PreStop {
 		b.WriteString("restart: preStop POST /drain?wait=propagation on the old replica, then SIGTERM when it returns (like the kubelet with `drainkit prestop`)\n")
 	} else {
 		b.WriteString("restart: SIGTERM (kill: SIGKILL) to the old replica once its replacement is listed\n")
 	}
 	var tparts []string
-	for _, k := range sortedTimingKeys(c.Timings) {
-		p := k + "=" + c.Timings[k]
-		if src := c.TimingSources[k]; src != "" && src != "default" {
+	tm := cfg.timings()
+	for _, k := range sortedTimingKeys(tm) {
+		p := k + "=" + tm[k].String()
+		if src := cfg.TimingSources[k]; src != "" && src != "default" {
 			p += " (" + src + ")"
 		}
 		tparts = append(tparts, p)
@@ -81,6 +93,11 @@ func writeRows(w io.Writer, sums []Summary) error {
 		if s.Failed > 0 {
 			kinds = kindList(s.FailuresByKind)
 		}
+		if s.Requests == 0 {
+			// Nothing was sent: no row of zeros that reads like a result.
+			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t-\tdid not run: see below\t-\t-\t-\t-\n", s.Name, s.Consumer)
+			continue
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%.2fs\t%.2fs\t%s\t%.2fs\n",
 			s.Name, s.Consumer, s.Requests, s.Failed, s.WrittenUnanswered, s.Retried, s.Ejections, kinds,
 			s.DrainMedianSeconds, s.DrainMaxSeconds, late, s.StalenessSeconds)
@@ -93,6 +110,7 @@ func writeVerdicts(b *strings.Builder, sums []Summary) {
 	b.WriteString("\n")
 	for _, s := range sums {
 		fmt.Fprintf(b, "%s: %s\n", s.Name, s.Verdict)
+		writeDeaths(b, s.Deaths)
 		if s.PreStopCalls > 0 {
 			fmt.Fprintf(b, "  preStop: %s, median %.2fs", plural(int64(s.PreStopCalls), "call", "calls"), s.PreStopMedianSeconds)
 			if s.PreStopFailed > 0 {
@@ -121,7 +139,7 @@ func timingOrder(k string) int {
 	return 99
 }
 
-func sortedTimingKeys(m map[string]string) []string {
+func sortedTimingKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

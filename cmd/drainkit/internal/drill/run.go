@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/drainkit/drainkit/internal/syncx"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -39,6 +40,11 @@ type StrategyRun struct {
 	// their staleness and failures are lower bounds. Empty when the drill
 	// measured the consumers' staleness to its end.
 	StillListed []int
+	// Deaths are the replicas that ended without the drill stopping them.
+	Deaths []ReplicaDeath
+	// ProbeFailures are the discovery's failed readiness probes (none with
+	// Consul discovery).
+	ProbeFailures []ProbeFailure
 	// MaxLag is the largest delay of a send behind its schedule; LateSends
 	// counts sends more than 20 ms late (the load generator fell behind).
 	MaxLag    time.Duration
@@ -115,6 +121,10 @@ type strategyRun struct {
 	roles  map[int]string
 	rolled map[int]bool
 	killed map[int]bool
+	// deaths are the replicas that ended before they were ready (and were
+	// started again); cleanup the ones killAll killed.
+	deaths  []ReplicaDeath
+	cleanup map[int]bool
 }
 
 func (s *strategyRun) recorder() *Recorder { return s.rec.Load() }
@@ -127,7 +137,7 @@ func (s *strategyRun) run(ctx context.Context) (res StrategyRun) {
 	res.Name, res.Start, res.Consumer = s.name, s.start, s.cfg.ConsumerKind
 	rec := NewRecorder(res.Start)
 	s.rec.Store(rec)
-	s.addrs, s.roles, s.rolled, s.killed = map[string]int{}, map[int]string{}, map[int]bool{}, map[int]bool{}
+	s.addrs, s.roles, s.rolled, s.killed, s.cleanup = map[string]int{}, map[int]string{}, map[int]bool{}, map[int]bool{}, map[int]bool{}
 	defer s.finish(ctx, &res, rec)
 	// Runs first: a run that ends early never holds the others up.
 	defer func() { s.arriveStart(); s.arriveEnd() }()
@@ -139,6 +149,9 @@ func (s *strategyRun) run(ctx context.Context) (res StrategyRun) {
 	}
 	defer disc.Close()
 	res.Discovery = disc.Describe()
+	if pd, ok := disc.(*ProbeDiscovery); ok {
+		defer func() { res.ProbeFailures = pd.Failures(res.Start) }()
+	}
 	initial, err := s.startInitial(ctx, disc)
 	if err == nil {
 		err = s.awaitOthers(ctx)
@@ -174,6 +187,7 @@ func (s *strategyRun) finish(ctx context.Context, res *StrategyRun, rec *Recorde
 	res.Duration = time.Since(res.Start)
 	res.Records = rec.Records()
 	res.Replicas = s.reports(res.Start)
+	res.Deaths = s.runDeaths()
 	s.st.set("done")
 }
 
@@ -271,14 +285,14 @@ func (l *runningLoad) finish(res *StrategyRun, clients []Client) {
 // replica and every strategy is done.
 func (s *strategyRun) underLoad(ctx context.Context, disc Discovery, initial []*Replica, clients []Client) error {
 	s.st.set("baseline load")
-	if err := sleep(ctx, s.cfg.Baseline); err != nil {
+	if err := syncx.Sleep(ctx, s.cfg.Baseline); err != nil {
 		return err
 	}
 	if err := s.rolling(ctx, disc, initial); err != nil {
 		return err
 	}
 	s.st.set("tail load")
-	if err := sleep(ctx, s.cfg.Tail); err != nil {
+	if err := syncx.Sleep(ctx, s.cfg.Tail); err != nil {
 		return err
 	}
 	s.st.set("load until no consumer lists a replaced replica")
@@ -403,9 +417,21 @@ func (s *strategyRun) startListed(ctx context.Context, disc Discovery, id int, r
 		cancel()
 		if err != nil {
 			lastErr = fmt.Errorf("%s: %w", s.name, err)
+			status := ""
+			select {
+			case <-r.Done():
+				status = exitStatus(r)
+			default:
+				status = fmt.Sprintf("not ready: %v: killed by the drill", rctx.Err())
+			}
 			r.Kill()
 			<-r.Done()
 			s.forget(r)
+			if ctx.Err() == nil { // not a replica the drill gave up on
+				s.mu.Lock()
+				s.deaths = append(s.deaths, death(r, role, attempt+1, s.start, true, status))
+				s.mu.Unlock()
+			}
 			if ctx.Err() != nil {
 				return nil, lastErr
 			}
@@ -480,9 +506,32 @@ func (s *strategyRun) stopAll(ctx context.Context) {
 // killAll kills whatever still runs (after an error or an interrupt).
 func (s *strategyRun) killAll() {
 	for _, r := range s.live() {
+		s.mu.Lock()
+		s.cleanup[r.ID] = true
+		s.mu.Unlock()
 		r.Kill()
 		<-r.Done()
 	}
+}
+
+// runDeaths returns the replicas that ended without being stopped: those
+// that died before they were ready, then those that died while serving.
+func (s *strategyRun) runDeaths() []ReplicaDeath {
+	s.mu.Lock()
+	out := append([]ReplicaDeath(nil), s.deaths...)
+	reps := append([]*Replica(nil), s.reps...)
+	s.mu.Unlock()
+	for _, r := range reps {
+		_, _, signalled, exited := r.Times()
+		s.mu.Lock()
+		stopped := !signalled.IsZero() || s.cleanup[r.ID] || !r.PreStopResult().At.IsZero()
+		role := s.roles[r.ID]
+		s.mu.Unlock()
+		if !exited.IsZero() && !stopped {
+			out = append(out, death(r, role, 1, s.start, false, exitStatus(r)))
+		}
+	}
+	return out
 }
 
 func (s *strategyRun) reports(start time.Time) []ReplicaReport {
@@ -533,21 +582,6 @@ func (rp ReplicaReport) StopStart() time.Duration {
 		return rp.PreStop
 	}
 	return rp.Signalled
-}
-
-// sleep waits d or until ctx ends (ctx.Err()).
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // errInterrupted replaces the errors of a run cut short by SIGINT/SIGTERM.

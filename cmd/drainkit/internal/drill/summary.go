@@ -5,10 +5,14 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/drainkit/drainkit/lifecycle"
 )
 
 // Summary is one strategy's numbers and verdict, as the table, the JSON and
-// the HTML report show them. Durations are in seconds.
+// the HTML report show them. Every JSON key of a duration or a time ends in
+// its unit: _s for seconds, _ms for milliseconds (times are offsets from
+// the drill's start).
 type Summary struct {
 	Name string `json:"name"`
 	// Consumer is the consumers' kind (Config.ConsumerKind).
@@ -35,9 +39,9 @@ type Summary struct {
 	// DrainSeconds is, per replica the rolling restart replaced, the time
 	// from SIGTERM (with --prestop: from the preStop call) to its exit, in
 	// replacement order.
-	DrainSeconds       []float64 `json:"drain_seconds"`
-	DrainMedianSeconds float64   `json:"drain_median_seconds"`
-	DrainMaxSeconds    float64   `json:"drain_max_seconds"`
+	DrainSeconds       []float64 `json:"drain_s"`
+	DrainMedianSeconds float64   `json:"drain_median_s"`
+	DrainMaxSeconds    float64   `json:"drain_max_s"`
 	// LateRequests sums the late arrivals (requests that arrived after the
 	// drain began) that the replaced replicas reported; LateReportedBy says
 	// how many of them reported a drain timeline at all.
@@ -46,12 +50,12 @@ type Summary struct {
 	// LastLateArrivalSeconds is the latest late arrival any replica reported,
 	// from its drain's start; WindowSeconds the longest propagation window
 	// (drain start to listeners closed) a replica reported.
-	LastLateArrivalSeconds float64 `json:"last_late_arrival_seconds"`
-	WindowSeconds          float64 `json:"window_seconds"`
+	LastLateArrivalSeconds float64 `json:"last_late_arrival_s"`
+	WindowSeconds          float64 `json:"window_s"`
 	// StalenessSeconds is the consumers' staleness as the drill measured it:
 	// the longest time from a replica's SIGTERM (with --prestop: the preStop
 	// call) to the last request a consumer sent it.
-	StalenessSeconds float64 `json:"consumer_staleness_seconds"`
+	StalenessSeconds float64 `json:"consumer_staleness_s"`
 	// StalenessCut is true when some consumer still listed a replaced
 	// replica (StillListed) when the load stopped: the staleness and the
 	// failures are then lower bounds.
@@ -59,15 +63,15 @@ type Summary struct {
 	StillListed  []int `json:"still_listed_when_load_stopped,omitempty"`
 	// LoadStartSeconds and LoadEndSeconds bound the load, in seconds from
 	// the drill's start (the same for every strategy of a drill).
-	LoadStartSeconds float64 `json:"load_start_seconds"`
-	LoadEndSeconds   float64 `json:"load_end_seconds"`
+	LoadStartSeconds float64 `json:"load_start_s"`
+	LoadEndSeconds   float64 `json:"load_end_s"`
 	// PreStopCalls counts the preStop calls (POST /drain?wait=propagation)
 	// of a --prestop drill, PreStopFailed those that did not answer 200;
 	// PreStopMedianSeconds is the median time a call took and PreStopError
 	// one failure's text.
 	PreStopCalls         int     `json:"prestop_calls,omitempty"`
 	PreStopFailed        int     `json:"prestop_failed,omitempty"`
-	PreStopMedianSeconds float64 `json:"prestop_median_seconds,omitempty"`
+	PreStopMedianSeconds float64 `json:"prestop_median_s,omitempty"`
 	PreStopError         string  `json:"prestop_error,omitempty"`
 	// Pass is true when no request failed and the run completed; for the
 	// drainkit strategy, also every replaced replica exited 0.
@@ -76,42 +80,47 @@ type Summary struct {
 	// not exit 0, with how they ended.
 	UncleanExits []string `json:"unclean_exits,omitempty"`
 	Verdict      string   `json:"verdict"`
-	Error        string   `json:"error,omitempty"`
-	Seconds      float64  `json:"duration_seconds"`
-	MaxLagMs     float64  `json:"pacing_max_lag_ms"`
+	// Deaths are the replicas that ended without the drill stopping them.
+	Deaths   []ReplicaDeath `json:"replicas_died,omitempty"`
+	Error    string         `json:"error,omitempty"`
+	Seconds  float64        `json:"duration_s"`
+	MaxLagMs float64        `json:"pacing_max_lag_ms"`
 	// LateSends counts requests the load generator sent more than 20 ms
 	// behind schedule (a loaded machine).
 	LateSends int64            `json:"pacing_late_sends"`
 	Replicas  []ReplicaSummary `json:"replicas"`
 }
 
-// ReplicaSummary is one replica in the JSON output; times in seconds from
-// the strategy's start, null when it did not happen.
+// ReplicaSummary is one replica in the JSON output; times (_s) in seconds
+// from the drill's start, null when it did not happen.
 type ReplicaSummary struct {
-	ID         int                `json:"id"`
-	Role       string             `json:"role"`
-	Addr       string             `json:"addr"`
-	Started    *float64           `json:"started"`
-	Ready      *float64           `json:"ready"`
-	PreStop    *float64           `json:"prestop,omitempty"`
-	SIGTERM    *float64           `json:"sigterm"`
-	Signal     string             `json:"signal,omitempty"` // SIGTERM or SIGKILL
-	Exited     *float64           `json:"exited"`
-	ExitCode   int                `json:"exit_code"`
-	ExitStatus string             `json:"exit_status"`
-	Killed     bool               `json:"killed,omitempty"`
-	Requests   int                `json:"requests"`
-	Failed     int                `json:"failed"`
-	Late       *int64             `json:"late_arrivals"`
-	Steps      map[string]float64 `json:"steps,omitempty"`
+	ID         int      `json:"id"`
+	Role       string   `json:"role"`
+	Addr       string   `json:"addr"`
+	Started    *float64 `json:"started_s"`
+	Ready      *float64 `json:"ready_s"`
+	PreStop    *float64 `json:"prestop_at_s,omitempty"`
+	SIGTERM    *float64 `json:"signalled_s"`
+	Signal     string   `json:"signal,omitempty"` // SIGTERM or SIGKILL
+	Exited     *float64 `json:"exited_s"`
+	ExitCode   int      `json:"exit_code"`
+	ExitStatus string   `json:"exit_status"`
+	Killed     bool     `json:"killed,omitempty"`
+	Requests   int      `json:"requests"`
+	Failed     int      `json:"failed"`
+	Late       *int64   `json:"late_arrivals"`
+	// Steps are the replica's drain steps (lifecycle.StepNotReady, ...) in
+	// seconds from its drain's start t0, not from the drill's start;
+	// StepErrors the failed steps' errors.
+	Steps      map[string]float64 `json:"steps_s,omitempty"`
 	StepErrors map[string]string  `json:"step_errors,omitempty"`
 	// LastSentSeconds is the last request a consumer sent this replica,
 	// from its SIGTERM or preStop call (null if never stopped or no request
 	// after it).
-	LastSentSeconds *float64 `json:"last_sent_after_sigterm"`
+	LastSentSeconds *float64 `json:"last_sent_after_stop_s"`
 	// PreStopSeconds is how long the preStop call took, PreStopError why it
 	// failed.
-	PreStopSeconds *float64 `json:"prestop_seconds,omitempty"`
+	PreStopSeconds *float64 `json:"prestop_took_s,omitempty"`
 	PreStopError   string   `json:"prestop_error,omitempty"`
 	// StillListed is true when a consumer still listed this replica when
 	// the load stopped.
@@ -155,6 +164,7 @@ func newSummary(run StrategyRun) Summary {
 		Replicas:       []ReplicaSummary{},
 		StillListed:    run.StillListed,
 		StalenessCut:   len(run.StillListed) > 0,
+		Deaths:         run.Deaths,
 
 		LoadStartSeconds: secs(run.LoadStart),
 		LoadEndSeconds:   secs(run.LoadEnd),
@@ -313,7 +323,7 @@ func (s *Summary) noteTimeline(cfg Config, rp ReplicaReport) (cut bool) {
 	if v := secs(tl.LastLateArrival); v > s.LastLateArrivalSeconds {
 		s.LastLateArrivalSeconds = v
 	}
-	closed, ok := tl.Steps["listeners_closed"]
+	closed, ok := tl.Steps[lifecycle.StepListenersClosed]
 	if !ok {
 		return false
 	}
@@ -358,12 +368,14 @@ func plural(n int64, one, many string) string {
 // verdict explains the outcome in one line.
 func verdict(cfg Config, run StrategyRun, s Summary, windowCut []string) string {
 	if run.Err != nil {
-		return "ERROR: the run did not complete: " + run.Err.Error()
+		// The replicas' stderr is listed with their deaths, not here.
+		msg, _, _ := strings.Cut(run.Err.Error(), "; its stderr ends with:")
+		return "ERROR: the run did not complete: " + msg + deathNote(s)
 	}
 	if s.Requests == 0 {
-		return "ERROR: no request was sent"
+		return "ERROR: no request was sent" + deathNote(s)
 	}
-	return verdictBody(cfg, run, s, windowCut) + cutNote(s)
+	return verdictBody(cfg, run, s, windowCut) + cutNote(s) + deathNote(s)
 }
 
 // stopEvent names what started a replica's stop in this run.
@@ -384,6 +396,19 @@ func sending(s Summary) string {
 		return fmt.Sprintf("at least %.2fs", s.StalenessSeconds)
 	}
 	return fmt.Sprintf("up to %.2fs", s.StalenessSeconds)
+}
+
+// deathNote names the replicas that ended without being stopped: failures
+// they caused are theirs, not the strategy's.
+func deathNote(s Summary) string {
+	if len(s.Deaths) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, g := range groupDeaths(s.Deaths) {
+		parts = append(parts, fmt.Sprintf("%s (%s)", strings.Join(g.replicas, ", "), g.first.ExitStatus))
+	}
+	return fmt.Sprintf("; replicas ended without being stopped: %s, their last stderr lines below", strings.Join(parts, "; "))
 }
 
 // cutNote says that figures are lower bounds when the load stopped while a
@@ -429,9 +454,8 @@ func verdictBody(cfg Config, run StrategyRun, s Summary, windowCut []string) str
 			cut = fmt.Sprintf(" (on %s still within propagation.quiet %s of the listener closing: propagation.max cut the window short)",
 				strings.Join(windowCut, ", "), cfg.Timings.PropagationQuiet)
 		}
-		return fmt.Sprintf("%s: the propagation window is shorter than the consumers' staleness: the replicas saw late arrivals until %.2fs after the drain began%s and consumers kept sending for %s, but the listeners closed at %.2fs (propagation.max %s); raise propagation.max above %.1fs or shorten the consumers' caching",
-			head, s.LastLateArrivalSeconds, cut, sending(s), s.WindowSeconds, cfg.Timings.PropagationMax,
-			s.StalenessSeconds+cfg.Timings.PropagationQuiet.Seconds())
+		return fmt.Sprintf("%s: the propagation window is shorter than the consumers' staleness: the replicas saw late arrivals until %.2fs after the drain began%s and consumers kept sending for %s, but the listeners closed at %.2fs (propagation.max %s); %s",
+			head, s.LastLateArrivalSeconds, cut, sending(s), s.WindowSeconds, cfg.Timings.PropagationMax, windowFix(cfg, s.StalenessSeconds))
 	case s.LateReportedBy > 0:
 		return fmt.Sprintf("%s although the window (%.2fs) outlasted the consumers' staleness (%s): see the failure examples", head, s.WindowSeconds, sending(s))
 	default:
@@ -453,11 +477,20 @@ func kindList(m map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-// Summaries returns one Summary per run of res.
+// Summaries returns one Summary per run of res. When the machine did not
+// sustain the load (Judge), no strategy passes and each verdict says that it
+// was not judged, instead of blaming the strategy.
 func Summaries(res *Result) []Summary {
 	out := make([]Summary, len(res.Runs))
 	for i, r := range res.Runs {
 		out[i] = Summarize(res.Config, r)
+	}
+	if v := Judge(res, out); !v.Valid {
+		for i := range out {
+			out[i].Pass = false
+			out[i].Verdict = fmt.Sprintf("NOT JUDGED: %d of %d requests failed (%s), but the machine could not sustain the load (see INVALID): the numbers say nothing about the strategy",
+				out[i].Failed, out[i].Requests, kindList(out[i].FailuresByKind))
+		}
 	}
 	return out
 }

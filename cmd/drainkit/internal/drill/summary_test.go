@@ -3,6 +3,7 @@ package drill
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"regexp"
 	"strings"
 	"testing"
@@ -21,7 +22,7 @@ func syntheticRun(name string, closeAt, lastLate, lastSent time.Duration, failed
 	}
 	run.Records = append(run.Records, Record{Start: 2*s + lastSent, Sent: 2*s + lastSent, Replica: 1, Outcome: OK})
 	for i := range failed {
-		run.Records = append(run.Records, Record{Start: 2*s + closeAt + time.Duration(i)*time.Millisecond, Replica: 1, Outcome: Refused, Err: "connect: connection refused"})
+		run.Records = append(run.Records, Record{Start: 2*s + closeAt + time.Duration(i)*time.Millisecond, Sent: 2*s + closeAt + time.Duration(i)*time.Millisecond, End: 2*s + closeAt + time.Duration(i)*time.Millisecond, Replica: 1, Outcome: Refused, Err: "connect: connection refused"})
 	}
 	run.Replicas = []ReplicaReport{
 		{ID: 1, Role: RoleInitial, Started: 0, Ready: 100 * time.Millisecond, Signalled: 2 * s, PreStop: -1, Exited: 2*s + closeAt + 10*time.Millisecond, Rolled: true,
@@ -129,7 +130,7 @@ func TestReportsRender(t *testing.T) {
 			Requests       int            `json:"requests"`
 			Failed         int            `json:"failed"`
 			FailuresByKind map[string]int `json:"failures_by_kind"`
-			DrainSeconds   []float64      `json:"drain_seconds"`
+			DrainSeconds   []float64      `json:"drain_s"`
 			LateRequests   *int64         `json:"late_requests"`
 		} `json:"strategies"`
 		Config map[string]any `json:"config"`
@@ -138,9 +139,10 @@ func TestReportsRender(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(out.Strategies) != 2 || out.Strategies[1].Failed != 5 || out.Strategies[1].FailuresByKind["refused"] != 5 ||
-		out.Strategies[0].LateRequests == nil || out.Config["timings"] == nil {
+		out.Strategies[0].LateRequests == nil || out.Config["timings_s"] == nil {
 		t.Fatalf("JSON: %s", js.String())
 	}
+	checkJSONUnits(t, js.Bytes())
 
 	var tbl bytes.Buffer
 	if err := WriteTable(&tbl, res, sums); err != nil {
@@ -157,15 +159,18 @@ func TestReportsRender(t *testing.T) {
 		t.Fatal(err)
 	}
 	html := page.String()
-	if n := strings.Count(html, "<svg"); n != 2 {
-		t.Fatalf("%d charts, want 2", n)
+	if n := strings.Count(html, "<svg"); n != 3 {
+		t.Fatalf("%d charts, want the comparison and one per strategy", n)
 	}
 	for _, bad := range []string{"<script", "<?xml", "<link", "src=\"http", "href=\"http", "url(http", "@import"} {
 		if strings.Contains(html, bad) {
 			t.Errorf("report contains %q: not self-contained", bad)
 		}
 	}
-	for _, want := range []string{"Content-Security-Policy", "default-src 'none'", "requests per 100 ms", "listeners closed", "SIGTERM"} {
+	if c, cfgAt := strings.Index(html, "failed requests per second, every strategy"), strings.Index(html, "<h2>Configuration"); c < 0 || c > cfgAt {
+		t.Errorf("the comparison chart is not at the top (at %d, configuration at %d)", c, cfgAt)
+	}
+	for _, want := range []string{"Content-Security-Policy", "default-src 'none'", "requests per second", "listeners closed", "SIGTERM"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("report lacks %q", want)
 		}
@@ -293,5 +298,135 @@ func TestSummarizeConsumerFigures(t *testing.T) {
 	if !strings.Contains(sum.Verdict, "SIGKILL ended the process with 1 request written to it and unanswered") ||
 		!strings.Contains(sum.Verdict, "after SIGKILL") || sum.Replicas[0].Signal != "SIGKILL" {
 		t.Fatalf("verdict %q, signal %q", sum.Verdict, sum.Replicas[0].Signal)
+	}
+}
+
+// durationWords mark a JSON key that holds a duration or a time.
+var durationWords = regexp.MustCompile(`second|time|timeout|interval|cache|baseline|tail|wait|lag|staleness|window|drain|age|started|ready|exited|signalled|sent|late_arrival$|prestop_at|took|wall|duration|start|end`)
+
+// notDurations are keys that match durationWords but hold no duration.
+var notDurations = map[string]bool{
+	"late_arrivals": true, "consumer_staleness_cut": true, "prestop_calls": true, "prestop_failed": true,
+	"pacing_late_sends": true, "late_requests": true, "late_reported_by": true, "timing_sources": true,
+	"still_listed_when_load_stopped": true, "prestop_error": true, "schema_version": true, "rate_per_second": true,
+}
+
+// checkJSONUnits fails for a JSON key of a duration or time that does not
+// end in its unit (_s, _ms), and when the schema version is missing.
+func checkJSONUnits(t *testing.T, js []byte) {
+	t.Helper()
+	var doc map[string]any
+	if err := json.Unmarshal(js, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := doc["schema_version"].(float64); int(v) != SchemaVersion {
+		t.Errorf("schema_version %v, want %d", doc["schema_version"], SchemaVersion)
+	}
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				unit := strings.HasSuffix(k, "_s") || strings.HasSuffix(k, "_ms")
+				if !unit && !notDurations[k] && durationWords.MatchString(k) && !strings.HasSuffix(path, "_s") {
+					t.Errorf("JSON key %s.%s holds a duration or time without its unit", path, k)
+				}
+				walk(path+"."+k, x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(path+"[]", x)
+			}
+		}
+	}
+	walk("", doc)
+}
+
+// TestPerSecondIsARate: five failures within 100 ms are drawn as a rate
+// of 10 per second over the 500 ms window, not as a spike of 5.
+func TestPerSecondIsARate(t *testing.T) {
+	var recs []Record
+	for i := range 5 {
+		recs = append(recs, Record{Start: 2*s + time.Duration(i)*10*time.Millisecond, Outcome: Refused})
+	}
+	_, failed := perSecond(recs, 4*s)
+	peak, nonzero := 0.0, 0
+	for _, p := range failed {
+		peak = max(peak, p.Y)
+		if p.Y > 0 {
+			nonzero++
+		}
+	}
+	if peak != 10 || nonzero != int(rateWindow/bucket) {
+		t.Fatalf("peak %v/s over %d samples, want 10/s over %d", peak, nonzero, rateWindow/bucket)
+	}
+}
+
+// TestDrainMarksDoNotOverlap: markers of different steps at the same
+// instant sit at different heights of their lane.
+func TestDrainMarksDoNotOverlap(t *testing.T) {
+	seen := map[float64]bool{}
+	for k := range drainMarks {
+		o := markOffset(k)
+		if seen[o] || o < -0.2 || o > 0.2 {
+			t.Fatalf("mark %d offset %v: not distinct or outside its lane", k, o)
+		}
+		seen[o] = true
+	}
+}
+
+// TestWindowFixNamesEverySetting: with a 35 s consumer cache the window
+// must grow, and with it grace_period and the pod's
+// terminationGracePeriodSeconds: one line names all three with values.
+func TestWindowFixNamesEverySetting(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Timings.PropagationMin, cfg.Timings.PropagationQuiet, cfg.Timings.PropagationMax = 5*s, s, 15*s
+	cfg.Timings.DrainTimeout, cfg.Timings.StopTimeout, cfg.Timings.GracePeriod = 8*s, 3*s, 30*s
+	fix := windowFix(cfg, 36.2)
+	t.Log(fix)
+	for _, want := range []string{"propagation.max to at least 38s", "grace_period to at least 55s", "terminationGracePeriodSeconds to at least 60 (grace_period + 5s)"} {
+		if !strings.Contains(fix, want) {
+			t.Errorf("fix lacks %q: %s", want, fix)
+		}
+	}
+	if strings.Contains(fix, "\n") {
+		t.Errorf("fix spans lines: %q", fix)
+	}
+	// A grace period that already covers the longer window stays.
+	cfg.Timings.GracePeriod = 90 * s
+	if fix := windowFix(cfg, 36.2); !strings.Contains(fix, "keep grace_period 1m30s") || !strings.Contains(fix, "at least 95 ") {
+		t.Errorf("fix %s", fix)
+	}
+}
+
+// TestDeathsReported: replicas that ended without being stopped are named
+// with their exit status and last stderr lines in the verdict, the table
+// and the HTML report, grouped when alike.
+func TestDeathsReported(t *testing.T) {
+	cfg := DefaultConfig()
+	run := syntheticRun("drainkit", 5*s, 1900*time.Millisecond, 1900*time.Millisecond, 0)
+	run.Err = errors.New("drainkit: replica 3 exited before it was ready: exit status 2; its stderr ends with:\n    panic: boom")
+	for _, id := range []int{3, 4} {
+		run.Deaths = append(run.Deaths, ReplicaDeath{Replica: id, Role: RoleReplacement, Attempt: 1, At: 3.2, Lived: 0.02,
+			BeforeReady: true, ExitStatus: "exit status 2", Stderr: []string{"starting", "panic: boom"}})
+	}
+	res := &Result{Config: cfg, Runs: []StrategyRun{run}}
+	sums := Summaries(res)
+	if v := sums[0].Verdict; !strings.Contains(v, "r3, r4 (exit status 2)") || strings.Contains(v, "panic: boom") {
+		t.Errorf("verdict %q: want the replicas named, the stderr listed separately", v)
+	}
+	var tbl bytes.Buffer
+	if err := WriteTable(&tbl, res, sums); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(tbl.String(), "panic: boom") != 1 || !strings.Contains(tbl.String(), "r3, r4 (2 starts) ended before ready") {
+		t.Errorf("table:\n%s", tbl.String())
+	}
+	var page bytes.Buffer
+	if err := WriteHTML(&page, res, sums); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page.String(), "panic: boom") || !strings.Contains(page.String(), "r3, r4 (2 starts)") {
+		t.Errorf("the HTML report does not list the deaths")
 	}
 }

@@ -3,6 +3,8 @@ package drill
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/drainkit/drainkit/lifecycle"
 )
 
 // ReplicaTimeline is what a replica reported about its own drain: the
@@ -15,8 +17,8 @@ type ReplicaTimeline struct {
 	// T0 is the drain's start when the replica reported it (the DRAINING
 	// transition's log time or Timeline.Start); zero if unknown.
 	T0 time.Time
-	// Steps maps step names (lifecycle.Step* names such as "not_ready",
-	// "deregistered", "window_ended", "listeners_closed") to offsets from t0.
+	// Steps maps step names (lifecycle.StepNotReady, ...) to offsets from
+	// t0.
 	Steps map[string]time.Duration
 	// StepErrors maps step names to their error text, when a step failed.
 	StepErrors map[string]string
@@ -28,27 +30,12 @@ type ReplicaTimeline struct {
 	ForceClosed     int64
 }
 
-// stateTimeline is lifecycle.Timeline's JSON shape in GET /state.
-type stateTimeline struct {
-	Start time.Time `json:"start"`
-	Steps []struct {
-		Name   string `json:"name"`
-		Offset int64  `json:"offset_ns"`
-		Err    string `json:"error"`
-	} `json:"steps"`
-	LateArrivals    int64 `json:"late_arrivals"`
-	LastLateArrival int64 `json:"last_late_arrival_ns"`
-	InFlightAtClose struct {
-		Requests, Calls, Streams, Hijacked int64
-	} `json:"in_flight_at_close"`
-	ForceClosed int64 `json:"force_closed"`
-}
-
-// parseStateTimeline reads the "timeline" member of a GET /state answer; ok
-// is false when there is none (the drain has not started).
+// parseStateTimeline reads the "timeline" member of a GET /state answer,
+// a lifecycle.Timeline; ok is false when there is none (the drain has not
+// started).
 func parseStateTimeline(body []byte) (ReplicaTimeline, bool) {
 	var st struct {
-		Timeline *stateTimeline `json:"timeline"`
+		Timeline *lifecycle.Timeline `json:"timeline"`
 	}
 	if err := json.Unmarshal(body, &st); err != nil || st.Timeline == nil {
 		return ReplicaTimeline{}, false
@@ -60,12 +47,12 @@ func parseStateTimeline(body []byte) (ReplicaTimeline, bool) {
 		Steps:           map[string]time.Duration{},
 		StepErrors:      map[string]string{},
 		LateArrivals:    t.LateArrivals,
-		LastLateArrival: time.Duration(t.LastLateArrival),
-		InFlightAtClose: t.InFlightAtClose.Requests + t.InFlightAtClose.Calls + t.InFlightAtClose.Streams + t.InFlightAtClose.Hijacked,
-		ForceClosed:     t.ForceClosed,
+		LastLateArrival: t.LastLateArrival,
+		InFlightAtClose: t.InFlightAtClose.Total(),
+		ForceClosed:     int64(t.ForceClosed),
 	}
 	for _, s := range t.Steps {
-		rt.Steps[s.Name] = time.Duration(s.Offset)
+		rt.Steps[s.Name] = s.Offset
 		if s.Err != "" {
 			rt.StepErrors[s.Name] = s.Err
 		}
@@ -73,8 +60,9 @@ func parseStateTimeline(body []byte) (ReplicaTimeline, bool) {
 	return rt, true
 }
 
-// logCounters are the timeline group's non-step members in the exit log line
-// (lifecycle.Timeline.LogValue).
+// logCounters are the timeline group's non-step members in the exit log line:
+// the attribute names lifecycle.Timeline.LogValue writes (the log form has no
+// Go type to decode into; the GET /state form does, lifecycle.Timeline).
 var logCounters = map[string]bool{
 	"start": true, "reason": true, "late_arrivals": true, "last_late_arrival": true,
 	"in_flight_at_close": true, "force_closed_count": true,

@@ -122,3 +122,29 @@ func TestParseTimelineRejectsOtherLines(t *testing.T) {
 		t.Fatalf("failed step: %+v", tl)
 	}
 }
+
+// TestParseStateTimelineReadsLifecycleTimeline: the GET /state form is
+// lifecycle.Timeline's own JSON, whatever fields it grows.
+func TestParseStateTimelineReadsLifecycleTimeline(t *testing.T) {
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	tl := lifecycle.Timeline{
+		Start: start, Reason: "signal",
+		Steps: []lifecycle.Step{
+			{Name: lifecycle.StepNotReady},
+			{Name: lifecycle.StepDeregistered, Offset: 3 * time.Millisecond, Err: "agent unreachable"},
+			{Name: lifecycle.StepListenersClosed, Offset: 5 * time.Second},
+		},
+		LateArrivals: 7, LastLateArrival: 4 * time.Second,
+		InFlightAtClose: lifecycle.InFlight{Requests: 2, Streams: 1}, ForceClosed: 1,
+	}
+	body, err := json.Marshal(map[string]any{"state": "DRAINING", "timeline": tl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, ok := parseStateTimeline(body)
+	if !ok || !rt.T0.Equal(start) || rt.Steps[lifecycle.StepListenersClosed] != 5*time.Second ||
+		rt.StepErrors[lifecycle.StepDeregistered] != "agent unreachable" || rt.LateArrivals != 7 ||
+		rt.LastLateArrival != 4*time.Second || rt.InFlightAtClose != 3 || rt.ForceClosed != 1 {
+		t.Fatalf("parsed %+v from %s", rt, body)
+	}
+}

@@ -18,7 +18,8 @@ import (
 
 // runShutdown serves until SIGTERM or SIGINT, then calls
 // http.Server.Shutdown at once (bounded by drain.timeout), as most Go
-// services do: no readiness change before, no propagation window.
+// services do: no readiness change before, no propagation window. It logs
+// its drain as a lifecycle.Timeline, as the drainkit strategy does.
 func runShutdown(o Options, logger *slog.Logger) (int, error) {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
@@ -29,65 +30,82 @@ func runShutdown(o Options, logger *slog.Logger) (int, error) {
 		return 1, err
 	}
 	var late lateCounter
-	srv := &http.Server{Handler: late.wrap(handler()), ReadHeaderTimeout: 10 * time.Second}
-	admin := &http.Server{Handler: alwaysReady(), ReadHeaderTimeout: 10 * time.Second}
-	serveErr := make(chan error, 2)
-	go func() { serveErr <- srv.Serve(httpLn) }()
-	go func() { serveErr <- admin.Serve(adminLn) }()
-
+	p := &plainServers{
+		srv:   &http.Server{Handler: late.wrap(handler()), ReadHeaderTimeout: 10 * time.Second},
+		admin: &http.Server{Handler: alwaysReady(), ReadHeaderTimeout: 10 * time.Second},
+		errs:  make(chan error, 2),
+	}
+	go func() { p.errs <- p.srv.Serve(httpLn) }()
+	go func() { p.errs <- p.admin.Serve(adminLn) }()
 	reg, err := register(o, httpLn, logger)
 	if err != nil {
-		_ = srv.Close()
-		_ = admin.Close()
+		p.close()
 		return 1, err
 	}
-
 	var sig os.Signal
 	select {
 	case sig = <-sigs:
-	case err := <-serveErr:
-		_ = srv.Close()
-		_ = admin.Close()
+	case err := <-p.errs:
+		p.close()
 		return 1, err
 	}
 	late.start()
-	t0 := late.t0
 	logger.Info("shutdown strategy: signal, shutting down", "signal", sig.String())
+	tl := lifecycle.Timeline{Start: late.t0, Reason: sig.String(), Steps: []lifecycle.Step{{Name: lifecycle.StepNotReady}}}
 	if reg != nil {
 		// The usual order: deregister, then shut down, no wait in between.
-		ctx, cancel := context.WithTimeout(context.Background(), o.Config.Registry.DeregisterTimeout)
-		if err := reg.Deregister(ctx); err != nil {
-			logger.Warn("deregistration failed", "error", err.Error())
-		}
-		cancel()
-		_ = reg.Close()
+		deregister(o, reg, logger)
+		tl.Steps = append(tl.Steps, lifecycle.Step{Name: lifecycle.StepDeregistered, Offset: time.Since(late.t0)})
 	}
-	closed := time.Since(t0)
-	ctx, cancel := context.WithTimeout(context.Background(), o.Config.Timings.DrainTimeout)
+	tl.Steps = append(tl.Steps, lifecycle.Step{Name: lifecycle.StepListenersClosed, Offset: time.Since(late.t0)})
+	code := p.shutdown(o.Config.Timings.DrainTimeout, logger)
+	tl.Steps = append(tl.Steps, lifecycle.Step{Name: lifecycle.StepIdle, Offset: time.Since(late.t0)})
+	tl.LateArrivals, tl.LastLateArrival = late.n.Load(), time.Duration(late.last.Load())
+	logger.Info("shutdown strategy: done", "exit_code", code, "timeline", tl)
+	return code, nil
+}
+
+// plainServers are the service and admin servers of a strategy without
+// drainkit; errs gets each Serve's return.
+type plainServers struct {
+	srv, admin *http.Server
+	errs       chan error
+}
+
+func (p *plainServers) close() {
+	_ = p.srv.Close()
+	_ = p.admin.Close()
+}
+
+// shutdown calls Shutdown on both servers within timeout, waits for both
+// Serve calls and returns the exit code: 1 when the service server did not
+// finish its requests in time (they were cut).
+func (p *plainServers) shutdown(timeout time.Duration, logger *slog.Logger) int {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	code := 0
-	if err := srv.Shutdown(ctx); err != nil {
-		_ = srv.Close()
+	if err := p.srv.Shutdown(ctx); err != nil {
+		_ = p.srv.Close()
 		code = 1
 	}
-	idle := time.Since(t0)
-	_ = admin.Shutdown(ctx)
+	_ = p.admin.Shutdown(ctx)
 	for range 2 {
-		if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := <-p.errs; err != nil && !errors.Is(err, http.ErrServerClosed) {
 			logger.Warn("listener failed", "error", err.Error())
 		}
 	}
-	steps := []any{
-		slog.Time("start", t0), slog.String("reason", sig.String()),
-		slog.Int64("late_arrivals", late.n.Load()), slog.Duration("last_late_arrival", time.Duration(late.last.Load())),
-		slog.Duration(lifecycle.StepNotReady, 0),
+	return code
+}
+
+// deregister removes the instance from its registry within the deregistration
+// timeout; a failure is logged, never fatal.
+func deregister(o Options, reg registry.Registrar, logger *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), o.Config.Registry.DeregisterTimeout)
+	defer cancel()
+	if err := reg.Deregister(ctx); err != nil {
+		logger.Warn("deregistration failed", "error", err.Error())
 	}
-	if reg != nil {
-		steps = append(steps, slog.Duration(lifecycle.StepDeregistered, closed))
-	}
-	steps = append(steps, slog.Duration(lifecycle.StepListenersClosed, closed), slog.Duration(lifecycle.StepIdle, idle))
-	logger.Info("shutdown strategy: done", "exit_code", code, slog.Group("timeline", steps...))
-	return code, nil
+	_ = reg.Close()
 }
 
 // register registers the instance (see newRegistrar: etcd or Consul) when

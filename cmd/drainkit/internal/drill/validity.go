@@ -1,0 +1,136 @@
+package drill
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// MaxPacingLag is how far behind its schedule the load generator may fall
+// before a drill is judged invalid: beyond it, the requests' timing no
+// longer says when consumers would have sent them.
+const MaxPacingLag = time.Second
+
+// CoreRate is about how many requests per second one core drives in a drill
+// in all: the load generator, the consumers and the replicas serving them.
+// Measured on the project's 2-core machine: `drill --strategies drainkit
+// --rate 1000 --replicas 2` sent 11,005 requests for 6.8 CPU-seconds (user
+// and system, the replicas' included), about 1,600 per CPU-second.
+const CoreRate = 1500
+
+// Validity says whether the machine sustained a drill's load. A drill whose
+// requests or readiness probes failed before any replica was stopped, or
+// whose load fell more than MaxPacingLag behind, measured the machine, not
+// the strategies: Valid is false and Reason names the cause and what to
+// lower.
+type Validity struct {
+	Valid  bool
+	Reason string
+}
+
+// overload is what one run saw of an overloaded machine.
+type overload struct {
+	failed       int            // requests that failed before the run's first stop
+	kinds        map[string]int // their kinds
+	probeFails   int            // readiness probes failed before their replica's stop
+	maxLag       time.Duration
+	firstStopped bool
+}
+
+// Judge returns the validity of res.
+func Judge(res *Result, sums []Summary) Validity {
+	total := overload{kinds: map[string]int{}}
+	for _, run := range res.Runs {
+		o := runOverload(run)
+		total.failed += o.failed
+		total.probeFails += o.probeFails
+		total.maxLag = max(total.maxLag, o.maxLag)
+		for k, n := range o.kinds {
+			total.kinds[k] += n
+		}
+	}
+	var causes []string
+	if total.failed > 0 {
+		causes = append(causes, fmt.Sprintf("%s failed (%s) before any replica was stopped",
+			plural(int64(total.failed), "request", "requests"), kindList(total.kinds)))
+	}
+	if total.probeFails > 0 {
+		causes = append(causes, fmt.Sprintf("%s of replicas not yet stopped failed",
+			plural(int64(total.probeFails), "readiness probe", "readiness probes")))
+	}
+	if total.maxLag > MaxPacingLag {
+		causes = append(causes, fmt.Sprintf("the load fell up to %.1fs behind its schedule (bound %s)", total.maxLag.Seconds(), MaxPacingLag))
+	}
+	if len(causes) == 0 {
+		return Validity{Valid: true}
+	}
+	return Validity{Reason: fmt.Sprintf("INVALID: the machine could not sustain this drill, so its numbers say nothing about the strategies: %s; %s",
+		strings.Join(causes, ", "), lowerAdvice(res.Config))}
+}
+
+// lowerAdvice says what to lower, with the current values.
+func lowerAdvice(c Config) string {
+	n := len(c.strategyNames())
+	total := c.Rate * float64(n)
+	if c.Sequential {
+		total = c.Rate
+	}
+	advice := fmt.Sprintf("lower --rate (%g now, %g requests/s in all; one core drives about %d requests/s in all), --replicas (%d) or --consumers (%d)",
+		c.Rate, total, CoreRate, c.Replicas, c.Consumers)
+	if n > 1 && !c.Sequential {
+		advice += fmt.Sprintf(", or give each of the %d strategies the whole machine with --sequential", n)
+	}
+	return advice
+}
+
+// runOverload counts what run saw of an overloaded machine: failed requests
+// that had failed before its first stop (SIGTERM, SIGKILL or preStop call),
+// so that no stop can have caused them (a request in flight when a replica
+// is killed fails after the kill; a late send may reach a replica already
+// stopped),
+// readiness probes that failed before their replica was stopped, and the
+// pacing lag.
+func runOverload(run StrategyRun) overload {
+	o := overload{kinds: map[string]int{}, maxLag: run.MaxLag}
+	first := run.Duration
+	stops := map[int]time.Duration{}
+	for _, rp := range run.Replicas {
+		if stop := rp.StopStart(); stop >= 0 {
+			stops[rp.ID] = stop
+			if rp.Rolled {
+				first = min(first, stop)
+			}
+		} else if rp.Exited >= 0 {
+			stops[rp.ID] = rp.Exited // it died on its own: reported as such
+		}
+	}
+	for _, r := range run.Records {
+		if r.End < first && r.Outcome.Failed() {
+			o.failed++
+			o.kinds[r.Outcome.String()]++
+		}
+	}
+	for _, f := range run.ProbeFailures {
+		if stop, ok := stops[f.Replica]; !ok || f.At < stop {
+			o.probeFails++
+		}
+	}
+	return o
+}
+
+// CapacityWarning returns a warning, before the drill starts, when its load
+// asks more of cores than they drive (CoreRate each): all strategies at
+// once at Rate each, or one at a time with Sequential. "" when it fits. The
+// drill still runs; Judge decides afterwards.
+func (c Config) CapacityWarning(cores int) string {
+	total := c.Rate * float64(len(c.strategyNames()))
+	if c.Sequential {
+		total = c.Rate
+	}
+	capacity := float64(CoreRate * max(cores, 1))
+	if total <= capacity {
+		return ""
+	}
+	return fmt.Sprintf("this drill asks for %g requests/s in all and this machine's %d cores drive about %g: expect it to be judged INVALID; %s",
+		total, cores, capacity, lowerAdvice(c))
+}
