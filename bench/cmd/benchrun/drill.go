@@ -19,22 +19,30 @@ type drillSummary struct {
 	Requests     int            `json:"requests"`
 	Failed       int            `json:"failed"`
 	ByKind       map[string]int `json:"failures_by_kind"`
-	DrainSeconds []float64      `json:"drain_seconds"`
-	DrainMedian  float64        `json:"drain_median_seconds"`
-	Staleness    float64        `json:"consumer_staleness_seconds"`
+	DrainSeconds []float64      `json:"drain_s"`
+	DrainMedian  float64        `json:"drain_median_s"`
+	Staleness    float64        `json:"consumer_staleness_s"`
 	StaleCut     bool           `json:"consumer_staleness_cut"`
-	Seconds      float64        `json:"duration_seconds"`
+	Seconds      float64        `json:"duration_s"`
 	LateSends    int64          `json:"pacing_late_sends"`
 	MaxLagMs     float64        `json:"pacing_max_lag_ms"`
-	LoadStart    float64        `json:"load_start_seconds"`
-	LoadEnd      float64        `json:"load_end_seconds"`
+	LoadStart    float64        `json:"load_start_s"`
+	LoadEnd      float64        `json:"load_end_s"`
 	Error        string         `json:"error"`
 }
 
+// drillSchema is the `drainkit drill --json` schema_version these types
+// follow (cmd/drainkit/internal/drill.SchemaVersion, which this module's
+// internal rule keeps out of reach).
+const drillSchema = 2
+
 // drillReport is `drainkit drill --json`.
 type drillReport struct {
-	Strategies []drillSummary `json:"strategies"`
-	Wall       float64        `json:"wall_seconds"`
+	SchemaVersion int            `json:"schema_version"`
+	Strategies    []drillSummary `json:"strategies"`
+	Valid         bool           `json:"valid"`
+	InvalidReason string         `json:"invalid_reason"`
+	Wall          float64        `json:"wall_time_s"`
 }
 
 // drill runs `drainkit drill --json args...` and returns its report. The
@@ -53,12 +61,17 @@ func (e *env) drill(args ...string) (*drillReport, error) {
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	err := cmd.Run()
 	var ee *exec.ExitError
-	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
+	// Exit 1 (a strategy lost requests) and 3 (the machine could not sustain
+	// the run: Valid false) are results here.
+	if err != nil && !(errors.As(err, &ee) && (ee.ExitCode() == 1 || ee.ExitCode() == 3)) {
 		return nil, fmt.Errorf("drainkit %s: %v: %s", strings.Join(args, " "), err, tail(stderr.String(), 5))
 	}
 	var r drillReport
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
 		return nil, fmt.Errorf("drainkit %s: reading its JSON: %v: %s", strings.Join(args, " "), err, tail(stderr.String(), 5))
+	}
+	if r.SchemaVersion != drillSchema {
+		return nil, fmt.Errorf("drainkit %s: JSON schema_version %d, this harness reads %d", strings.Join(args, " "), r.SchemaVersion, drillSchema)
 	}
 	for _, s := range r.Strategies {
 		if s.Error != "" {

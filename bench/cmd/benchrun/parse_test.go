@@ -80,7 +80,7 @@ func TestQuickNeverPasses(t *testing.T) {
 }
 
 func TestCapacityRow(t *testing.T) {
-	r := &drillReport{Strategies: []drillSummary{
+	r := &drillReport{Valid: true, Strategies: []drillSummary{
 		{Name: "drainkit", Requests: 1000, LoadStart: 0, LoadEnd: 10},
 		{Name: "exit", Requests: 990, Failed: 40, LateSends: 5, LoadStart: 0, LoadEnd: 10},
 	}}
@@ -88,6 +88,11 @@ func TestCapacityRow(t *testing.T) {
 	if !clean || row[5] != "0" || row[7] != "40" {
 		t.Errorf("clean %v row %v", clean, row)
 	}
+	r.Valid = false
+	if clean, _ := capacityRow(r, 100); clean {
+		t.Error("a run the drill judged invalid must not be clean")
+	}
+	r.Valid = true
 	r.Strategies[1].LateSends = 60
 	if clean, _ := capacityRow(r, 100); clean {
 		t.Error("6% late sends must not be clean")
