@@ -240,6 +240,15 @@ func TestBadSettingsOpenNothing(t *testing.T) {
 		{"registrar check", nil, nil, []drainkit.Option{drainkit.WithRegistrar("reg", drainkit.Registration{
 			Check: func(*config.Config) error { return errors.New("REG_ADDR is not valid") },
 		})}, "registrar reg: REG_ADDR is not valid"},
+		{"admin handler takes over /readyz", nil, nil, []drainkit.Option{
+			drainkit.WithAdminHandler("/readyz", http.NotFoundHandler())}, `WithAdminHandler("/readyz"): takes over the probe endpoint GET /readyz`},
+		{"admin handler takes over POST /drain", nil, nil, []drainkit.Option{
+			drainkit.WithAdminHandler("POST /{action}", http.NotFoundHandler())}, `WithAdminHandler("POST /{action}"): takes over the probe endpoint POST /drain`},
+		{"admin handler at the probes' root", nil, nil, []drainkit.Option{
+			drainkit.WithAdminHandler("/{path...}", http.NotFoundHandler())}, `the probes are mounted at "/"`},
+		{"admin handler twice", nil, nil, []drainkit.Option{drainkit.WithAdminHandler("/metrics", http.NotFoundHandler()),
+			drainkit.WithAdminHandler("GET /metrics/", http.NotFoundHandler()),
+			drainkit.WithAdminHandler("/metrics", http.NotFoundHandler())}, `WithAdminHandler("/metrics"): pattern "/metrics"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer

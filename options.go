@@ -102,7 +102,10 @@ func WithLifecycle(fn func(lc *lifecycle.Lifecycle) error) Option {
 
 // WithAdminHandler mounts h at pattern (http.ServeMux syntax) on the admin
 // listener, next to the probes. A telemetry-using service mounts its
-// Prometheus handler at "/metrics" (which admin.metrics requires).
+// Prometheus handler at "/metrics" (which admin.metrics requires). A pattern
+// that is invalid, conflicts with another one or would take over a probe
+// endpoint (/livez, /readyz, /startupz, /state, POST /drain, /eject,
+// /restore) makes Main exit 2 before any listener opens.
 func WithAdminHandler(pattern string, h http.Handler) Option {
 	return func(s *service) { s.adminHandlers = append(s.adminHandlers, adminHandler{pattern, h}) }
 }
@@ -137,7 +140,8 @@ func WithEnv(env []string) Option { return func(s *service) { s.env = env } }
 func WithName(name string) Option { return func(s *service) { s.name = name } }
 
 // WithAdminLimits replaces the admin listener's limits (default
-// DefaultAdminLimits).
+// DefaultAdminLimits). It replaces all of them: a zero field means no limit,
+// so start from DefaultAdminLimits and change what differs.
 func WithAdminLimits(l AdminLimits) Option { return func(s *service) { s.adminLimits = l } }
 
 // OnStarted calls fn with every listener's bound address by name ("admin"
