@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/drainkit/drainkit"
 	"github.com/drainkit/drainkit/config"
 	"github.com/drainkit/drainkit/internal/childtest"
@@ -240,6 +242,10 @@ func TestBadSettingsOpenNothing(t *testing.T) {
 		{"registrar check", nil, nil, []drainkit.Option{drainkit.WithRegistrar("reg", drainkit.Registration{
 			Check: func(*config.Config) error { return errors.New("REG_ADDR is not valid") },
 		})}, "registrar reg: REG_ADDR is not valid"},
+		{"listener name with a space", nil, nil, []drainkit.Option{drainkit.WithHTTP("my api", ":0", http.NotFoundHandler())},
+			`listener name "my api": want a unique name of letters, digits`},
+		{"flag defined twice", nil, nil, []drainkit.Option{drainkit.WithFlags(func(fs *pflag.FlagSet) { fs.Bool("version", false, "") })},
+			"WithFlags: svc flag redefined: version"},
 		{"admin handler takes over /readyz", nil, nil, []drainkit.Option{
 			drainkit.WithAdminHandler("/readyz", http.NotFoundHandler())}, `WithAdminHandler("/readyz"): takes over the probe endpoint GET /readyz`},
 		{"admin handler takes over POST /drain", nil, nil, []drainkit.Option{

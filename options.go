@@ -47,7 +47,9 @@ type listenerSpec struct {
 
 // WithHTTP serves h on the listener name (flag --<name>-addr, default addr),
 // drained by httpdrain, in an *http.Server with ReadHeaderTimeout 10s and
-// IdleTimeout 2m.
+// IdleTimeout 2m. Listener names are unique, made of letters, digits, '-'
+// and '_', and not "admin"; another name makes Main exit 2. A nil h serves
+// http.DefaultServeMux, as in net/http.
 func WithHTTP(name, addr string, h http.Handler) Option {
 	return WithHTTPServer(name, addr, &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute})
 }
@@ -153,7 +155,9 @@ func OnStarted(fn func(addrs map[string]net.Addr)) Option {
 }
 
 // WithFlags lets the program define flags of its own on the entry point's
-// flag set before it is parsed; read their values in WithSetup or later.
+// flag set before it is parsed; read their values in WithSetup or later. A
+// flag the entry point defines too (--version, --config, --<name>-addr, one
+// per setting) makes Main exit 2, naming it.
 func WithFlags(define func(fs *pflag.FlagSet)) Option {
 	return func(s *service) { s.defineFlags = append(s.defineFlags, define) }
 }
