@@ -273,6 +273,23 @@ func TestBadSettingsOpenNothing(t *testing.T) {
 	}
 }
 
+// TestAdminAddrInUse: an admin address that cannot be bound exits 2 with a
+// line naming admin.addr and where it came from.
+func TestAdminAddrInUse(t *testing.T) {
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	var out bytes.Buffer
+	code := drainkit.Run(context.Background(), []string{"--admin-addr", held.Addr().String(), "--http-addr", "127.0.0.1:0"},
+		drainkit.WithHTTP("http", ":0", http.NotFoundHandler()), drainkit.WithEnv([]string{}),
+		drainkit.WithOutput(&out), drainkit.WithName("svc"))
+	if want := "svc: admin.addr (from flag --admin-addr): listen tcp " + held.Addr().String(); code != 2 || !bytes.HasPrefix(out.Bytes(), []byte(want)) {
+		t.Errorf("exit %d, output %q: want 2 and a line starting %q", code, out.String(), want)
+	}
+}
+
 func TestVersionFlag(t *testing.T) {
 	var out bytes.Buffer
 	code := drainkit.Run(context.Background(), []string{"--version"}, drainkit.WithOutput(&out), drainkit.WithName("svc"))

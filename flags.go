@@ -108,11 +108,12 @@ func checkAddr(addr string) error {
 
 // listen opens the admin listener first (its probes answer 503 during
 // warm-up), then the service listeners; on failure it closes what it opened.
-func (s *service) listen(adminAddr string, addrs map[string]string) (map[string]net.Listener, error) {
+// adminSrc says where admin.addr came from, for the error.
+func (s *service) listen(adminAddr string, adminSrc config.Source, addrs map[string]string) (map[string]net.Listener, error) {
 	lns := map[string]net.Listener{}
 	ln, err := net.Listen("tcp", adminAddr)
 	if err != nil {
-		return nil, fmt.Errorf("admin.addr: %w", err)
+		return nil, fmt.Errorf("admin.addr (from %s): %w", adminSrc, err)
 	}
 	lns[adminName] = ln
 	for _, l := range s.listeners {

@@ -136,7 +136,7 @@ func (s *service) start(ctx context.Context, cfg *config.Config, addrs map[strin
 	if err != nil {
 		return s.fail(err)
 	}
-	lns, err := s.listen(cfg.Admin.Addr, addrs)
+	lns, err := s.listen(cfg.Admin.Addr, cfg.Source("admin.addr"), addrs)
 	if err != nil {
 		return s.fail(err)
 	}
