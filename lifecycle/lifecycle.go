@@ -421,6 +421,8 @@ func (l *Lifecycle) step(name string, err error) {
 	}
 }
 
+// String returns "lifecycle(STATE)" with the current state, e.g.
+// "lifecycle(READY)", for logs and test failures.
 func (l *Lifecycle) String() string {
 	return fmt.Sprintf("lifecycle(%s)", l.State())
 }
