@@ -118,7 +118,7 @@ func (s *service) checkMetrics(cfg *config.Config) error {
 		}
 	}
 	return fmt.Errorf("admin.metrics: true (from %s) but this program mounts no /metrics handler: "+
-		"add drainkit.WithAdminHandler(\"/metrics\", ...) (e.g. telemetry.NewPrometheus().Handler()), or unset it", cfg.Source("admin.metrics"))
+		"add drainkit.WithAdminHandler(\"/metrics\", ...) (e.g. the Handler of a telemetry.NewPrometheus), or unset it", cfg.Source("admin.metrics"))
 }
 
 // start builds the lifecycle, opens the listeners and runs until drained.
