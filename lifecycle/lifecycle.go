@@ -332,11 +332,12 @@ func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 func (l *Lifecycle) Status() Status {
 	l.mu.Lock()
 	st := Status{
-		State:  State(l.state.Load()),
-		Since:  l.last.At,
-		Cause:  l.last.Cause,
-		Reason: l.last.Reason,
-		Checks: append([]CheckResult(nil), l.checkResults...),
+		State:    State(l.state.Load()),
+		Since:    l.last.At,
+		Cause:    l.last.Cause,
+		Reason:   l.last.Reason,
+		Checks:   append([]CheckResult{}, l.checkResults...), // [] in JSON, never null
+		Registry: []RegistryInfo{},
 	}
 	var detailers []StatusDetailer
 	for _, r := range l.registrars {
