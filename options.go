@@ -73,7 +73,8 @@ func WithRegistrar(name string, r Registration) Option {
 }
 
 // OnWarmup adds a warm-up hook (lifecycle.Lifecycle.OnWarmup): readiness
-// fails until every hook returned nil; an error exits 1.
+// fails until every hook returned nil; an error, or the hooks together
+// taking longer than warmup.timeout, exits 1.
 func OnWarmup(name string, fn func(ctx context.Context) error) Option {
 	return func(s *service) {
 		s.lcSetup = append(s.lcSetup, func(lc *lifecycle.Lifecycle) { lc.OnWarmup(name, fn) })
@@ -81,7 +82,8 @@ func OnWarmup(name string, fn func(ctx context.Context) error) Option {
 }
 
 // OnStop adds a stop hook (lifecycle.Lifecycle.OnStop): stop hooks run last,
-// in reverse order, within stop.timeout.
+// in reverse order, within stop.timeout; an error is logged and does not
+// change the exit code.
 func OnStop(name string, fn func(ctx context.Context) error) Option {
 	return func(s *service) { s.lcSetup = append(s.lcSetup, func(lc *lifecycle.Lifecycle) { lc.OnStop(name, fn) }) }
 }

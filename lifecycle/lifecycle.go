@@ -125,8 +125,11 @@ func (l *Lifecycle) OnWarmup(name string, fn func(ctx context.Context) error) {
 
 // OnStop adds a stop hook. Stop hooks run once, after in-flight work ended (or
 // after a failed or aborted warm-up), in reverse order of registration, all
-// together bounded by Timings.StopTimeout. Errors are logged and recorded in
-// the timeline.
+// together bounded by Timings.StopTimeout (and the grace period): ctx is
+// cancelled then, and a hook still running is abandoned. An error or an
+// abandoned hook is logged as a warning ("drainkit: stop hook failed"); it
+// does not change the exit code, and the timeline records only when the
+// stop hooks were done.
 func (l *Lifecycle) OnStop(name string, fn func(ctx context.Context) error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
