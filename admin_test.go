@@ -254,7 +254,7 @@ func TestBadSettingsOpenNothing(t *testing.T) {
 			drainkit.WithAdminHandler("/{path...}", http.NotFoundHandler())}, `the probes are mounted at "/"`},
 		{"admin handler twice", nil, nil, []drainkit.Option{drainkit.WithAdminHandler("/metrics", http.NotFoundHandler()),
 			drainkit.WithAdminHandler("GET /metrics/", http.NotFoundHandler()),
-			drainkit.WithAdminHandler("/metrics", http.NotFoundHandler())}, `WithAdminHandler("/metrics"): pattern "/metrics"`},
+			drainkit.WithAdminHandler("/metrics", http.NotFoundHandler())}, `WithAdminHandler("/metrics"): pattern "/metrics" conflicts with pattern "/metrics"` + "\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer

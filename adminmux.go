@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
+	"strings"
 )
 
 // probeRoutes are the admin endpoints of the probes package (DESIGN.md
@@ -48,9 +50,19 @@ func (s *service) adminMux(ph http.Handler) (h http.Handler, err error) {
 func handle(mux *http.ServeMux, pattern string, h http.Handler) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("WithAdminHandler(%q): %v", pattern, p)
+			err = fmt.Errorf("WithAdminHandler(%q): %s", pattern, muxPanic(p))
 		}
 	}()
 	mux.Handle(pattern, h)
 	return nil
+}
+
+// registeredAt is the "(registered at file:line)" of ServeMux's conflict
+// panics: it would point into this file, not at the caller's option.
+var registeredAt = regexp.MustCompile(` \(registered at [^)]*\)`)
+
+// muxPanic renders a ServeMux panic as one line without file positions.
+func muxPanic(p any) string {
+	msg, _, _ := strings.Cut(fmt.Sprint(p), "\n")
+	return strings.TrimSuffix(registeredAt.ReplaceAllString(msg, ""), ":")
 }
