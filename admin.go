@@ -11,7 +11,9 @@ import (
 )
 
 // AdminLimits bound what clients of the admin listener may hold, so that
-// slow or idle clients never starve the probes (DESIGN.md section 2).
+// slow or idle clients never starve the probes (DESIGN.md section 2). A zero
+// field means no limit (no timeout, as in net/http, or no connection cap),
+// not the default: start from DefaultAdminLimits.
 type AdminLimits struct {
 	// ReadHeaderTimeout closes a connection whose request headers did not
 	// arrive within it (slowloris; default 2s).

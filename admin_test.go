@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/drainkit/drainkit"
 	"github.com/drainkit/drainkit/config"
 	"github.com/drainkit/drainkit/internal/childtest"
@@ -240,6 +242,19 @@ func TestBadSettingsOpenNothing(t *testing.T) {
 		{"registrar check", nil, nil, []drainkit.Option{drainkit.WithRegistrar("reg", drainkit.Registration{
 			Check: func(*config.Config) error { return errors.New("REG_ADDR is not valid") },
 		})}, "registrar reg: REG_ADDR is not valid"},
+		{"listener name with a space", nil, nil, []drainkit.Option{drainkit.WithHTTP("my api", ":0", http.NotFoundHandler())},
+			`listener name "my api": want a unique name of letters, digits`},
+		{"flag defined twice", nil, nil, []drainkit.Option{drainkit.WithFlags(func(fs *pflag.FlagSet) { fs.Bool("version", false, "") })},
+			"WithFlags: svc flag redefined: version"},
+		{"admin handler takes over /readyz", nil, nil, []drainkit.Option{
+			drainkit.WithAdminHandler("/readyz", http.NotFoundHandler())}, `WithAdminHandler("/readyz"): takes over the probe endpoint GET /readyz`},
+		{"admin handler takes over POST /drain", nil, nil, []drainkit.Option{
+			drainkit.WithAdminHandler("POST /{action}", http.NotFoundHandler())}, `WithAdminHandler("POST /{action}"): takes over the probe endpoint POST /drain`},
+		{"admin handler at the probes' root", nil, nil, []drainkit.Option{
+			drainkit.WithAdminHandler("/{path...}", http.NotFoundHandler())}, `the probes are mounted at "/"`},
+		{"admin handler twice", nil, nil, []drainkit.Option{drainkit.WithAdminHandler("/metrics", http.NotFoundHandler()),
+			drainkit.WithAdminHandler("GET /metrics/", http.NotFoundHandler()),
+			drainkit.WithAdminHandler("/metrics", http.NotFoundHandler())}, `WithAdminHandler("/metrics"): pattern "/metrics" conflicts with pattern "/metrics"` + "\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
@@ -255,6 +270,23 @@ func TestBadSettingsOpenNothing(t *testing.T) {
 				t.Errorf("%s was opened", free)
 			}
 		})
+	}
+}
+
+// TestAdminAddrInUse: an admin address that cannot be bound exits 2 with a
+// line naming admin.addr and where it came from.
+func TestAdminAddrInUse(t *testing.T) {
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	var out bytes.Buffer
+	code := drainkit.Run(context.Background(), []string{"--admin-addr", held.Addr().String(), "--http-addr", "127.0.0.1:0"},
+		drainkit.WithHTTP("http", ":0", http.NotFoundHandler()), drainkit.WithEnv([]string{}),
+		drainkit.WithOutput(&out), drainkit.WithName("svc"))
+	if want := "svc: admin.addr (from flag --admin-addr): listen tcp " + held.Addr().String(); code != 2 || !bytes.HasPrefix(out.Bytes(), []byte(want)) {
+		t.Errorf("exit %d, output %q: want 2 and a line starting %q", code, out.String(), want)
 	}
 }
 

@@ -24,16 +24,15 @@ func (s *service) parseFlags(args []string) (*pflag.FlagSet, map[string]*string,
 	fs.SetOutput(io.Discard) // errors are reported in one line
 	addrs := map[string]*string{}
 	for _, l := range s.listeners {
-		if l.name == "" || l.name == adminName || addrs[l.name] != nil {
-			return nil, nil, fmt.Errorf("listener name %q: want a unique, non-empty name other than %q", l.name, adminName)
+		if !validListenerName(l.name) || l.name == adminName || addrs[l.name] != nil {
+			return nil, nil, fmt.Errorf("listener name %q: want a unique name of letters, digits, '-' and '_' other than %q (its flag is --<name>-addr)", l.name, adminName)
 		}
 		addrs[l.name] = fs.String(l.name+"-addr", l.addr, "listener "+l.name+", host:port (port 0 picks a free port)")
 	}
 	version := fs.Bool("version", false, "print the version and exit")
-	for _, define := range s.defineFlags {
-		define(fs)
+	if err := defineFlags(fs, s.defineFlags); err != nil {
+		return nil, nil, err
 	}
-	config.BindFlags(fs)
 	if f := fs.Lookup(config.FlagName("admin.addr")); f != nil && s.defaultAdmin != "" {
 		f.DefValue = s.defaultAdmin
 	}
@@ -54,6 +53,32 @@ func (s *service) parseFlags(args []string) (*pflag.FlagSet, map[string]*string,
 		return nil, nil, fmt.Errorf("unexpected argument %q (see --help)", fs.Arg(0))
 	}
 	return fs, addrs, nil
+}
+
+// defineFlags runs the WithFlags functions, then binds config's flags. A
+// flag defined twice (pflag panics) becomes an error naming it.
+func defineFlags(fs *pflag.FlagSet, defines []func(*pflag.FlagSet)) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("WithFlags: %v (the entry point defines --version, --config, --<name>-addr and one flag per setting)", p)
+		}
+	}()
+	for _, define := range defines {
+		define(fs)
+	}
+	config.BindFlags(fs)
+	return nil
+}
+
+// validListenerName reports whether name is non-empty and made of ASCII
+// letters, digits, '-' and '_', so that --<name>-addr is a usable flag.
+func validListenerName(name string) bool {
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return name != ""
 }
 
 // listenAddrs checks every listener address and returns them by name, the
@@ -83,11 +108,12 @@ func checkAddr(addr string) error {
 
 // listen opens the admin listener first (its probes answer 503 during
 // warm-up), then the service listeners; on failure it closes what it opened.
-func (s *service) listen(adminAddr string, addrs map[string]string) (map[string]net.Listener, error) {
+// adminSrc says where admin.addr came from, for the error.
+func (s *service) listen(adminAddr string, adminSrc config.Source, addrs map[string]string) (map[string]net.Listener, error) {
 	lns := map[string]net.Listener{}
 	ln, err := net.Listen("tcp", adminAddr)
 	if err != nil {
-		return nil, fmt.Errorf("admin.addr: %w", err)
+		return nil, fmt.Errorf("admin.addr (from %s): %w", adminSrc, err)
 	}
 	lns[adminName] = ln
 	for _, l := range s.listeners {

@@ -47,7 +47,9 @@ type listenerSpec struct {
 
 // WithHTTP serves h on the listener name (flag --<name>-addr, default addr),
 // drained by httpdrain, in an *http.Server with ReadHeaderTimeout 10s and
-// IdleTimeout 2m.
+// IdleTimeout 2m. Listener names are unique, made of letters, digits, '-'
+// and '_', and not "admin"; another name makes Main exit 2. A nil h serves
+// http.DefaultServeMux, as in net/http.
 func WithHTTP(name, addr string, h http.Handler) Option {
 	return WithHTTPServer(name, addr, &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute})
 }
@@ -71,7 +73,8 @@ func WithRegistrar(name string, r Registration) Option {
 }
 
 // OnWarmup adds a warm-up hook (lifecycle.Lifecycle.OnWarmup): readiness
-// fails until every hook returned nil; an error exits 1.
+// fails until every hook returned nil; an error, or the hooks together
+// taking longer than warmup.timeout, exits 1.
 func OnWarmup(name string, fn func(ctx context.Context) error) Option {
 	return func(s *service) {
 		s.lcSetup = append(s.lcSetup, func(lc *lifecycle.Lifecycle) { lc.OnWarmup(name, fn) })
@@ -79,7 +82,8 @@ func OnWarmup(name string, fn func(ctx context.Context) error) Option {
 }
 
 // OnStop adds a stop hook (lifecycle.Lifecycle.OnStop): stop hooks run last,
-// in reverse order, within stop.timeout.
+// in reverse order, within stop.timeout; an error is logged and does not
+// change the exit code.
 func OnStop(name string, fn func(ctx context.Context) error) Option {
 	return func(s *service) { s.lcSetup = append(s.lcSetup, func(lc *lifecycle.Lifecycle) { lc.OnStop(name, fn) }) }
 }
@@ -102,7 +106,10 @@ func WithLifecycle(fn func(lc *lifecycle.Lifecycle) error) Option {
 
 // WithAdminHandler mounts h at pattern (http.ServeMux syntax) on the admin
 // listener, next to the probes. A telemetry-using service mounts its
-// Prometheus handler at "/metrics" (which admin.metrics requires).
+// Prometheus handler at "/metrics" (which admin.metrics requires). A pattern
+// that is invalid, conflicts with another one or would take over a probe
+// endpoint (/livez, /readyz, /startupz, /state, POST /drain, /eject,
+// /restore) makes Main exit 2 before any listener opens.
 func WithAdminHandler(pattern string, h http.Handler) Option {
 	return func(s *service) { s.adminHandlers = append(s.adminHandlers, adminHandler{pattern, h}) }
 }
@@ -137,7 +144,8 @@ func WithEnv(env []string) Option { return func(s *service) { s.env = env } }
 func WithName(name string) Option { return func(s *service) { s.name = name } }
 
 // WithAdminLimits replaces the admin listener's limits (default
-// DefaultAdminLimits).
+// DefaultAdminLimits). It replaces all of them: a zero field means no limit,
+// so start from DefaultAdminLimits and change what differs.
 func WithAdminLimits(l AdminLimits) Option { return func(s *service) { s.adminLimits = l } }
 
 // OnStarted calls fn with every listener's bound address by name ("admin"
@@ -149,7 +157,9 @@ func OnStarted(fn func(addrs map[string]net.Addr)) Option {
 }
 
 // WithFlags lets the program define flags of its own on the entry point's
-// flag set before it is parsed; read their values in WithSetup or later.
+// flag set before it is parsed; read their values in WithSetup or later. A
+// flag the entry point defines too (--version, --config, --<name>-addr, one
+// per setting) makes Main exit 2, naming it.
 func WithFlags(define func(fs *pflag.FlagSet)) Option {
 	return func(s *service) { s.defineFlags = append(s.defineFlags, define) }
 }

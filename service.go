@@ -89,6 +89,9 @@ func (s *service) prepare(args []string) (*config.Config, map[string]string, err
 	if err := s.checkMetrics(cfg); err != nil {
 		return nil, nil, err
 	}
+	if _, err := s.adminMux(http.NotFoundHandler()); err != nil { // the real probes come in start
+		return nil, nil, err
+	}
 	addrs, err := s.listenAddrs(cfg, addrFlags)
 	if err != nil {
 		return nil, nil, err
@@ -115,7 +118,7 @@ func (s *service) checkMetrics(cfg *config.Config) error {
 		}
 	}
 	return fmt.Errorf("admin.metrics: true (from %s) but this program mounts no /metrics handler: "+
-		"add drainkit.WithAdminHandler(\"/metrics\", ...) (e.g. telemetry.NewPrometheus().Handler()), or unset it", cfg.Source("admin.metrics"))
+		"add drainkit.WithAdminHandler(\"/metrics\", ...) (e.g. the Handler of a telemetry.NewPrometheus), or unset it", cfg.Source("admin.metrics"))
 }
 
 // start builds the lifecycle, opens the listeners and runs until drained.
@@ -129,12 +132,16 @@ func (s *service) start(ctx context.Context, cfg *config.Config, addrs map[strin
 		return s.fail(err)
 	}
 	defer ph.Close()
-	lns, err := s.listen(cfg.Admin.Addr, addrs)
+	ah, err := s.adminMux(ph) // checked in prepare already
+	if err != nil {
+		return s.fail(err)
+	}
+	lns, err := s.listen(cfg.Admin.Addr, cfg.Source("admin.addr"), addrs)
 	if err != nil {
 		return s.fail(err)
 	}
 	defer closeAll(lns) // Serve never runs if the drain starts during warm-up
-	admin := newAdminServer(lns[adminName], s.adminHandler(ph), s.adminLimits, s.logger)
+	admin := newAdminServer(lns[adminName], ah, s.adminLimits, s.logger)
 	go admin.serve(s.logger)
 	defer s.afterDrain(admin)
 	if err := s.wire(lc, cfg, lns); err != nil {
@@ -197,18 +204,6 @@ func (s *service) afterDrain(admin *adminServer) {
 func (s *service) fail(err error) int {
 	fmt.Fprintf(s.out, "%s: %v\n", s.name, err)
 	return 2
-}
-
-func (s *service) adminHandler(ph http.Handler) http.Handler {
-	if len(s.adminHandlers) == 0 {
-		return ph
-	}
-	mux := http.NewServeMux()
-	for _, h := range s.adminHandlers {
-		mux.Handle(h.pattern, h.h)
-	}
-	mux.Handle("/", ph)
-	return mux
 }
 
 // logStart logs the start line: PID, version and every listener's address.

@@ -132,8 +132,11 @@ func (l *Lifecycle) OnWarmup(name string, fn func(ctx context.Context) error) {
 
 // OnStop adds a stop hook. Stop hooks run once, after in-flight work ended (or
 // after a failed or aborted warm-up), in reverse order of registration, all
-// together bounded by Timings.StopTimeout. Errors are logged and recorded in
-// the timeline.
+// together bounded by Timings.StopTimeout (and the grace period): ctx is
+// cancelled then, and a hook still running is abandoned. An error or an
+// abandoned hook is logged as a warning ("drainkit: stop hook failed"); it
+// does not change the exit code, and the timeline records only when the
+// stop hooks were done.
 func (l *Lifecycle) OnStop(name string, fn func(ctx context.Context) error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -339,11 +342,12 @@ func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 func (l *Lifecycle) Status() Status {
 	l.mu.Lock()
 	st := Status{
-		State:  State(l.state.Load()),
-		Since:  l.last.At,
-		Cause:  l.last.Cause,
-		Reason: l.last.Reason,
-		Checks: append([]CheckResult(nil), l.checkResults...),
+		State:    State(l.state.Load()),
+		Since:    l.last.At,
+		Cause:    l.last.Cause,
+		Reason:   l.last.Reason,
+		Checks:   append([]CheckResult{}, l.checkResults...), // [] in JSON, never null
+		Registry: []RegistryInfo{},
 	}
 	var detailers []StatusDetailer
 	for _, r := range l.registrars {
@@ -429,6 +433,8 @@ func (l *Lifecycle) step(name string, err error) {
 	}
 }
 
+// String returns "lifecycle(STATE)" with the current state, e.g.
+// "lifecycle(READY)", for logs and test failures.
 func (l *Lifecycle) String() string {
 	return fmt.Sprintf("lifecycle(%s)", l.State())
 }

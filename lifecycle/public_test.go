@@ -2,9 +2,11 @@ package lifecycle_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -148,5 +150,20 @@ func TestEjectRestoreThroughThePublicAPI(t *testing.T) {
 	_ = lc.Drain("test")
 	if err := awaitRun(t, done); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestStatusJSONHasEmptyLists: without checks or registrars, GET /state's
+// "checks" and "registry" are empty lists, not null, so that a client can
+// iterate over them (jq '.checks[]').
+func TestStatusJSONHasEmptyLists(t *testing.T) {
+	b, err := json.Marshal(newLifecycle(t).Status())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"checks":[]`, `"registry":[]`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("Status JSON lacks %s: %s", want, b)
+		}
 	}
 }

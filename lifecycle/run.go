@@ -11,7 +11,8 @@ import (
 // Run wraps main. It
 //
 //  1. handles the configured signals (SIGTERM, SIGINT): the first starts the
-//     drain, a second forces exit with code 128+signal number at once;
+//     drain, a second forces exit with code 128+signal number at once
+//     (os.Exit: Run does not return and deferred functions do not run);
 //  2. warms up: runs the warm-up hooks (a drain request cancels them and Run
 //     returns nil without ever becoming READY; a failure returns exit code 1);
 //  3. serves: starts the servers, moves to READY, and starts the registrars
@@ -20,9 +21,9 @@ import (
 //     failing) and runs the drain sequence within Timings.GracePeriod;
 //  5. lingers after preStop: if a preStop hook waited for the window (POST
 //     /drain?wait=propagation) and no signal has come yet, waits for the
-//     kubelet's SIGTERM, which follows the hook's return, at most
-//     preStopLinger and never past the grace period: exiting earlier would
-//     kill the hook's exec and make the kubelet report a failed preStop hook;
+//     kubelet's SIGTERM, which follows the hook's return, at most 5s and
+//     never past the grace period: exiting earlier would kill the hook's
+//     exec and make the kubelet report a failed preStop hook;
 //  6. finishes: moves to STOPPED, logs the timeline and returns.
 //
 // It returns nil when the drain completed, or an *ExitError; pass the result
@@ -194,7 +195,8 @@ func (l *Lifecycle) serveOutcome(r *run) error {
 func (l *Lifecycle) graceEnd() time.Time { return l.t0().Add(l.opts.timings.GracePeriod) }
 
 // preStopLinger bounds how long Run waits, after a drain whose window a
-// preStop hook waited for, for the signal that follows the hook.
+// preStop hook waited for, for the signal that follows the hook. Run's doc
+// states its value.
 const preStopLinger = 5 * time.Second
 
 // lingerAfterPreStop waits for the kubelet's SIGTERM after a preStop-started

@@ -67,7 +67,8 @@ const (
 )
 
 // Transition is one state change. Reason is a human-readable explanation,
-// e.g. "SIGTERM" or "readiness check db failed 3 times".
+// e.g. "terminated" (the signal's name as os.Signal prints it), "POST /drain
+// from 127.0.0.1" or "readiness checks failed 3 times in a row".
 type Transition struct {
 	From   State     `json:"from"`
 	To     State     `json:"to"`

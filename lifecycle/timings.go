@@ -6,7 +6,8 @@ import (
 )
 
 // Timings are the drain budget of DESIGN.md section 3. All fields are
-// durations; use DefaultTimings and override what differs. The zero value is
+// durations, each at most MaxDuration (24h); use DefaultTimings and override
+// what differs. The zero value is
 // not useful: Validate rejects a zero WarmupTimeout, DrainTimeout, StopTimeout
 // or GracePeriod.
 type Timings struct {
@@ -122,9 +123,10 @@ func (t Timings) Validate() error {
 	return nil
 }
 
-// MinGracePeriod is the smallest GracePeriod that Validate accepts with these
-// PropagationMax, DrainTimeout and StopTimeout, rounded up to a whole second:
-// their sum plus Margin, which itself grows with the grace period.
+// MinGracePeriod is the smallest whole-second GracePeriod that Validate
+// accepts with these PropagationMax, DrainTimeout and StopTimeout: their sum
+// plus Margin, which itself grows with the grace period, rounded up to a
+// whole second (the exact bound may be a fraction of a second lower).
 func (t Timings) MinGracePeriod() time.Duration {
 	base := t.PropagationMax + t.DrainTimeout + t.StopTimeout
 	g := base + time.Second // margin 1s while grace_period <= 10s

@@ -111,9 +111,10 @@ func (g *graceSeconds) String() string { return time.Duration(*g).String() }
 func (g *graceSeconds) Type() string { return "seconds|duration" }
 
 func (g *graceSeconds) Set(s string) error {
+	maxSeconds := int64(lifecycle.MaxDuration / time.Second)
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		if n < 0 || n > int64(lifecycle.MaxDuration/time.Second) {
-			return fmt.Errorf("%d seconds is out of range 0..%d", n, int64(lifecycle.MaxDuration/time.Second))
+		if n < 1 || n > maxSeconds {
+			return fmt.Errorf("%d seconds is out of range 1..%d (Kubernetes' default is 30)", n, maxSeconds)
 		}
 		*g = graceSeconds(time.Duration(n) * time.Second)
 		return nil
@@ -121,6 +122,9 @@ func (g *graceSeconds) Set(s string) error {
 	d, err := time.ParseDuration(s)
 	if err != nil {
 		return fmt.Errorf("want whole seconds (30) or a duration (30s)")
+	}
+	if d <= 0 || d > lifecycle.MaxDuration {
+		return fmt.Errorf("%s is out of range: want > 0s and <= %s (Kubernetes' default is 30s)", d, lifecycle.MaxDuration)
 	}
 	*g = graceSeconds(d)
 	return nil

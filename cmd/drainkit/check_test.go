@@ -51,6 +51,12 @@ func TestCheck(t *testing.T) {
 			[]string{"propagation.min", "banana", "DRAINKIT_PROPAGATION_MIN"}},
 		{"bad flag", nil, []string{"check", "--termination-grace-period", "0s"}, 2,
 			[]string{"--termination-grace-period"}},
+		{"negative seconds", nil, []string{"check", "--termination-grace-period", "-5"}, 2,
+			[]string{"--termination-grace-period", "out of range 1..86400"}},
+		{"zero seconds", nil, []string{"check", "--termination-grace-period", "0"}, 2,
+			[]string{"--termination-grace-period", "out of range 1..86400"}},
+		{"duration too long", nil, []string{"check", "--termination-grace-period", "25h"}, 2,
+			[]string{"--termination-grace-period", "25h0m0s is out of range: want > 0s and <= 24h0m0s"}},
 		{"bad flag text", nil, []string{"check", "--termination-grace-period", "thirty"}, 2,
 			[]string{"--termination-grace-period", "whole seconds"}},
 	} {
