@@ -35,8 +35,11 @@ func TestParseBench(t *testing.T) {
 	if len(d) != 2 || d[0] != 10 || d[1] != 24 {
 		t.Errorf("paired differences %v, want [10 24]", d)
 	}
-	if ms, ok := lagMs(res[5]); !ok || math.Abs(ms-0.35) > 1e-9 {
+	if ms, ok := lagMs(res[5], "µs-median-lag"); !ok || math.Abs(ms-0.35) > 1e-9 {
 		t.Errorf("lagMs = %v, %v; want 0.35 ms from µs-median-lag", ms, ok)
+	}
+	if _, ok := lagMs(res[5], "µs-median-serve-lag"); ok {
+		t.Error("lagMs found a metric the result does not have")
 	}
 }
 
