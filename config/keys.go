@@ -41,7 +41,7 @@ var keys = []keyDef{
 		"> 0s, <= 24h", func(c *Config) any { return &c.Timings.DrainTimeout }},
 	{"stop.timeout", kindDuration, "stop hooks (flush telemetry, close pools) must finish within this",
 		"> 0s, <= 24h", func(c *Config) any { return &c.Timings.StopTimeout }},
-	{"grace_period", kindDuration, "the whole budget from the drain's start: the pod's terminationGracePeriodSeconds minus 5s of slack (default 25s for Kubernetes' 30s)",
+	{"grace_period", kindDuration, "the whole budget from the drain's start: the pod's terminationGracePeriodSeconds minus 5s of slack",
 		">= propagation.max + drain.timeout + stop.timeout + margin (10% of grace_period, at least 1s), <= 24h",
 		func(c *Config) any { return &c.Timings.GracePeriod }},
 	{"checks.interval", kindDuration, "time between readiness-check rounds",

@@ -115,7 +115,7 @@ func (o *drillOptions) bind(f *pflag.FlagSet) {
 	f.BoolVar(&c.PreStop, "prestop", false, "stop each old replica like the kubelet with a `drainkit prestop` hook: POST /drain?wait=propagation, then SIGTERM")
 	f.StringVar(&c.Exec, "exec", "", "drill this binary instead of the built-in strategies")
 	f.StringArrayVar(&c.ExecArgs, "exec-arg", nil, "argument for the --exec binary, before --http-addr and --admin-addr (repeatable)")
-	f.BoolVar(&o.jsonOut, "json", false, "print the results as JSON")
+	f.BoolVar(&o.jsonOut, "json", false, "print the results as JSON (schema_version 2: every duration key carries its unit, _s or _ms)")
 	f.StringVar(&o.report, "report", "", "write a self-contained HTML report with a timeline chart per strategy to this file")
 	bindTimingFlags(f)
 }

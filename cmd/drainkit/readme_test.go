@@ -159,3 +159,41 @@ func atoiOr(s string) int {
 	}
 	return n
 }
+
+// TestReadmeConsumerSnippet: README.md's "Consumers" go block is a part of
+// consumer's Example, which compiles and runs in consumer's tests: each of
+// its lines appears in consumer/example_test.go, in order.
+func TestReadmeConsumerSnippet(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	example, err := os.ReadFile("../../consumer/example_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, _ := strings.Cut(string(readme), "\n## Consumers\n")
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	_, block, ok := strings.Cut(sec, "```go\n")
+	block, _, ok2 := strings.Cut(block, "```\n")
+	if !ok || !ok2 {
+		t.Fatal(`README.md's "Consumers" section has no complete go block`)
+	}
+	var lines []string
+	for _, l := range strings.Split(string(example), "\n") {
+		lines = append(lines, strings.TrimSpace(l))
+	}
+	next := 0
+	for _, want := range strings.Split(block, "\n") {
+		if want = strings.TrimSpace(want); want == "" {
+			continue
+		}
+		for next < len(lines) && lines[next] != want {
+			next++
+		}
+		if next == len(lines) {
+			t.Fatalf("README.md's consumer snippet line %q is not in consumer/example_test.go (in order): update one or the other", want)
+		}
+		next++
+	}
+}
