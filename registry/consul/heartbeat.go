@@ -2,6 +2,8 @@ package consul
 
 import (
 	"context"
+
+	"github.com/drainkit/drainkit/internal/regworker"
 	"maps"
 	"time"
 
@@ -32,26 +34,6 @@ const (
 	stateUncertain
 )
 
-// run is the worker: it steps at once when triggered, and otherwise
-// heartbeats every HeartbeatInterval, counted from the start of the previous
-// step. One agent call is in flight at a time.
-func (r *Registrar) run(ctx context.Context, done chan<- struct{}) {
-	defer close(done)
-	timer := time.NewTimer(r.opts.HeartbeatInterval)
-	defer timer.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-r.trigger:
-		case <-timer.C:
-		}
-		start := time.Now()
-		r.step(ctx)
-		timer.Reset(r.opts.HeartbeatInterval - time.Since(start))
-	}
-}
-
 // step applies the latest wanted health once and publishes the outcome to
 // Sync callers.
 func (r *Registrar) step(ctx context.Context) {
@@ -62,7 +44,7 @@ func (r *Registrar) step(ctx context.Context) {
 	if ctx.Err() != nil {
 		return // stopped by Deregister or Close; Sync callers see done
 	}
-	r.outcome.Publish(outcome{gen: gen, err: err})
+	r.worker.Publish(regworker.Outcome{Gen: gen, Err: err})
 }
 
 // ttlStatus is the TTL check's status for a wanted health. In maintenance the
