@@ -174,6 +174,8 @@ func (r *Registrar) register(ctx context.Context, want registry.Health, reason s
 func (r *Registrar) converge(ctx context.Context, want registry.Health, reason, regStatus string) error {
 	wantMaint := want == registry.Maintenance
 	status := ttlStatus(want)
+	// The maintenance-on and maintenance-off blocks look alike; their order
+	// around the TTL updates is the point, so they stay written out.
 	if wantMaint && r.state == stateRegistered {
 		if err := r.call(ctx, "maintenance on", func(q *api.QueryOptions) error {
 			return r.client.Agent().EnableServiceMaintenanceOpts(r.id, reason, q)
