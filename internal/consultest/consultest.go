@@ -60,6 +60,10 @@ type ports struct{ http, server, serfLAN, serfWAN int }
 // Binary returns the path of the consul binary: $DRAINKIT_CONSUL_BIN if set,
 // else the path printed by <module root>/scripts/consul.sh (which may build
 // it first, taking minutes).
+//
+// Binary and Start are shaped like internal/etcdtest's: the shared steps
+// are internal/toolbin's (Path, Launch, WaitUp, LogTail); the flags, ports
+// and readiness check differ.
 func Binary() (string, error) {
 	p, err := toolbin.Path(EnvBinary, "consul.sh")
 	if err != nil {

@@ -65,6 +65,9 @@ type Server struct {
 // Binary returns the path of the etcd binary: $DRAINKIT_ETCD_BIN if set, else
 // the path printed by <module root>/scripts/etcd.sh (which may build it
 // first, taking minutes).
+//
+// Binary and Start are shaped like internal/consultest's; the shared steps
+// are internal/toolbin's.
 func Binary() (string, error) {
 	p, err := toolbin.Path(EnvBinary, "etcd.sh")
 	if err != nil {

@@ -24,9 +24,9 @@ var errClosed = errors.New("closed")
 func TestWorkerKickAwaitStop(t *testing.T) {
 	var w regworker.Worker
 	var gen atomic.Uint64
-	step := func(context.Context) {
+	step := func(context.Context) regworker.Outcome {
 		g := gen.Load()
-		w.Publish(regworker.Outcome{Gen: g, Err: errors.New("step " + string(rune('0'+g)))})
+		return regworker.Outcome{Gen: g, Err: errors.New("step " + string(rune('0'+g)))}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -56,8 +56,8 @@ func TestWorkerPeriod(t *testing.T) {
 	var n atomic.Int64
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	done := w.Kick(time.Millisecond, func(context.Context) {
-		w.Publish(regworker.Outcome{Gen: uint64(n.Add(1))})
+	done := w.Kick(time.Millisecond, func(context.Context) regworker.Outcome {
+		return regworker.Outcome{Gen: uint64(n.Add(1))}
 	})
 	if err := w.Await(ctx, done, 5, errClosed); err != nil {
 		t.Fatalf("Await(5) = %v", err)
@@ -116,5 +116,26 @@ func TestStreak(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("log lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// A step cancelled by Stop publishes nothing: Sync callers see the stop, not
+// the cancelled step's error.
+func TestWorkerCancelledStepNotPublished(t *testing.T) {
+	var w regworker.Worker
+	started := make(chan struct{})
+	done := w.Kick(time.Hour, func(ctx context.Context) regworker.Outcome {
+		close(started)
+		<-ctx.Done()
+		return regworker.Outcome{Gen: 1, Err: ctx.Err()}
+	})
+	<-started
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if !w.Stop(ctx) {
+		t.Fatal("Stop did not see the goroutine return")
+	}
+	if err := w.Await(ctx, done, 1, errClosed); !errors.Is(err, errClosed) {
+		t.Fatalf("Await = %v, want errClosed", err)
 	}
 }

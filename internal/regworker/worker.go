@@ -28,9 +28,10 @@ type Worker struct {
 
 // Kick starts the goroutine on the first call, running step at once when
 // kicked and otherwise every period, counted from the start of the previous
-// step; then it wakes the goroutine. It returns the goroutine's done
-// channel.
-func (w *Worker) Kick(period time.Duration, step func(context.Context)) <-chan struct{} {
+// step; then it wakes the goroutine. A step's outcome is published to Await
+// unless Stop cancelled the step (its Sync callers see done closed). Kick
+// returns the goroutine's done channel.
+func (w *Worker) Kick(period time.Duration, step func(context.Context) Outcome) <-chan struct{} {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.cancel == nil {
@@ -46,7 +47,7 @@ func (w *Worker) Kick(period time.Duration, step func(context.Context)) <-chan s
 }
 
 // run is the goroutine's loop. One step runs at a time.
-func (w *Worker) run(ctx context.Context, period time.Duration, step func(context.Context)) {
+func (w *Worker) run(ctx context.Context, period time.Duration, step func(context.Context) Outcome) {
 	defer close(w.done)
 	timer := time.NewTimer(period)
 	defer timer.Stop()
@@ -58,13 +59,12 @@ func (w *Worker) run(ctx context.Context, period time.Duration, step func(contex
 		case <-timer.C:
 		}
 		start := time.Now()
-		step(ctx)
+		if o := step(ctx); ctx.Err() == nil {
+			w.outcome.Publish(o)
+		}
 		timer.Reset(period - time.Since(start))
 	}
 }
-
-// Publish records the outcome of a step for Await.
-func (w *Worker) Publish(o Outcome) { w.outcome.Publish(o) }
 
 // Await blocks until a step for generation gen or a later one published its
 // outcome, and returns that outcome's error; ctx's error if ctx ends first;

@@ -20,6 +20,8 @@ import (
 // otherwise an error naming the attempts and the last failure, at ctx's
 // deadline at the latest. Later calls return nil at once.
 func (r *Registrar) Deregister(ctx context.Context) error {
+	// Opens like registry/etcd's Deregister (once only, stop the worker);
+	// what follows differs, and the retry is regworker.Retry.
 	start := time.Now()
 	r.mu.Lock()
 	if r.status.Deregistering {

@@ -34,17 +34,13 @@ const (
 	stateUncertain
 )
 
-// step applies the latest wanted health once and publishes the outcome to
-// Sync callers.
-func (r *Registrar) step(ctx context.Context) {
+// step applies the latest wanted health once; its outcome goes to Sync
+// callers. (registry/etcd's step has the same shape over its own fields.)
+func (r *Registrar) step(ctx context.Context) regworker.Outcome {
 	r.mu.Lock()
 	gen, want, reason := r.gen, r.want, r.reason
 	r.mu.Unlock()
-	err := r.apply(ctx, want, reason)
-	if ctx.Err() != nil {
-		return // stopped by Deregister or Close; Sync callers see done
-	}
-	r.worker.Publish(regworker.Outcome{Gen: gen, Err: err})
+	return regworker.Outcome{Gen: gen, Err: r.apply(ctx, want, reason)}
 }
 
 // ttlStatus is the TTL check's status for a wanted health. In maintenance the

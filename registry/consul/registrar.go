@@ -133,6 +133,8 @@ func (r *Registrar) Status() registry.Status {
 // registry.ErrDeregistered after Deregister, and an error for states other
 // than READY and EJECTED.
 func (r *Registrar) Sync(ctx context.Context, t lifecycle.Transition) error {
+	// Like registry/etcd's Sync: the steps are the same, the submission
+	// differs; the shared part is regworker.Worker.
 	if err := registry.CheckSyncable(t); err != nil {
 		return err
 	}

@@ -22,6 +22,8 @@ import (
 // deadline at the latest: the key then leaves when the lease expires, TTL
 // after the last keep-alive. Later calls return nil at once.
 func (r *Registrar) Deregister(ctx context.Context) error {
+	// Opens like registry/consul's Deregister (once only, stop the worker);
+	// what follows differs, and the retry is regworker.Retry.
 	start := time.Now()
 	r.mu.Lock()
 	if r.status.Deregistering {

@@ -13,17 +13,13 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// step applies the latest wanted health once and publishes the outcome to
-// Sync callers.
-func (r *Registrar) step(ctx context.Context) {
+// step applies the latest wanted health once; its outcome goes to Sync
+// callers. (registry/consul's step has the same shape over its own fields.)
+func (r *Registrar) step(ctx context.Context) regworker.Outcome {
 	r.mu.Lock()
 	gen, want, readyAt := r.gen, r.want, r.readyAt
 	r.mu.Unlock()
-	err := r.apply(ctx, want, readyAt)
-	if ctx.Err() != nil {
-		return // stopped by Deregister or Close; Sync callers see done
-	}
-	r.worker.Publish(regworker.Outcome{Gen: gen, Err: err})
+	return regworker.Outcome{Gen: gen, Err: r.apply(ctx, want, readyAt)}
 }
 
 // lostLease reports whether err says that etcd no longer knows the lease:
