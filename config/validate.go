@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/registry"
 )
 
 // Validate checks every value of c against its range, the window's order and
@@ -101,7 +102,7 @@ func (c *Config) checkOwn(k keyDef) string {
 			}
 		}
 	case "registry.service":
-		if r.Service != "" && !validServiceName(r.Service) { // "": the program's default
+		if r.Service != "" && !registry.ValidServiceName(r.Service) { // "": the program's default
 			return "must be 1 to 255 letters, digits, '-', '_' and '.'"
 		}
 	case "registry.ttl":
@@ -130,22 +131,6 @@ func (c *Config) checkOwn(k keyDef) string {
 		}
 	}
 	return ""
-}
-
-// validServiceName is the registry.service rule: 1 to 255 bytes of ASCII
-// letters, digits, '-', '_' and '.' (usable in Consul DNS and as an etcd key
-// segment). registry/consul applies the same rule; config keeps its own copy
-// so that it links no registry client.
-func validServiceName(name string) bool {
-	if name == "" || len(name) > 255 {
-		return false
-	}
-	for _, ch := range name {
-		if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '-' || ch == '_' || ch == '.') {
-			return false
-		}
-	}
-	return true
 }
 
 // checkAddr accepts host:port with a numeric port 0..65535.

@@ -141,7 +141,7 @@ func (w *Watcher) Degraded() bool {
 // returns, until ctx ends.
 func (w *Watcher) run(ctx context.Context) {
 	defer close(w.done)
-	bo := backoff{min: w.opts.MinBackoff, max: w.opts.MaxBackoff}
+	bo := syncx.Backoff{Min: w.opts.MinBackoff, Max: w.opts.MaxBackoff}
 	for {
 		start := time.Now()
 		err := w.opts.Source.Watch(ctx, w.receive)
@@ -149,9 +149,9 @@ func (w *Watcher) run(ctx context.Context) {
 			return
 		}
 		if time.Since(start) > w.opts.MaxBackoff {
-			bo.reset()
+			bo.Reset()
 		}
-		wait := bo.next()
+		wait := bo.Next()
 		w.sourceEnded(err, wait)
 		if syncx.Sleep(ctx, wait) != nil {
 			return

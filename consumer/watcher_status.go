@@ -4,6 +4,8 @@ import (
 	"time"
 )
 
+// WatchStatus's fields look like registry.Status's: the consumer's view of a
+// watch, not a registrar's write record; they share only the field names.
 // WatchStatus is a snapshot of a Watcher.
 type WatchStatus struct {
 	// Service is the service name.

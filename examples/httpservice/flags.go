@@ -47,6 +47,9 @@ func (f *flags) lifecycleOptions() []drainkit.Option {
 	}
 	if f.warmup > 0 {
 		opts = append(opts, drainkit.OnWarmup("simulated", func(ctx context.Context) error {
+			// Like internal/syncx.Sleep, written out: users copy this
+			// example, and their code cannot import drainkit's internal
+			// packages.
 			t := time.NewTimer(f.warmup)
 			defer t.Stop()
 			select {

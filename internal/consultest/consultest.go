@@ -51,7 +51,7 @@ type Agent struct {
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
-	exited  chan struct{}
+	exited  <-chan struct{}
 	clients []*http.Client // HTTP clients behind Client's api clients
 }
 
@@ -60,6 +60,10 @@ type ports struct{ http, server, serfLAN, serfWAN int }
 // Binary returns the path of the consul binary: $DRAINKIT_CONSUL_BIN if set,
 // else the path printed by <module root>/scripts/consul.sh (which may build
 // it first, taking minutes).
+//
+// Binary and Start are shaped like internal/etcdtest's: the shared steps
+// are internal/toolbin's (Path, Launch, WaitUp, LogTail); the flags, ports
+// and readiness check differ.
 func Binary() (string, error) {
 	p, err := toolbin.Path(EnvBinary, "consul.sh")
 	if err != nil {
@@ -96,13 +100,7 @@ func Start(t testing.TB) *Agent {
 			hc.CloseIdleConnections()
 		}
 		a.mu.Unlock()
-		if t.Failed() {
-			b, _ := os.ReadFile(a.logPath)
-			if len(b) > 8000 {
-				b = b[len(b)-8000:]
-			}
-			t.Logf("consul agent log (tail):\n%s", b)
-		}
+		toolbin.LogTail(t, a.logPath, "consul agent log")
 	})
 	if err := a.start(); err != nil {
 		t.Fatal(err)
@@ -111,12 +109,6 @@ func Start(t testing.TB) *Agent {
 }
 
 func (a *Agent) start() error {
-	logf, err := os.OpenFile(a.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	defer logf.Close()
-	fmt.Fprintf(logf, "=== consultest: starting agent at %s\n", time.Now().Format(time.RFC3339Nano))
 	cmd := exec.Command(a.bin, "agent", "-dev",
 		"-bind", "127.0.0.1", "-client", "127.0.0.1",
 		"-node", a.Node,
@@ -127,14 +119,11 @@ func (a *Agent) start() error {
 		"-dns-port", "-1", "-grpc-port", "-1", "-grpc-tls-port", "-1", "-https-port", "-1",
 		"-log-level", "info",
 	)
-	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Env = append(os.Environ(), "CONSUL_HTTP_ADDR=") // don't let the agent pick up a caller's address
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("consultest: start %s: %w", a.bin, err)
+	exited, err := toolbin.Launch(cmd, a.logPath, "consultest")
+	if err != nil {
+		return err
 	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
 	a.mu.Lock()
 	a.cmd, a.exited = cmd, exited
 	a.mu.Unlock()
@@ -148,31 +137,23 @@ func (a *Agent) start() error {
 // waitUp polls until the agent has a leader and its node is in the catalog.
 func (a *Agent) waitUp(exited <-chan struct{}) error {
 	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 2 * time.Second}
-	ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
-	defer cancel()
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	var last error
-	for {
+	return toolbin.WaitUp(exited, StartTimeout, "consultest: agent", a.logPath, func(ctx context.Context) error {
 		leader, err := get(ctx, hc, "http://"+a.HTTPAddr+"/v1/status/leader")
-		if err == nil && leader != `""` {
-			node, err2 := get(ctx, hc, "http://"+a.HTTPAddr+"/v1/catalog/node/"+a.Node)
-			if err2 == nil && node != "null" {
-				return nil
-			}
-			err = err2
-		}
 		if err != nil {
-			last = err
+			return err
 		}
-		select {
-		case <-exited:
-			return fmt.Errorf("consultest: agent exited during start-up; see %s", a.logPath)
-		case <-ctx.Done():
-			return fmt.Errorf("consultest: agent not up within %s (last error: %v); see %s", StartTimeout, last, a.logPath)
-		case <-tick.C:
+		if leader == `""` {
+			return errors.New("no leader yet")
 		}
-	}
+		node, err := get(ctx, hc, "http://"+a.HTTPAddr+"/v1/catalog/node/"+a.Node)
+		if err != nil {
+			return err
+		}
+		if node == "null" {
+			return errors.New("node not in the catalog yet")
+		}
+		return nil
+	})
 }
 
 func get(ctx context.Context, hc *http.Client, url string) (string, error) {

@@ -58,13 +58,16 @@ type Server struct {
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
-	exited  chan struct{}
+	exited  <-chan struct{}
 	clients []*clientv3.Client
 }
 
 // Binary returns the path of the etcd binary: $DRAINKIT_ETCD_BIN if set, else
 // the path printed by <module root>/scripts/etcd.sh (which may build it
 // first, taking minutes).
+//
+// Binary and Start are shaped like internal/consultest's; the shared steps
+// are internal/toolbin's.
 func Binary() (string, error) {
 	p, err := toolbin.Path(EnvBinary, "etcd.sh")
 	if err != nil {
@@ -114,22 +117,10 @@ func (s *Server) cleanup(t testing.TB) {
 		_ = c.Close()
 	}
 	s.Stop()
-	if t.Failed() {
-		b, _ := os.ReadFile(s.logPath)
-		if len(b) > 8000 {
-			b = b[len(b)-8000:]
-		}
-		t.Logf("etcd log (tail):\n%s", b)
-	}
+	toolbin.LogTail(t, s.logPath, "etcd log")
 }
 
 func (s *Server) start() error {
-	logf, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	defer logf.Close()
-	fmt.Fprintf(logf, "=== etcdtest: starting etcd at %s\n", time.Now().Format(time.RFC3339Nano))
 	cmd := exec.Command(s.bin,
 		"--name", s.name,
 		"--data-dir", s.dataDir,
@@ -142,14 +133,11 @@ func (s *Server) start() error {
 		"--log-level", "warn",
 		"--unsafe-no-fsync", // test data; keeps a busy machine's disk out of the timings
 	)
-	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Env = withoutEtcdEnv(os.Environ()) // ETCD_* variables are etcd flags
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("etcdtest: start %s: %w", s.bin, err)
+	exited, err := toolbin.Launch(cmd, s.logPath, "etcdtest")
+	if err != nil {
+		return err
 	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
 	s.mu.Lock()
 	s.cmd, s.exited = cmd, exited
 	s.mu.Unlock()
@@ -174,23 +162,9 @@ func withoutEtcdEnv(env []string) []string {
 // leader and serves reads).
 func (s *Server) waitUp(exited <-chan struct{}) error {
 	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 2 * time.Second}
-	ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
-	defer cancel()
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	var last error
-	for {
-		if last = s.healthy(ctx, hc); last == nil {
-			return nil
-		}
-		select {
-		case <-exited:
-			return fmt.Errorf("etcdtest: etcd exited during start-up; see %s", s.logPath)
-		case <-ctx.Done():
-			return fmt.Errorf("etcdtest: etcd not healthy within %s (last error: %v); see %s", StartTimeout, last, s.logPath)
-		case <-tick.C:
-		}
-	}
+	return toolbin.WaitUp(exited, StartTimeout, "etcdtest: etcd", s.logPath, func(ctx context.Context) error {
+		return s.healthy(ctx, hc)
+	})
 }
 
 func (s *Server) healthy(ctx context.Context, hc *http.Client) error {

@@ -2,23 +2,13 @@ package consul
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
 
-	"github.com/drainkit/drainkit/internal/syncx"
+	"github.com/drainkit/drainkit/internal/regworker"
 	"github.com/drainkit/drainkit/registry"
 	"github.com/hashicorp/consul/api"
-)
-
-// Backoff bounds between deregistration attempts and between failed
-// confirmation queries.
-const (
-	retryMin = 50 * time.Millisecond
-	retryMax = time.Second
-	// lastAttemptMargin is left before the deadline for a final attempt.
-	lastAttemptMargin = 20 * time.Millisecond
 )
 
 // Deregister stops the heartbeat (so the instance is never registered again),
@@ -30,6 +20,8 @@ const (
 // otherwise an error naming the attempts and the last failure, at ctx's
 // deadline at the latest. Later calls return nil at once.
 func (r *Registrar) Deregister(ctx context.Context) error {
+	// Opens like registry/etcd's Deregister (once only, stop the worker);
+	// what follows differs, and the retry is regworker.Retry.
 	start := time.Now()
 	r.mu.Lock()
 	if r.status.Deregistering {
@@ -38,7 +30,7 @@ func (r *Registrar) Deregister(ctx context.Context) error {
 	}
 	r.status.Deregistering = true
 	r.mu.Unlock()
-	if !r.stopWorker(ctx) {
+	if !r.worker.Stop(ctx) {
 		err := fmt.Errorf("consul: deregister %s: heartbeat still running at the deadline: %w", r.id, ctx.Err())
 		r.failed("deregister", err)
 		return err
@@ -74,28 +66,15 @@ func (r *Registrar) Deregister(ctx context.Context) error {
 // deregisterRetrying calls the agent until it succeeds or ctx ends. It
 // returns the number of attempts and the last error joined with ctx's.
 func (r *Registrar) deregisterRetrying(ctx context.Context) (int, error) {
-	bo := syncx.Backoff{Min: retryMin, Max: retryMax}
-	for n := 1; ; n++ {
+	return regworker.Retry(ctx, func() error {
 		cctx, cancel := r.callCtx(ctx)
 		err := r.client.Agent().ServiceDeregisterOpts(r.id, (&api.QueryOptions{}).WithContext(cctx))
 		cancel()
-		if err == nil || lostInstance(err) {
-			return n, nil
+		if lostInstance(err) {
+			return nil
 		}
-		wait := bo.Next()
-		if dl, ok := ctx.Deadline(); ok {
-			// Keep a last attempt just before the deadline rather than
-			// giving up early.
-			left := time.Until(dl) - lastAttemptMargin
-			if left <= 0 {
-				return n, errors.Join(err, context.DeadlineExceeded)
-			}
-			wait = min(wait, left)
-		}
-		if serr := syncx.Sleep(ctx, wait); serr != nil {
-			return n, errors.Join(err, serr)
-		}
-	}
+		return err
+	})
 }
 
 // confirmWait is the longest a single blocking query of Confirm waits.
@@ -110,7 +89,7 @@ const confirmWait = 10 * time.Second
 func (r *Registrar) Confirm(ctx context.Context) error {
 	start := time.Now()
 	var last error
-	p := &poller{client: r.client, service: r.opts.Service, wait: confirmWait, bo: syncx.Backoff{Min: retryMin, Max: retryMax}}
+	p := &poller{client: r.client, service: r.opts.Service, wait: confirmWait, bo: regworker.NewBackoff()}
 	err := p.run(ctx, func(a answer) bool {
 		if a.err != nil {
 			last = a.err

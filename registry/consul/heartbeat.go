@@ -2,6 +2,8 @@ package consul
 
 import (
 	"context"
+
+	"github.com/drainkit/drainkit/internal/regworker"
 	"maps"
 	"time"
 
@@ -32,37 +34,13 @@ const (
 	stateUncertain
 )
 
-// run is the worker: it steps at once when triggered, and otherwise
-// heartbeats every HeartbeatInterval, counted from the start of the previous
-// step. One agent call is in flight at a time.
-func (r *Registrar) run(ctx context.Context, done chan<- struct{}) {
-	defer close(done)
-	timer := time.NewTimer(r.opts.HeartbeatInterval)
-	defer timer.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-r.trigger:
-		case <-timer.C:
-		}
-		start := time.Now()
-		r.step(ctx)
-		timer.Reset(r.opts.HeartbeatInterval - time.Since(start))
-	}
-}
-
-// step applies the latest wanted health once and publishes the outcome to
-// Sync callers.
-func (r *Registrar) step(ctx context.Context) {
+// step applies the latest wanted health once; its outcome goes to Sync
+// callers. (registry/etcd's step has the same shape over its own fields.)
+func (r *Registrar) step(ctx context.Context) regworker.Outcome {
 	r.mu.Lock()
 	gen, want, reason := r.gen, r.want, r.reason
 	r.mu.Unlock()
-	err := r.apply(ctx, want, reason)
-	if ctx.Err() != nil {
-		return // stopped by Deregister or Close; Sync callers see done
-	}
-	r.outcome.Publish(outcome{gen: gen, err: err})
+	return regworker.Outcome{Gen: gen, Err: r.apply(ctx, want, reason)}
 }
 
 // ttlStatus is the TTL check's status for a wanted health. In maintenance the
@@ -192,6 +170,8 @@ func (r *Registrar) register(ctx context.Context, want registry.Health, reason s
 func (r *Registrar) converge(ctx context.Context, want registry.Health, reason, regStatus string) error {
 	wantMaint := want == registry.Maintenance
 	status := ttlStatus(want)
+	// The maintenance-on and maintenance-off blocks look alike; their order
+	// around the TTL updates is the point, so they stay written out.
 	if wantMaint && r.state == stateRegistered {
 		if err := r.call(ctx, "maintenance on", func(q *api.QueryOptions) error {
 			return r.client.Agent().EnableServiceMaintenanceOpts(r.id, reason, q)

@@ -142,15 +142,5 @@ func (o Options) Validate() error {
 
 // ValidServiceName reports whether name is a Consul service name drainkit
 // accepts: 1 to 255 bytes of ASCII letters, digits, '-', '_' and '.', which
-// also keeps it usable in Consul DNS.
-func ValidServiceName(name string) bool {
-	if name == "" || len(name) > 255 {
-		return false
-	}
-	for _, ch := range name {
-		if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '-' || ch == '_' || ch == '.') {
-			return false
-		}
-	}
-	return true
-}
+// also keeps it usable in Consul DNS. It is registry.ValidServiceName.
+func ValidServiceName(name string) bool { return registry.ValidServiceName(name) }

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/drainkit/drainkit/internal/syncx"
+	"github.com/drainkit/drainkit/internal/regworker"
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/registry"
 	"github.com/hashicorp/consul/api"
@@ -50,21 +50,13 @@ type Registrar struct {
 	gen     uint64          // bumped by each Sync
 	status  registry.Status // LastError != "" while a failure streak lasts
 	closed  bool
-	cancel  context.CancelFunc // stops the worker; nil before it started
-	done    chan struct{}      // closed when the worker returned
-	trigger chan struct{}      // wakes the worker for a new Sync (buffer of one)
+	streak  regworker.Streak
 
-	outcome syncx.Latest[outcome] // the worker's last step, for Sync callers
+	worker regworker.Worker
 
 	// Owned by the worker; read by Deregister only after the worker returned.
 	state               agentState
 	predecessorsRemoved bool // a one-shot task before the first successful registration
-}
-
-// outcome is what the worker's step for Sync generation gen returned.
-type outcome struct {
-	gen uint64
-	err error
 }
 
 var _ registry.Registrar = (*Registrar)(nil)
@@ -103,8 +95,9 @@ func New(opts Options) (*Registrar, error) {
 		client:  client,
 		log:     logger.With("registrar", "consul", "service", opts.Service, "id", opts.ID),
 		status:  registry.Status{ID: opts.ID, Service: opts.Service, Health: registry.Absent},
-		trigger: make(chan struct{}, 1),
 	}
+	r.streak = regworker.Streak{Log: r.log, Failing: "consul: agent call failed; retrying on each heartbeat",
+		Again: "consul: agent call failed", Recovered: "consul: agent calls succeed again"}
 	if !supplied {
 		r.owned = cfg.HttpClient
 	}
@@ -140,6 +133,8 @@ func (r *Registrar) Status() registry.Status {
 // registry.ErrDeregistered after Deregister, and an error for states other
 // than READY and EJECTED.
 func (r *Registrar) Sync(ctx context.Context, t lifecycle.Transition) error {
+	// Like registry/etcd's Sync: the steps are the same, the submission
+	// differs; the shared part is regworker.Worker.
 	if err := registry.CheckSyncable(t); err != nil {
 		return err
 	}
@@ -147,14 +142,7 @@ func (r *Registrar) Sync(ctx context.Context, t lifecycle.Transition) error {
 	if err != nil || done == nil {
 		return err
 	}
-	o, err := r.outcome.WaitFor(ctx, done, func(o outcome) bool { return o.gen >= gen })
-	switch {
-	case errors.Is(err, syncx.ErrStopped):
-		return ErrClosed
-	case err != nil:
-		return err
-	}
-	return o.err
+	return r.worker.Await(ctx, done, gen, ErrClosed)
 }
 
 // submit records t as the wanted state and triggers the worker, starting it
@@ -178,16 +166,7 @@ func (r *Registrar) submit(t lifecycle.Transition) (uint64, <-chan struct{}, err
 	if r.readyAt.IsZero() {
 		return r.gen, nil, nil // nothing registered yet, nothing to change
 	}
-	if r.cancel == nil {
-		wctx, cancel := context.WithCancel(context.Background())
-		r.cancel, r.done = cancel, make(chan struct{})
-		go r.run(wctx, r.done)
-	}
-	select {
-	case r.trigger <- struct{}{}:
-	default:
-	}
-	return r.gen, r.done, nil
+	return r.gen, r.worker.Kick(r.opts.HeartbeatInterval, r.step), nil
 }
 
 // Close stops the heartbeat and waits for its goroutine, then closes idle
@@ -197,34 +176,12 @@ func (r *Registrar) submit(t lifecycle.Transition) (uint64, <-chan struct{}, err
 func (r *Registrar) Close() error {
 	r.mu.Lock()
 	r.closed = true
-	cancel, done := r.cancel, r.done
 	r.mu.Unlock()
-	if cancel != nil {
-		cancel()
-		<-done
-	}
+	r.worker.Stop(context.Background())
 	if r.owned != nil {
 		r.owned.CloseIdleConnections()
 	}
 	return nil
-}
-
-// stopWorker cancels the worker and waits for it, or for ctx. It reports
-// whether the worker has returned (or never ran).
-func (r *Registrar) stopWorker(ctx context.Context) bool {
-	r.mu.Lock()
-	cancel, done := r.cancel, r.done
-	r.mu.Unlock()
-	if cancel == nil {
-		return true
-	}
-	cancel()
-	select {
-	case <-done:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // callCtx bounds one agent call by CallTimeout.
@@ -237,26 +194,13 @@ func (r *Registrar) callCtx(ctx context.Context) (context.Context, context.Cance
 func (r *Registrar) wrote(update func(*registry.Status)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.status.LastError != "" {
-		r.log.Info("consul: agent calls succeed again")
-	}
-	r.status.LastWrite = time.Now()
-	r.status.LastError = ""
-	if update != nil {
-		update(&r.status)
-	}
+	r.streak.Wrote(&r.status, update)
 }
 
 func (r *Registrar) failed(op string, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	streak := r.status.LastError != ""
-	r.status.LastError, r.status.LastErrorAt = op+": "+err.Error(), time.Now()
-	if !streak {
-		r.log.Warn("consul: agent call failed; retrying on each heartbeat", "op", op, "error", err)
-	} else {
-		r.log.Debug("consul: agent call failed", "op", op, "error", err)
-	}
+	r.streak.Failed(&r.status, op, err)
 }
 
 // StatusDetail returns Status for GET /state (lifecycle.StatusDetailer).

@@ -6,18 +6,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/drainkit/drainkit/internal/regworker"
 	"github.com/drainkit/drainkit/internal/syncx"
 	"github.com/drainkit/drainkit/registry"
 	clientv3 "go.etcd.io/etcd/client/v3"
-)
-
-// Backoff bounds between revocation attempts and between failed
-// confirmation reads.
-const (
-	retryMin = 50 * time.Millisecond
-	retryMax = time.Second
-	// lastAttemptMargin is left before the deadline for a final attempt.
-	lastAttemptMargin = 20 * time.Millisecond
 )
 
 // Deregister stops the keep-alives (so the instance is never registered
@@ -30,6 +22,8 @@ const (
 // deadline at the latest: the key then leaves when the lease expires, TTL
 // after the last keep-alive. Later calls return nil at once.
 func (r *Registrar) Deregister(ctx context.Context) error {
+	// Opens like registry/consul's Deregister (once only, stop the worker);
+	// what follows differs, and the retry is regworker.Retry.
 	start := time.Now()
 	r.mu.Lock()
 	if r.status.Deregistering {
@@ -38,7 +32,7 @@ func (r *Registrar) Deregister(ctx context.Context) error {
 	}
 	r.status.Deregistering = true
 	r.mu.Unlock()
-	if !r.stopWorker(ctx) {
+	if !r.worker.Stop(ctx) {
 		err := fmt.Errorf("etcd: deregister %s: worker still running at the deadline: %w", r.id, ctx.Err())
 		r.failed("revoke lease", err)
 		return err
@@ -67,28 +61,15 @@ func (r *Registrar) Deregister(ctx context.Context) error {
 // revokeRetrying revokes the lease until it succeeds or ctx ends. It returns
 // the number of attempts and the last error joined with ctx's.
 func (r *Registrar) revokeRetrying(ctx context.Context, c *clientv3.Client) (int, error) {
-	bo := syncx.Backoff{Min: retryMin, Max: retryMax}
-	for n := 1; ; n++ {
+	return regworker.Retry(ctx, func() error {
 		cctx, cancel := r.callCtx(ctx)
 		_, err := c.Revoke(cctx, r.lease)
 		cancel()
-		if err == nil || lostLease(err) {
-			return n, nil
+		if lostLease(err) {
+			return nil
 		}
-		wait := bo.Next()
-		if dl, ok := ctx.Deadline(); ok {
-			// Keep a last attempt just before the deadline rather than
-			// giving up early.
-			left := time.Until(dl) - lastAttemptMargin
-			if left <= 0 {
-				return n, errors.Join(err, context.DeadlineExceeded)
-			}
-			wait = min(wait, left)
-		}
-		if serr := syncx.Sleep(ctx, wait); serr != nil {
-			return n, errors.Join(err, serr)
-		}
-	}
+		return err
+	})
 }
 
 // Confirm blocks until etcd no longer holds the instance's key (nil), or ctx
@@ -106,7 +87,7 @@ func (r *Registrar) Confirm(ctx context.Context) error {
 		return nil
 	}
 	var last error
-	bo := syncx.Backoff{Min: retryMin, Max: retryMax}
+	bo := regworker.NewBackoff()
 	for {
 		rev, err := r.waitGone(ctx, c)
 		if err == nil {

@@ -7,46 +7,19 @@ import (
 	"maps"
 	"time"
 
+	"github.com/drainkit/drainkit/internal/regworker"
 	"github.com/drainkit/drainkit/registry"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// run is the worker: it applies the latest Sync at once when kicked, and
-// otherwise keeps the lease alive every KeepAliveInterval, counted from the
-// start of the previous step. One etcd call is in flight at a time.
-func (r *Registrar) run(ctx context.Context, done chan<- struct{}) {
-	defer close(done)
-	timer := time.NewTimer(r.opts.KeepAliveInterval)
-	defer timer.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-r.kick:
-		case <-timer.C:
-		}
-		start := time.Now()
-		r.step(ctx)
-		timer.Reset(r.opts.KeepAliveInterval - time.Since(start))
-	}
-}
-
-// step applies the latest wanted health once and publishes the outcome to
-// Sync callers.
-func (r *Registrar) step(ctx context.Context) {
+// step applies the latest wanted health once; its outcome goes to Sync
+// callers. (registry/consul's step has the same shape over its own fields.)
+func (r *Registrar) step(ctx context.Context) regworker.Outcome {
 	r.mu.Lock()
 	gen, want, readyAt := r.gen, r.want, r.readyAt
 	r.mu.Unlock()
-	err := r.apply(ctx, want, readyAt)
-	if ctx.Err() != nil {
-		return // stopped by Deregister or Close; Sync callers see done
-	}
-	r.mu.Lock()
-	r.applied, r.appliedErr = gen, err
-	close(r.appliedCh)
-	r.appliedCh = make(chan struct{})
-	r.mu.Unlock()
+	return regworker.Outcome{Gen: gen, Err: r.apply(ctx, want, readyAt)}
 }
 
 // lostLease reports whether err says that etcd no longer knows the lease:

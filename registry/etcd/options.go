@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/registry"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -159,15 +160,5 @@ func validEndpoints(eps []string) bool {
 }
 
 // validName reports whether s is 1 to 255 ASCII letters, digits, '-', '_'
-// and '.'.
-func validName(s string) bool {
-	if s == "" || len(s) > 255 {
-		return false
-	}
-	for _, ch := range s {
-		if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '-' || ch == '_' || ch == '.') {
-			return false
-		}
-	}
-	return true
-}
+// and '.': registry.ValidServiceName's rule, for the service and the scheme.
+func validName(s string) bool { return registry.ValidServiceName(s) }

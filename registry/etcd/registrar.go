@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/drainkit/drainkit/internal/regworker"
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/registry"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -37,21 +38,17 @@ type Registrar struct {
 	key  string
 	log  *slog.Logger
 
-	mu         sync.Mutex
-	client     *clientv3.Client // created by the worker's first step; nil before
-	want       registry.Health  // latest Sync's target
-	readyAt    time.Time        // the latest READY transition's time
-	everReady  bool
-	gen        uint64        // bumped by each Sync
-	applied    uint64        // last generation the worker applied
-	appliedErr error         // its outcome
-	appliedCh  chan struct{} // closed and replaced after each worker step
-	status     status
-	failing    bool // the last etcd call failed (log once per failure streak)
-	closed     bool
-	cancel     context.CancelFunc // stops the worker; nil before it started
-	done       chan struct{}      // closed when the worker returned
-	kick       chan struct{}
+	mu        sync.Mutex
+	client    *clientv3.Client // created by the worker's first step; nil before
+	want      registry.Health  // latest Sync's target
+	readyAt   time.Time        // the latest READY transition's time
+	everReady bool
+	gen       uint64 // bumped by each Sync
+	status    status
+	closed    bool
+	streak    regworker.Streak
+
+	worker regworker.Worker
 
 	// Owned by the worker goroutine; read by Deregister only after the worker
 	// has returned.
@@ -91,14 +88,15 @@ func New(opts Options) (*Registrar, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
+	log := logger.With("registrar", "etcd", "service", opts.Service, "id", opts.ID)
 	return &Registrar{
-		opts:      opts,
-		id:        opts.ID,
-		key:       Key(opts.Prefix, opts.Service, opts.ID),
-		log:       logger.With("registrar", "etcd", "service", opts.Service, "id", opts.ID),
-		appliedCh: make(chan struct{}),
-		status:    status{Status: registry.Status{ID: opts.ID, Service: opts.Service, Health: registry.Absent}},
-		kick:      make(chan struct{}, 1),
+		opts:   opts,
+		id:     opts.ID,
+		key:    Key(opts.Prefix, opts.Service, opts.ID),
+		log:    log,
+		status: status{Status: registry.Status{ID: opts.ID, Service: opts.Service, Health: registry.Absent}},
+		streak: regworker.Streak{Log: log, Failing: "etcd: call failed; retrying every keep-alive period",
+			Again: "etcd: call failed", Recovered: "etcd: calls succeed again"},
 	}, nil
 }
 
@@ -167,6 +165,8 @@ func (r *Registrar) StatusDetail() any { return r.Status() }
 // registry.ErrDeregistered after Deregister, and an error for states other
 // than READY and EJECTED.
 func (r *Registrar) Sync(ctx context.Context, t lifecycle.Transition) error {
+	// Like registry/consul's Sync: the steps are the same, the submission
+	// differs; the shared part is regworker.Worker.
 	if err := registry.CheckSyncable(t); err != nil {
 		return err
 	}
@@ -174,27 +174,13 @@ func (r *Registrar) Sync(ctx context.Context, t lifecycle.Transition) error {
 	if err != nil || done == nil {
 		return err
 	}
-	for {
-		r.mu.Lock()
-		applied, err, ch := r.applied, r.appliedErr, r.appliedCh
-		r.mu.Unlock()
-		if applied >= gen {
-			return err
-		}
-		select {
-		case <-ch:
-		case <-done:
-			return ErrClosed
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	return r.worker.Await(ctx, done, gen, ErrClosed)
 }
 
 // accept records t as the wanted state, starts the worker on the first
 // READY and kicks it. It returns the generation to wait for and the worker's
 // done channel (nil when there is nothing to wait for).
-func (r *Registrar) accept(t lifecycle.Transition) (uint64, chan struct{}, error) {
+func (r *Registrar) accept(t lifecycle.Transition) (uint64, <-chan struct{}, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch {
@@ -213,19 +199,9 @@ func (r *Registrar) accept(t lifecycle.Transition) (uint64, chan struct{}, error
 		}
 	}
 	if !r.everReady {
-		r.applied, r.appliedErr = r.gen, nil
 		return 0, nil, nil
 	}
-	if r.cancel == nil {
-		wctx, cancel := context.WithCancel(context.Background())
-		r.cancel, r.done = cancel, make(chan struct{})
-		go r.run(wctx, r.done)
-	}
-	select {
-	case r.kick <- struct{}{}:
-	default:
-	}
-	return r.gen, r.done, nil
+	return r.gen, r.worker.Kick(r.opts.KeepAliveInterval, r.step), nil
 }
 
 // Close stops the worker and waits for it, then closes the etcd client. It
@@ -236,7 +212,7 @@ func (r *Registrar) Close() error {
 	r.mu.Lock()
 	r.closed = true
 	r.mu.Unlock()
-	r.stopWorker(context.Background())
+	r.worker.Stop(context.Background())
 	r.mu.Lock()
 	c := r.client
 	r.client = nil
@@ -245,24 +221,6 @@ func (r *Registrar) Close() error {
 		return c.Close()
 	}
 	return nil
-}
-
-// stopWorker cancels the worker and waits for it, or for ctx. It reports
-// whether the worker has returned (or never ran).
-func (r *Registrar) stopWorker(ctx context.Context) bool {
-	r.mu.Lock()
-	cancel, done := r.cancel, r.done
-	r.mu.Unlock()
-	if cancel == nil {
-		return true
-	}
-	cancel()
-	select {
-	case <-done:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // etcdClient returns the client, creating it on first use. clientv3.New does
@@ -308,25 +266,11 @@ func (r *Registrar) callCtx(ctx context.Context) (context.Context, context.Cance
 func (r *Registrar) wrote(update func(*registry.Status)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.status.LastWrite = time.Now()
-	r.status.LastError = ""
-	if update != nil {
-		update(&r.status.Status)
-	}
-	if r.failing {
-		r.failing = false
-		r.log.Info("etcd: calls succeed again")
-	}
+	r.streak.Wrote(&r.status.Status, update)
 }
 
 func (r *Registrar) failed(op string, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.status.LastError, r.status.LastErrorAt = op+": "+err.Error(), time.Now()
-	if !r.failing {
-		r.failing = true
-		r.log.Warn("etcd: call failed; retrying every keep-alive period", "op", op, "error", err)
-	} else {
-		r.log.Debug("etcd: call failed", "op", op, "error", err)
-	}
+	r.streak.Failed(&r.status.Status, op, err)
 }

@@ -3,7 +3,6 @@ package drill
 import (
 	"fmt"
 
-	"github.com/drainkit/drainkit/registry"
 	"github.com/drainkit/drainkit/registry/consul"
 	"github.com/hashicorp/consul/api"
 )
@@ -15,15 +14,11 @@ import (
 // views (Watch) are the watch's, with Source "consul" and the Consul index as
 // the revision.
 type ConsulDiscovery struct {
-	*viewFeed
-	addr    string
-	service string
-	cfg     *api.Config
-	w       *consul.Watcher
-	done    chan struct{}
-
-	ids    map[string]int // host:port -> replica ID, guarded by viewFeed.mu
-	latest registry.View  // the watch's last view, guarded by viewFeed.mu
+	*registryFeed
+	addr string
+	cfg  *api.Config
+	w    *consul.Watcher
+	done chan struct{}
 }
 
 // NewConsulDiscovery starts watching service on the agent at addr.
@@ -35,19 +30,15 @@ func NewConsulDiscovery(addr, service string) (*ConsulDiscovery, error) {
 		return nil, fmt.Errorf("--consul %s: %w", addr, err)
 	}
 	d := &ConsulDiscovery{
-		viewFeed: newViewFeed(service, "consul"),
-		addr:     addr, service: service, cfg: cfg,
+		registryFeed: newRegistryFeed(service, "consul"),
+		addr:         addr, cfg: cfg,
 		w:    consul.NewWatcher(client, service, consul.WatchOptions{}),
 		done: make(chan struct{}),
-		ids:  map[string]int{},
 	}
 	go func() {
 		defer close(d.done)
 		for v := range d.w.C {
-			d.mu.Lock()
-			d.latest = v
-			d.rebuildLocked()
-			d.mu.Unlock()
+			d.receive(v)
 		}
 	}()
 	return d, nil
@@ -56,27 +47,6 @@ func NewConsulDiscovery(addr, service string) (*ConsulDiscovery, error) {
 // Describe implements Discovery.
 func (d *ConsulDiscovery) Describe() string {
 	return fmt.Sprintf("consul watch (blocking queries on the passing instances of %s at %s)", d.service, d.addr)
-}
-
-func (d *ConsulDiscovery) rebuildLocked() {
-	eps := make([]Endpoint, 0, len(d.latest.Instances))
-	for _, in := range d.latest.Instances {
-		hp := in.HostPort()
-		eps = append(eps, Endpoint{Replica: d.ids[hp], Addr: hp})
-	}
-	v := d.latest
-	if v.Service == "" {
-		v.Service, v.Source = d.service, "consul"
-	}
-	d.setLocked(v, eps)
-}
-
-// Add implements Discovery.
-func (d *ConsulDiscovery) Add(r *Replica) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.ids[r.HTTPAddr] = r.ID
-	d.rebuildLocked()
 }
 
 // Close implements Discovery.

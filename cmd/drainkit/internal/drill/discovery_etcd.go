@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/drainkit/drainkit/registry"
 	"github.com/drainkit/drainkit/registry/etcd"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
@@ -19,15 +18,11 @@ import (
 // address. Its views (Watch) are the watch's, with Source "etcd" and etcd's
 // store revision.
 type EtcdDiscovery struct {
-	*viewFeed
-	addr    string
-	service string
-	client  *clientv3.Client
-	cancel  context.CancelFunc
-	done    chan struct{}
-
-	ids    map[string]int // host:port -> replica ID, guarded by viewFeed.mu
-	latest registry.View  // the watch's last view, guarded by viewFeed.mu
+	*registryFeed
+	addr   string
+	client *clientv3.Client
+	cancel context.CancelFunc
+	done   chan struct{}
 }
 
 // NewEtcdDiscovery starts watching service on the etcd client endpoint addr
@@ -39,19 +34,13 @@ func NewEtcdDiscovery(addr, service string) (*EtcdDiscovery, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &EtcdDiscovery{
-		viewFeed: newViewFeed(service, etcd.SourceName),
-		addr:     addr, service: service, client: client, cancel: cancel,
+		registryFeed: newRegistryFeed(service, etcd.SourceName),
+		addr:         addr, client: client, cancel: cancel,
 		done: make(chan struct{}),
-		ids:  map[string]int{},
 	}
 	go func() {
 		defer close(d.done)
-		_ = etcd.Watch(ctx, client, service, etcd.WatchOptions{}, func(v registry.View) {
-			d.mu.Lock()
-			defer d.mu.Unlock()
-			d.latest = v
-			d.rebuildLocked()
-		})
+		_ = etcd.Watch(ctx, client, service, etcd.WatchOptions{}, d.receive)
 	}()
 	return d, nil
 }
@@ -60,27 +49,6 @@ func NewEtcdDiscovery(addr, service string) (*EtcdDiscovery, error) {
 func (d *EtcdDiscovery) Describe() string {
 	return fmt.Sprintf("etcd watch (a read at a revision, then a watch from the next one, on %s at %s)",
 		etcd.ServicePrefix(etcd.DefaultPrefix, d.service), d.addr)
-}
-
-func (d *EtcdDiscovery) rebuildLocked() {
-	eps := make([]Endpoint, 0, len(d.latest.Instances))
-	for _, in := range d.latest.Instances {
-		hp := in.HostPort()
-		eps = append(eps, Endpoint{Replica: d.ids[hp], Addr: hp})
-	}
-	v := d.latest
-	if v.Service == "" {
-		v.Service, v.Source = d.service, etcd.SourceName
-	}
-	d.setLocked(v, eps)
-}
-
-// Add implements Discovery.
-func (d *EtcdDiscovery) Add(r *Replica) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.ids[r.HTTPAddr] = r.ID
-	d.rebuildLocked()
 }
 
 // Close implements Discovery.

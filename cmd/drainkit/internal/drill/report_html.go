@@ -1,5 +1,7 @@
 package drill
 
+// Imports alike report_table.go's (writers of the same Result): the HTML page
+// embeds WriteTable's output rather than repeating it.
 import (
 	"bytes"
 	"fmt"
