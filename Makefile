@@ -24,8 +24,8 @@ drill:
 # `make bench` prints the tables of BENCHMARKS.md (issue 14; under 15 minutes);
 # `make bench-quick` runs them at reduced size without asserting timings (CI).
 bench:
-	DRAINKIT_CONSUL_BIN="$$(./scripts/consul.sh)" nice $(GO) run ./bench/cmd/benchrun
+	DRAINKIT_CONSUL_BIN="$$(./scripts/consul.sh)" DRAINKIT_ETCD_BIN="$$(./scripts/etcd.sh)" nice $(GO) run ./bench/cmd/benchrun
 
 .PHONY: bench-quick
 bench-quick:
-	DRAINKIT_CONSUL_BIN="$$(./scripts/consul.sh)" $(GO) run ./bench/cmd/benchrun -quick
+	DRAINKIT_CONSUL_BIN="$$(./scripts/consul.sh)" DRAINKIT_ETCD_BIN="$$(./scripts/etcd.sh)" $(GO) run ./bench/cmd/benchrun -quick

@@ -12,8 +12,9 @@
 // The anchors (bench/anchors, a module of its own) are built with
 // `go build -C bench/anchors`; this program never imports them.
 //
-// Run from the repository root. Consul comes from $DRAINKIT_CONSUL_BIN (the
-// Makefile sets it from scripts/consul.sh).
+// Run from the repository root. Consul comes from $DRAINKIT_CONSUL_BIN and
+// etcd from $DRAINKIT_ETCD_BIN (the Makefile sets them from scripts/consul.sh
+// and scripts/etcd.sh), else from their cache under ~/.cache/drainkit.
 package main
 
 import (

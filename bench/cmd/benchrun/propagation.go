@@ -22,11 +22,14 @@ import (
 	"github.com/drainkit/drainkit/probes"
 	"github.com/drainkit/drainkit/registry"
 	"github.com/drainkit/drainkit/registry/consul"
+	"github.com/drainkit/drainkit/registry/etcd"
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // propInstance is one drainkit instance of a propagation trial: a lifecycle
 // with the probes on an admin listener, a grpcdrain server (grpc-go's
-// health service) and, with an agent, a Consul registrar.
+// health service) and a registrar in each registry server of the table
+// (Consul, etcd).
 type propInstance struct {
 	lc       *lifecycle.Lifecycle
 	adminURL string
@@ -47,7 +50,16 @@ func propTimings() lifecycle.Timings {
 	return t
 }
 
-func startPropInstance(agent *consulAgent, trial int) (*propInstance, error) {
+// registries are the real registry servers of table 4; nil when no binary
+// was found.
+type registries struct {
+	consul *consulAgent
+	etcd   *etcdServer
+}
+
+func (r registries) any() bool { return r.consul != nil || r.etcd != nil }
+
+func startPropInstance(regs registries, trial int) (*propInstance, error) {
 	lc, err := lifecycle.New(lifecycle.WithLogger(discard), lifecycle.WithSignals(), lifecycle.WithTimings(propTimings()))
 	if err != nil {
 		return nil, err
@@ -72,18 +84,37 @@ func startPropInstance(agent *consulAgent, trial int) (*propInstance, error) {
 	}
 	p.grpcAddr, p.grpcPort = grpcLn.Addr().String(), grpcLn.Addr().(*net.TCPAddr).Port
 	lc.AddServer("grpc", grpcdrain.New(lc, grpcLn, nil))
-	if agent != nil {
-		o := consul.DefaultOptions(p.service, p.grpcPort)
-		o.Address, o.Consul, o.Logger = "127.0.0.1", &api.Config{Address: agent.HTTPAddr}, discard
-		reg, err := consul.New(o)
-		if err != nil {
-			p.close()
-			return nil, err
-		}
-		lc.AddRegistrar("consul", reg)
+	if err := p.addRegistrars(regs); err != nil {
+		p.close()
+		return nil, err
 	}
 	go func() { p.runErr <- lc.Run(context.Background()) }()
 	return p, p.waitReady(10 * time.Second)
+}
+
+// addRegistrars registers the instance's gRPC port in every registry server
+// of regs.
+func (p *propInstance) addRegistrars(regs registries) error {
+	if regs.consul != nil {
+		o := consul.DefaultOptions(p.service, p.grpcPort)
+		o.Address, o.Consul, o.Logger = "127.0.0.1", &api.Config{Address: regs.consul.HTTPAddr}, discard
+		reg, err := consul.New(o)
+		if err != nil {
+			return err
+		}
+		p.lc.AddRegistrar("consul", reg)
+	}
+	if regs.etcd != nil {
+		o := etcd.DefaultOptions(p.service, p.grpcPort)
+		o.Address, o.Client, o.Logger = "127.0.0.1", regs.etcd.clientConfig(), discard
+		reg, err := etcd.New(o)
+		if err != nil {
+			return err
+		}
+		p.cleanup = append(p.cleanup, func() { _ = reg.Close() })
+		p.lc.AddRegistrar("etcd", reg)
+	}
+	return nil
 }
 
 func (p *propInstance) waitReady(timeout time.Duration) error {
@@ -181,8 +212,15 @@ func watchConsul(ctx context.Context, agent *consulAgent, service string, port i
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	_ = consul.Watch(ctx, client, service, consul.WatchOptions{}, untilGone(port, o, cancel))
+}
+
+// untilGone returns a watch callback that arms o once a view lists the
+// instance on port, then reports the first view without it and calls done.
+// Views with Err set (the last good view, re-sent) are ignored.
+func untilGone(port int, o *observer, done func()) func(registry.View) {
 	armed := false
-	_ = consul.Watch(ctx, client, service, consul.WatchOptions{}, func(v registry.View) {
+	return func(v registry.View) {
 		listed := false
 		for _, in := range v.Instances {
 			listed = listed || in.Port == port
@@ -193,9 +231,23 @@ func watchConsul(ctx context.Context, agent *consulAgent, service string, port i
 			close(o.armed)
 		case v.Err == nil && !listed && armed:
 			o.seen <- time.Now()
-			cancel()
+			done()
 		}
-	})
+	}
+}
+
+// watchEtcd follows the service's instances with registry/etcd.Watch (one
+// Get, then an etcd watch from the next revision) until the instance is
+// gone.
+func watchEtcd(ctx context.Context, srv *etcdServer, service string, port int, o *observer) {
+	client, err := clientv3.New(srv.clientConfig())
+	if err != nil {
+		return
+	}
+	defer client.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	_ = etcd.Watch(ctx, client, service, etcd.WatchOptions{}, untilGone(port, o, cancel))
 }
 
 var errNotSeen = errors.New("not seen")

@@ -25,18 +25,14 @@ func tablePropagation(e *env) (*Table, error) {
 	t := &Table{Num: 4, Title: "Ejection propagation: drain start to consumers seeing the instance leave",
 		Command: "go run ./bench/cmd/benchrun -only 4",
 		Header:  []string{"observer", "p50 ms", "p99 ms", "min..max ms", "trials"}}
-	var agent *consulAgent
-	if bin := consulBinary(); bin != "" {
-		a, err := startConsul(bin)
-		if err != nil {
-			return nil, err
-		}
-		defer a.stop()
-		agent = a
+	regs, err := startRegistries()
+	if err != nil {
+		return nil, err
 	}
+	defer regs.stop()
 	lat := map[string]Sample{}
 	for i := range trials {
-		got, err := propagationTrial(agent, i)
+		got, err := propagationTrial(regs, i)
 		if err != nil {
 			return nil, fmt.Errorf("trial %d: %w", i+1, err)
 		}
@@ -44,41 +40,82 @@ func tablePropagation(e *env) (*Table, error) {
 			lat[k] = append(lat[k], v)
 		}
 	}
-	addPropagationRows(e, t, lat, agent != nil)
-	t.Note("Each trial starts a fresh in-process instance (lifecycle, probes, grpcdrain, Consul registrar), waits until every observer sees it in rotation (and 250 ms more, so that the just-started Consul watch sits in its blocking query like a long-lived one), then calls Lifecycle.Drain; a figure is the time from that call to the observer's first sight of the instance leaving.")
-	t.Note("/readyz is polled back to back on one keep-alive connection; the health client holds a Watch stream; the Consul watch is registry/consul.Watch (blocking queries).")
+	addPropagationRows(e, t, lat, regs)
+	t.Note("Each trial starts a fresh in-process instance (lifecycle, probes, grpcdrain, Consul and etcd registrars), waits until every observer sees it in rotation (and 250 ms more, so that the just-started registry watches sit in their blocking query or watch stream like long-lived ones), then calls Lifecycle.Drain; a figure is the time from that call to the observer's first sight of the instance leaving.")
+	t.Note("/readyz is polled back to back on one keep-alive connection; the health client holds a Watch stream; the Consul watch is registry/consul.Watch (blocking queries) on a -dev agent; the etcd watch is registry/etcd.Watch (one Get, then an etcd watch) on a one-member etcd 3.7.3 server started for the table (temporary data directory, --unsafe-no-fsync like the in-memory -dev agent). The registrars deregister concurrently: Consul's deregistration call, etcd's lease revocation.")
 	t.Note("Targets: /readyz p50 < 1 ms, health p50 < 5 ms, registries p99 < 100 ms.")
 	return t, nil
 }
 
-func addPropagationRows(e *env, t *Table, lat map[string]Sample, consul bool) {
+// startRegistries starts a Consul agent and an etcd server for the table,
+// each only if its binary is found.
+func startRegistries() (registries, error) {
+	var regs registries
+	if bin := consulBinary(); bin != "" {
+		a, err := startConsul(bin)
+		if err != nil {
+			return regs, err
+		}
+		regs.consul = a
+	}
+	if bin := etcdBinary(); bin != "" {
+		s, err := startEtcd(bin)
+		if err != nil {
+			regs.stop()
+			return regs, err
+		}
+		regs.etcd = s
+	}
+	return regs, nil
+}
+
+func (r registries) stop() {
+	if r.consul != nil {
+		r.consul.stop()
+	}
+	if r.etcd != nil {
+		r.etcd.stop()
+	}
+}
+
+func addPropagationRows(e *env, t *Table, lat map[string]Sample, regs registries) {
 	rows := []struct {
-		name, target string
-		ok           func(Sample) bool
+		name, target, missing string // missing: why the row cannot be measured, "" if it can
+		ok                    func(Sample) bool
 	}{
-		{obsReadyz, "p50 < 1 ms", func(s Sample) bool { return s.Median() < 1 }},
-		{obsHealth, "p50 < 5 ms", func(s Sample) bool { return s.Median() < 5 }},
-		{obsConsul, "p99 < 100 ms", func(s Sample) bool { return s.Quantile(0.99) < 100 }},
+		{obsReadyz, "p50 < 1 ms", "", func(s Sample) bool { return s.Median() < 1 }},
+		{obsHealth, "p50 < 5 ms", "", func(s Sample) bool { return s.Median() < 5 }},
+		{obsConsul, "p99 < 100 ms", unless(regs.consul != nil, "no Consul agent binary ($DRAINKIT_CONSUL_BIN; make bench sets it)"), p99Under100},
+		{obsEtcd, "p99 < 100 ms", unless(regs.etcd != nil, "no etcd server binary ($DRAINKIT_ETCD_BIN; make bench sets it)"), p99Under100},
 	}
 	for _, r := range rows {
-		s := lat[r.name]
-		if r.name == obsConsul && !consul {
-			t.Add(e.quick, r.target, "not available", r.name, "-", "-", "no Consul agent binary ($DRAINKIT_CONSUL_BIN; make bench sets it)", "0")
+		if r.missing != "" {
+			t.Add(e.quick, r.target, "not available", r.name, "-", "-", r.missing, "0")
 			continue
 		}
+		s := lat[r.name]
 		t.Add(e.quick, r.target, verdict(len(s) > 0 && r.ok(s)), r.name,
 			fmt.Sprintf("%.3f", s.Median()), fmt.Sprintf("%.3f", s.Quantile(0.99)), fmt.Sprintf("%.3f..%.3f", s.Min(), s.Max()), fmt.Sprint(len(s)))
 	}
-	t.Add(e.quick, "p99 < 100 ms", "not available", obsEtcd, "-", "-", "drainkit's etcd registrar is not in this tree yet", "0")
 }
 
-// steadyWatch is how long a trial waits after the Consul watch first
+func p99Under100(s Sample) bool { return s.Quantile(0.99) < 100 }
+
+// unless returns reason when have is false, else "".
+func unless(have bool, reason string) string {
+	if have {
+		return ""
+	}
+	return reason
+}
+
+// steadyWatch is how long a trial waits after the registry watches first
 // listed the instance.
 const steadyWatch = 250 * time.Millisecond
 
 // propagationTrial runs one trial and returns each observer's latency in ms.
-func propagationTrial(agent *consulAgent, n int) (map[string]float64, error) {
-	p, err := startPropInstance(agent, n)
+func propagationTrial(regs registries, n int) (map[string]float64, error) {
+	p, err := startPropInstance(regs, n)
 	if err != nil {
 		return nil, err
 	}
@@ -88,9 +125,15 @@ func propagationTrial(agent *consulAgent, n int) (map[string]float64, error) {
 	obs := []*observer{newObserver(obsReadyz), newObserver(obsHealth)}
 	go watchReadyz(ctx, p.adminURL, obs[0])
 	go watchHealth(ctx, p.grpcAddr, obs[1])
-	if agent != nil {
-		obs = append(obs, newObserver(obsConsul))
-		go watchConsul(ctx, agent, p.service, p.grpcPort, obs[2])
+	if regs.consul != nil {
+		o := newObserver(obsConsul)
+		obs = append(obs, o)
+		go watchConsul(ctx, regs.consul, p.service, p.grpcPort, o)
+	}
+	if regs.etcd != nil {
+		o := newObserver(obsEtcd)
+		obs = append(obs, o)
+		go watchEtcd(ctx, regs.etcd, p.service, p.grpcPort, o)
 	}
 	for _, o := range obs {
 		select {
@@ -99,10 +142,11 @@ func propagationTrial(agent *consulAgent, n int) (map[string]float64, error) {
 			return nil, fmt.Errorf("%s: never saw the instance in rotation", o.name)
 		}
 	}
-	if agent != nil {
+	if regs.any() {
 		// A just-started registry/consul.Watch spaces queries that answered
-		// at once at least 100ms apart: let it reach its steady blocking
-		// query, where a long-lived consumer's watch would be.
+		// at once at least 100ms apart, and registry/etcd.Watch delivers its
+		// first view before its watch stream is open: let both reach their
+		// steady state, where a long-lived consumer's watch would be.
 		time.Sleep(steadyWatch)
 	}
 	t0 := time.Now()
