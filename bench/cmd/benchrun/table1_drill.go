@@ -63,16 +63,33 @@ func tableDrill(e *env) (*Table, error) {
 // overloaded the load generator on the reference machine).
 func drillRepeat(e *env, rate int, extra []string, res map[string]*drillSamples) error {
 	for _, s := range e.anchorServices() {
-		r, err := e.drill(append([]string{"--exec", s.bin, "--rate", strconv.Itoa(rate)}, extra...)...)
-		if err != nil {
-			return err
-		}
 		if res[s.name] == nil {
 			res[s.name] = &drillSamples{}
+		}
+		r, err := validDrill(e, res[s.name], append([]string{"--exec", s.bin, "--rate", strconv.Itoa(rate)}, extra...))
+		if err != nil {
+			return err
 		}
 		res[s.name].add(r.only())
 	}
 	return nil
+}
+
+// invalidRetries is how often a drill the drill itself judged INVALID (the
+// machine could not sustain it: failures before the first stop, pacing lag)
+// is run again before its figures are used as they are.
+const invalidRetries = 2
+
+// validDrill runs the drill, again while it judges itself INVALID (at most
+// invalidRetries more times), counting the invalid runs in d.
+func validDrill(e *env, d *drillSamples, args []string) (*drillReport, error) {
+	for try := 0; ; try++ {
+		r, err := e.drill(args...)
+		if err != nil || r.Valid || try == invalidRetries {
+			return r, err
+		}
+		d.invalid++
+	}
 }
 
 // drillSamples collects one service's repeats.
@@ -80,6 +97,7 @@ type drillSamples struct {
 	failed, failedPct, drain Sample
 	late                     Sample         // % of requests sent over 20 ms late
 	kinds                    map[string]int // failures by kind, all repeats
+	invalid                  int            // drills judged INVALID and run again
 }
 
 func (d *drillSamples) add(s drillSummary) {
@@ -128,5 +146,8 @@ func addDrillRows(e *env, t *Table, rate int, res map[string]*drillSamples) {
 		}
 		t.Add(e.quick, target, v, s.name, strconv.Itoa(rate), d.failed.Fmt("%.0f"), d.failedPct.Fmt("%.2f"),
 			d.drain.Fmt("%.3f"), d.drain.Diff(base.drain).Fmt("%+.3f"), d.kindList(), d.late.Fmt("%.1f"))
+		if d.invalid > 0 {
+			t.Note("%s at %d/s: %d drill(s) judged INVALID by the drill (the machine fell behind) and run again.", s.name, rate, d.invalid)
+		}
 	}
 }
