@@ -14,7 +14,7 @@ type physicalCase struct {
 // run side by side (three concurrent drills, as the drill runs its own
 // strategies concurrently): the defaults, propagation.min=1s, and a fixed
 // sleep of propagation.max (min = max = 12s, the default propagation.max, quiet 0: what a preStop
-// `sleep 15` amounts to).
+// `sleep 12` amounts to).
 func tablePhysical(e *env) (*Table, error) {
 	repeats, rate := 2, "300"
 	cases := []physicalCase{
