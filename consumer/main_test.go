@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,38 +17,14 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/drainkit/drainkit/consumer"
+	"github.com/drainkit/drainkit/internal/testlog"
 	"github.com/drainkit/drainkit/registry"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// logBuffer is a goroutine-safe log sink.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func testLogger(t *testing.T) (*slog.Logger, *logBuffer) {
-	b := &logBuffer{}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("consumer log:\n%s", b.String())
-		}
-	})
-	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug})), b
-}
+// testLogger returns a debug logger and its buffer, printed if t fails.
+func testLogger(t *testing.T) (*slog.Logger, *testlog.Buffer) { return testlog.New(t, "consumer log") }
 
 // backend is a real HTTP server on 127.0.0.1 that counts what it served.
 type backend struct {
@@ -114,7 +89,7 @@ func (f *feed) push(rev uint64, bs ...*backend) {
 }
 
 // newClient returns a watcher and transport over src for service "orders".
-func newClient(t *testing.T, src registry.Source, wo consumer.WatcherOptions, o consumer.Options) (*consumer.Watcher, *consumer.Transport, *logBuffer) {
+func newClient(t *testing.T, src registry.Source, wo consumer.WatcherOptions, o consumer.Options) (*consumer.Watcher, *consumer.Transport, *testlog.Buffer) {
 	t.Helper()
 	lg, buf := testLogger(t)
 	wo.Source, wo.Service, wo.Logger, o.Logger = src, "orders", lg, lg

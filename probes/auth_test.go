@@ -1,35 +1,16 @@
 package probes_test
 
 import (
-	"bytes"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/drainkit/drainkit/internal/testlog"
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/probes"
 )
-
-// lockedBuffer is an io.Writer safe for concurrent log writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // serveFrom runs one request through the handler with a chosen peer address,
 // as a non-loopback peer cannot be produced on a loopback-only machine.
@@ -75,7 +56,7 @@ func TestNonLoopbackPeerRefusedWithoutToken(t *testing.T) {
 
 func TestTokenRequiredFromEveryone(t *testing.T) {
 	const token = "tok-9f8e7d6c5b4a-never-logged"
-	logs := &lockedBuffer{}
+	logs := &testlog.Buffer{}
 	hs := newHarness(t, probes.Options{Token: token, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	hs.run(t)
 	remote := "203.0.113.7:40000"

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/drainkit/drainkit/internal/testlog"
 	"io"
 	"net"
 	"net/http"
@@ -20,7 +21,7 @@ func startExample(t *testing.T, env ...string) (adminAddr string, ex *example) {
 	adminAddr = freeAddr(t)
 	cmd := exec.Command(binary, "serve", "--strategy", "drainkit", "--http-addr", freeAddr(t), "--admin-addr", adminAddr)
 	cmd.Env = append(os.Environ(), env...)
-	stderr := &syncBuffer{}
+	stderr := &testlog.Buffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -59,7 +60,7 @@ func startExample(t *testing.T, env ...string) (adminAddr string, ex *example) {
 type example struct {
 	exited <-chan struct{}
 	code   int
-	stderr *syncBuffer
+	stderr *testlog.Buffer
 }
 
 // TestPrestopReturnsAfterWindow: prestop starts the drain and returns when the

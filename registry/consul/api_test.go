@@ -3,55 +3,30 @@ package consul_test
 // Tests of the public API from outside the package.
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/drainkit/drainkit/internal/consultest"
+	"github.com/drainkit/drainkit/internal/testlog"
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/registry"
 	"github.com/drainkit/drainkit/registry/consul"
 	"github.com/hashicorp/consul/api"
 )
 
-// syncBuffer is a log sink safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // options returns registrar options against a with TTL 3s, heartbeat 1s and
 // the given address, logging into the returned buffer.
-func options(t *testing.T, a *consultest.Agent, service, address string, port int) (consul.Options, *syncBuffer) {
-	buf := &syncBuffer{}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("registrar log:\n%s", buf.String())
-		}
-	})
+func options(t *testing.T, a *consultest.Agent, service, address string, port int) (consul.Options, *testlog.Buffer) {
+	log, buf := testlog.New(t, "registrar log")
 	o := consul.DefaultOptions(service, port)
 	o.Address = address
 	o.TTL, o.HeartbeatInterval = 3*time.Second, time.Second
 	o.Consul = a.Config()
-	o.Logger = slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	o.Logger = log
 	return o, buf
 }
 
@@ -202,7 +177,7 @@ func TestSharedNodeAddressKeepsLiveInstance(t *testing.T) {
 	if n := r1.Status().Registrations; n != 1 {
 		t.Fatalf("the first instance registered %d times: it was removed as a predecessor", n)
 	}
-	for _, b := range []*syncBuffer{buf1, buf2} {
+	for _, b := range []*testlog.Buffer{buf1, buf2} {
 		if strings.Contains(b.String(), "removed a dead predecessor") {
 			t.Fatalf("a live instance was removed:\n%s", b.String())
 		}

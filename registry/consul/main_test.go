@@ -1,16 +1,15 @@
 package consul
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/drainkit/drainkit/internal/consultest"
+	"github.com/drainkit/drainkit/internal/testlog"
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/hashicorp/consul/api"
 	"go.uber.org/goleak"
@@ -29,36 +28,11 @@ const (
 	testHeartbeat = time.Second
 )
 
-// logBuffer is a goroutine-safe log sink that also mirrors to t.Log.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func testLogger(t *testing.T) (*slog.Logger, *logBuffer) {
-	b := &logBuffer{}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("registrar log:\n%s", b.String())
-		}
-	})
-	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug})), b
-}
+// testLogger returns a debug logger and its buffer, printed if t fails.
+func testLogger(t *testing.T) (*slog.Logger, *testlog.Buffer) { return testlog.New(t, "registrar log") }
 
 // testOptions returns options for a registrar against a: TTL 3s, heartbeat 1s.
-func testOptions(t *testing.T, a *consultest.Agent, service string, port int) (Options, *logBuffer) {
+func testOptions(t *testing.T, a *consultest.Agent, service string, port int) (Options, *testlog.Buffer) {
 	lg, buf := testLogger(t)
 	o := DefaultOptions(service, port)
 	o.Address = "127.0.0.1"

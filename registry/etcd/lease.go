@@ -154,11 +154,11 @@ func (r *Registrar) writeKey(ctx context.Context, c *clientv3.Client, readyAt ti
 	first := r.counted != r.lease // the first write under this lease: a registration
 	r.keyWritten, r.written, r.counted = true, readyAt, r.lease
 	var n int
-	r.wrote(func(s *registry.Status) {
+	r.wrote(func(s *registry.Status) { // one update: Status never shows the count without the health
 		if first {
 			s.Registrations++
 		}
-		n = s.Registrations
+		n, s.Health = s.Registrations, registry.Passing
 	})
 	if first {
 		r.log.Info("etcd: registered", "key", r.key, "lease", fmt.Sprintf("%x", int64(r.lease)), "ttl", r.opts.TTL,

@@ -1,17 +1,16 @@
 package etcd_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"os"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/drainkit/drainkit/internal/etcdtest"
+	"github.com/drainkit/drainkit/internal/testlog"
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/registry/etcd"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -31,37 +30,12 @@ const (
 	testKeepAlive = time.Second
 )
 
-// logBuffer is a goroutine-safe log sink.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func testLogger(t *testing.T) (*slog.Logger, *logBuffer) {
-	b := &logBuffer{}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("log:\n%s", b.String())
-		}
-	})
-	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug})), b
-}
+// testLogger returns a debug logger and its buffer, printed if t fails.
+func testLogger(t *testing.T) (*slog.Logger, *testlog.Buffer) { return testlog.New(t, "registrar log") }
 
 // testOptions returns options for a registrar against s: TTL 3s, keep-alive
 // every 1s, address 127.0.0.1.
-func testOptions(t *testing.T, s *etcdtest.Server, service string, port int) (etcd.Options, *logBuffer) {
+func testOptions(t *testing.T, s *etcdtest.Server, service string, port int) (etcd.Options, *testlog.Buffer) {
 	lg, buf := testLogger(t)
 	o := etcd.DefaultOptions(service, port)
 	o.Address = "127.0.0.1"

@@ -154,9 +154,15 @@ func TestWipedRestartReregisters(t *testing.T) {
 	}
 	old := r.Lease()
 	s.RestartWiped(t)
+	// Registered again means both: the key is on etcd under the new lease,
+	// and the registrar has recorded that write. The key becomes visible to
+	// another client a moment before the registrar's own Txn response
+	// arrives, so the two are awaited together, not one after the other.
 	took := eventually(t, 10*time.Second, "registered again", func() (bool, string) {
+		st := r.Status()
 		_, l, found, err := getKey(t, c, r.Key())
-		return found && l != old && l == r.Lease(), fmt.Sprint(found, err)
+		return found && l != old && l == r.Lease() && st.Registrations == 2 && st.Health == registry.Passing,
+			fmt.Sprintf("key found %v (%v) under lease %x; status %+v", found, err, int64(l), st)
 	})
 	t.Logf("registered again %s after etcd came back with wiped data (keep-alive every %s)", took.Round(time.Millisecond), testKeepAlive)
 	if limit := 2*testKeepAlive + 500*time.Millisecond; took > limit {
@@ -185,9 +191,11 @@ func TestWipedRestartWhileEjected(t *testing.T) {
 	}
 	old := r.Lease()
 	s.RestartWiped(t)
+	// The new lease is recorded before the step records the health it
+	// applied under it, so both are awaited together.
 	eventually(t, 3*testKeepAlive, "a new lease while ejected", func() (bool, string) {
-		l := r.Lease()
-		return l != 0 && l != old && leaseTTL(t, c, l) > 0, fmt.Sprintf("lease %x", int64(l))
+		l, h := r.Lease(), r.Status().Health
+		return l != 0 && l != old && leaseTTL(t, c, l) > 0 && h == registry.Maintenance, fmt.Sprintf("lease %x, health %s", int64(l), h)
 	})
 	if _, _, found, _ := getKey(t, c, r.Key()); found || r.Status().Health != registry.Maintenance {
 		t.Fatalf("while ejected: key found %v, health %s", found, r.Status().Health)

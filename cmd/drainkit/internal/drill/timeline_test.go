@@ -1,42 +1,23 @@
 package drill
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/drainkit/drainkit/internal/testlog"
 	"github.com/drainkit/drainkit/lifecycle"
 )
-
-// syncBuffer is a bytes.Buffer safe for the logger's and the test's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestTimelineFromRealLifecycle drains a real lifecycle with late arrivals and
 // checks that the JSON exit log line and GET /state's timeline parse to the
 // same report.
 func TestTimelineFromRealLifecycle(t *testing.T) {
-	var logs syncBuffer
+	var logs testlog.Buffer
 	tm := lifecycle.DefaultTimings()
 	tm.PropagationMin, tm.PropagationQuiet, tm.PropagationMax = 100*time.Millisecond, 50*time.Millisecond, time.Second
 	// SIGUSR2 only, which nothing sends: WithSignals() with no signals makes
