@@ -16,6 +16,11 @@
 // exit; and 2 for bad flags or settings (nothing was started). --help prints
 // the flags and exits 0, --version the version line.
 //
+// A DRAINKIT_* variable that is not a setting (a typo such as
+// DRAINKIT_PROPAGATION_MNI) is logged as a warning naming the closest
+// setting's variable, before any listener opens; with a bad setting, the
+// warnings precede the error line (see config.CheckEnv).
+//
 // admin.metrics (DRAINKIT_ADMIN_METRICS=true) needs a /metrics handler from
 // WithAdminHandler (a telemetry-using program supplies one, e.g. from
 // telemetry.NewPrometheus); without one Main refuses to start (exit 2)

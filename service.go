@@ -54,8 +54,20 @@ func (s *service) run(ctx context.Context, args []string) int {
 		return 0
 	}
 	if err != nil {
+		// The variable a typo left unread may be what the error is about
+		// (a default out of range of a value that was set).
+		for _, w := range config.CheckEnv(s.env) {
+			fmt.Fprintf(s.out, "%s: warning: %s\n", s.name, w)
+		}
 		fmt.Fprintf(s.out, "%s: %v\n", s.name, err)
 		return 2
+	}
+	for _, w := range cfg.Warnings() { // before any listener opens
+		attrs := []any{"env", w.Var}
+		if w.Suggestion != "" {
+			attrs = append(attrs, "did_you_mean", w.Suggestion)
+		}
+		s.logger.Warn(w.String(), attrs...)
 	}
 	return s.start(ctx, cfg, addrs)
 }

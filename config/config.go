@@ -27,6 +27,8 @@ type Config struct {
 
 	// sources records where each key's value came from (absent: default).
 	sources map[string]Source
+	// warnings are the environment's unknown DRAINKIT_* variables (Warnings).
+	warnings []Warning
 }
 
 // AdminConfig configures the admin listener of DESIGN.md section 2.

@@ -17,6 +17,19 @@
 //
 //	propagation.min: "banana" from env DRAINKIT_PROPAGATION_MIN is not a duration (want e.g. 5s; range >= 0s, <= propagation.max)
 //
+// A DRAINKIT_* variable that is neither a key's variable nor one drainkit
+// knows for another purpose (DRAINKIT_CONFIG, the tests' and scripts'
+// DRAINKIT_CONSUL_BIN, DRAINKIT_ETCD_BIN, DRAINKIT_CACHE, ...) is ignored
+// with a Warning, not an error, naming the closest variable when it looks
+// like a typo:
+//
+//	env DRAINKIT_PROPAGATION_MNI is not a drainkit setting and is ignored; did you mean DRAINKIT_PROPAGATION_MIN?
+//
+// Load records the warnings (Config.Warnings) and drainkit.Main logs them
+// before any listener opens. They are not errors because the prefix is not
+// reserved: people set DRAINKIT_* variables of their own, and a service must
+// not refuse to start over one (see CheckEnv).
+//
 // Durations use Go's syntax (time.ParseDuration: "300ms", "1m30s"); a bare
 // number other than 0 has no unit and is rejected, and no duration may exceed
 // 24h. The admin token never appears in an error, in String or in logs.

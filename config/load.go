@@ -29,6 +29,7 @@ type Sources struct {
 	Flags *pflag.FlagSet
 	// Env is the environment as "KEY=value" strings; nil means os.Environ().
 	// Only DRAINKIT_* variables are read; an empty value counts as unset.
+	// Other DRAINKIT_* variables become Warnings (see CheckEnv).
 	Env []string
 }
 
@@ -48,8 +49,10 @@ const maxFileSize = 1 << 20
 // type; an unparseable duration, one without a unit or with an unknown unit,
 // one that overflows; and any value out of its range, including the grace
 // period budget (lifecycle.Timings.Validate, lifecycle.CheckOptions.Validate).
-// Unknown DRAINKIT_* environment variables are ignored: other programs share
-// the prefix.
+// Unknown DRAINKIT_* environment variables do not fail Load: each becomes a
+// Warning, with the closest key's variable when one is close (a typo), that
+// Config.Warnings returns for the caller to log (see CheckEnv for why it is
+// not an error).
 func Load(s Sources) (*Config, error) {
 	env := s.Env
 	if env == nil {
@@ -102,6 +105,7 @@ func Load(s Sources) (*Config, error) {
 	if err := c.validate(given); err != nil {
 		return nil, err
 	}
+	c.warnings = CheckEnv(env)
 	return c, nil
 }
 
@@ -278,17 +282,20 @@ func suggest(k string) string {
 	return best
 }
 
-// distance is the Levenshtein distance, capped for long inputs.
+// distance is the edit distance between a and b counting insertions,
+// deletions, substitutions and swaps of two adjacent bytes as 1 each (the
+// optimal string alignment distance: "MNI" is 1 from "MIN"), capped at 100
+// for long inputs.
 func distance(a, b string) int {
 	if len(a) > 100 {
 		return 100
 	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
+	rows := [3][]int{make([]int, len(b)+1), make([]int, len(b)+1), make([]int, len(b)+1)}
+	for j := range rows[1] {
+		rows[1][j] = j
 	}
 	for i := 1; i <= len(a); i++ {
+		pp, prev, cur := rows[0], rows[1], rows[2] // rows i-2, i-1, i
 		cur[0] = i
 		for j := 1; j <= len(b); j++ {
 			cost := 1
@@ -296,10 +303,13 @@ func distance(a, b string) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], pp[j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
+		rows = [3][]int{prev, cur, pp}
 	}
-	return prev[len(b)]
+	return rows[1][len(b)]
 }
 
 // shorten keeps a decoder's message to one short line.
