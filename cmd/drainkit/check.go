@@ -76,12 +76,17 @@ Verdicts and exit status:
            than its own budget (propagation.max + drain.timeout + stop.timeout +
            margin; the service would refuse to start)
   2  bad usage, or a configuration that does not load for any other reason
-     (a value that does not parse or is out of its own range, an unreadable file)`,
+     (a value that does not parse or is out of its own range, an unreadable file)
+
+A DRAINKIT_* variable that is no setting (most often a typo, such as
+DRAINKIT_PROPAGATION_MNI) is named on stderr with the closest setting; it
+does not change the verdict.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if tgps <= 0 {
 				return &exitError{code: 2, msg: fmt.Sprintf("check: --termination-grace-period %s: must be > 0 (Kubernetes' default is 30)", time.Duration(tgps))}
 			}
+			warnEnv(cmd.ErrOrStderr(), "check")
 			cfg, err := config.Load(config.Sources{Flags: cmd.Flags()})
 			if err != nil {
 				if budgetOverflow(err) {
@@ -185,5 +190,14 @@ func writeBudget(w io.Writer, cfg *config.Config, tgps time.Duration) verdictLev
 		fmt.Fprintf(w, "verdict: OK: %s, and terminationGracePeriodSeconds %s leaves %s beyond grace_period (>= %s slack)\n",
 			fits, tgps, tgps-t.GracePeriod, PodSlack)
 		return verdictOK
+	}
+}
+
+// warnEnv prints config.CheckEnv's warnings (a DRAINKIT_* variable that is
+// no setting, most often a typo) to w, one line each prefixed by cmd, before
+// the configuration loads: a typo is often why it does not.
+func warnEnv(w io.Writer, cmd string) {
+	for _, warning := range config.CheckEnv(nil) {
+		fmt.Fprintf(w, "%s: warning: %s\n", cmd, warning)
 	}
 }

@@ -59,6 +59,11 @@ func TestCheck(t *testing.T) {
 			[]string{"--termination-grace-period", "25h0m0s is out of range: want > 0s and <= 24h0m0s"}},
 		{"bad flag text", nil, []string{"check", "--termination-grace-period", "thirty"}, 2,
 			[]string{"--termination-grace-period", "whole seconds"}},
+		// A typo is warned about, and the setting it meant stays at its
+		// default (here the 5s minimum above a 3s maximum: the typo is why
+		// the configuration does not load).
+		{"env typo", []string{"DRAINKIT_PROPAGATION_MNI=1s", "DRAINKIT_PROPAGATION_MAX=3s"}, []string{"check"}, 2,
+			[]string{"check: warning: env DRAINKIT_PROPAGATION_MNI is not a drainkit setting and is ignored; did you mean DRAINKIT_PROPAGATION_MIN?"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := drainkit(t, 20*time.Second, tc.env, tc.args...)

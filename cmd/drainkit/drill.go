@@ -123,6 +123,7 @@ func (o *drillOptions) bind(f *pflag.FlagSet) {
 // complete loads the timings (defaults, DRAINKIT_*, --config, flags), finds
 // the binary to re-execute and validates everything, before anything runs.
 func (o *drillOptions) complete(flags *pflag.FlagSet) error {
+	warnEnv(os.Stderr, "drill")
 	loaded, err := config.Load(config.Sources{Flags: flags})
 	if err != nil {
 		return &exitError{code: 2, msg: "drill: " + err.Error()}
