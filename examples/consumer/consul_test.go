@@ -21,6 +21,7 @@ type statusJSON struct {
 	Staleness  float64 `json:"staleness"` // ns
 	Revision   uint64  `json:"revision"`
 	Degraded   bool    `json:"degraded"`
+	Source     string  `json:"source"`
 	Candidates []struct {
 		Addr    string `json:"addr"`
 		Ejected bool   `json:"ejected"`
@@ -66,28 +67,7 @@ func TestConsulAgentStoppedMidRollingRestart(t *testing.T) {
 		return s.lists(r1.HTTP) && s.lists(r2.HTTP)
 	})
 
-	var sent, failed atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(10 * time.Millisecond): // load pacing
-			}
-			sent.Add(1)
-			resp, err := c.Client.Get("http://" + c.HTTP + "/")
-			if err == nil {
-				resp.Body.Close()
-			}
-			if err != nil || resp.StatusCode != http.StatusOK {
-				failed.Add(1)
-				t.Errorf("request through the consumer failed: %v %v", err, resp)
-			}
-		}
-	})
-	defer func() { close(stop); wg.Wait() }()
+	stopLoad := load(t, c)
 
 	// Rolling restart, step 1: r3 joins, then the agent goes away.
 	r3 := childtest.Start(t, serviceBin, env, svc...)
@@ -118,9 +98,44 @@ func TestConsulAgentStoppedMidRollingRestart(t *testing.T) {
 		t.Errorf("staleness %v after the agent returned, want 0", s.Staleness)
 	}
 	time.Sleep(time.Second) // load on the new view
-	if failed.Load() != 0 || sent.Load() < 100 {
-		t.Errorf("%d of %d requests failed, want 0 of at least 100", failed.Load(), sent.Load())
+	if sent, failed := stopLoad(); failed != 0 || sent < 100 {
+		t.Errorf("%d of %d requests failed, want 0 of at least 100", failed, sent)
 	}
+}
+
+// load sends GET / through the consumer c every 10ms until stop is called or
+// the test ends, failing the test for each request that does not get 200;
+// stop waits for the request in flight and returns how many were sent and
+// how many failed.
+func load(t *testing.T, c *childtest.Child) (stop func() (sent, failed int64)) {
+	var sentN, failedN atomic.Int64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(10 * time.Millisecond): // load pacing
+			}
+			sentN.Add(1)
+			resp, err := c.Client.Get("http://" + c.HTTP + "/")
+			if err == nil {
+				resp.Body.Close()
+			}
+			if err != nil || resp.StatusCode != http.StatusOK {
+				failedN.Add(1)
+				t.Errorf("request through the consumer failed: %v %v", err, resp)
+			}
+		}
+	})
+	var once sync.Once
+	stop = func() (int64, int64) {
+		once.Do(func() { close(done); wg.Wait() })
+		return sentN.Load(), failedN.Load()
+	}
+	t.Cleanup(func() { stop() })
+	return stop
 }
 
 func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {

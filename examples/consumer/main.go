@@ -1,12 +1,18 @@
 // Command consumer is an example service that calls examples/httpservice
-// through package consumer: it discovers the instances in Consul when
-// CONSUL_HTTP_ADDR is set, else takes them from --targets, and forwards
-// every GET it receives to one of them (round robin, failover on refused
-// dials, retries of idempotent requests within the retry budget, outlier
-// ejection, an empty-list hold).
+// through package consumer: it discovers the instances in etcd with --etcd
+// (kratos's key layout, as kratos services and examples/httpservice with
+// ETCD_ENDPOINTS register), in Consul when CONSUL_HTTP_ADDR is set, else
+// takes them from --targets, and forwards every GET it receives to one of
+// them (round robin, failover on refused dials, retries of idempotent
+// requests within the retry budget, outlier ejection, an empty-list hold).
 //
 //	consumer [--http-addr 127.0.0.1:8090] [--admin-addr 127.0.0.1:8091]
 //	         [--service httpservice] [--targets 127.0.0.1:8080,127.0.0.1:8082]
+//	         [--etcd 127.0.0.1:2379,... [--etcd-prefix /microservices]]
+//
+// --etcd does not go with --targets or CONSUL_HTTP_ADDR: given together,
+// they are a usage error naming both (CONSUL_HTTP_ADDR with --targets is
+// Consul discovery).
 //
 // GET /<path> on --http-addr is sent as GET http://<service>/<path>, and the
 // answer relayed; GET /status on --admin-addr returns the consumer's Status
@@ -35,12 +41,14 @@ import (
 
 	"github.com/drainkit/drainkit/consumer"
 	"github.com/drainkit/drainkit/registry"
+	"github.com/drainkit/drainkit/registry/etcd"
 )
 
 func main() { os.Exit(run(os.Args[1:])) }
 
 type flags struct {
 	httpAddr, adminAddr, service, targets string
+	etcd, etcdPrefix                      string
 	timeout                               time.Duration
 }
 
@@ -49,8 +57,10 @@ func parse(args []string) (flags, error) {
 	fs := pflag.NewFlagSet("consumer", pflag.ContinueOnError)
 	fs.StringVar(&f.httpAddr, "http-addr", "127.0.0.1:8090", "address of the forwarding listener")
 	fs.StringVar(&f.adminAddr, "admin-addr", "127.0.0.1:8091", "address of the status listener (GET /status)")
-	fs.StringVar(&f.service, "service", "httpservice", "name of the service to call (the Consul service with CONSUL_HTTP_ADDR)")
+	fs.StringVar(&f.service, "service", "httpservice", "name of the service to call (the Consul or etcd service name with CONSUL_HTTP_ADDR or --etcd)")
 	fs.StringVar(&f.targets, "targets", "", "comma-separated host:port list of the service's instances, used when CONSUL_HTTP_ADDR is not set")
+	fs.StringVar(&f.etcd, "etcd", "", "comma-separated etcd client addresses (as registry.etcd.endpoints): discover the service in etcd; not with --targets or CONSUL_HTTP_ADDR")
+	fs.StringVar(&f.etcdPrefix, "etcd-prefix", etcd.DefaultPrefix, "with --etcd: the key prefix (as registry.etcd.prefix); instances are read from <prefix>/<service>/")
 	fs.DurationVar(&f.timeout, "timeout", 5*time.Second, "timeout of one forwarded request, retries included")
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
@@ -62,6 +72,9 @@ func parse(args []string) (flags, error) {
 	}
 	if f.timeout <= 0 {
 		return f, fmt.Errorf("--timeout %v: want > 0", f.timeout)
+	}
+	if fs.Changed("etcd-prefix") && f.etcd == "" {
+		return f, errors.New("--etcd-prefix: only with --etcd")
 	}
 	return f, nil
 }
@@ -76,10 +89,11 @@ func run(args []string) int {
 	if err != nil {
 		return usageError(err)
 	}
-	src, kind, err := source(f)
+	src, kind, closeSource, err := source(f)
 	if err != nil {
 		return usageError(err)
 	}
+	defer closeSource()
 	w, err := consumer.NewWatcher(consumer.WatcherOptions{Source: src, Service: f.service, Logger: logger})
 	if err != nil {
 		return usageError(err)
@@ -95,21 +109,31 @@ func run(args []string) int {
 	return serve(ctx, f, kind, tr, logger)
 }
 
-// source is the service's discovery: Consul when CONSUL_HTTP_ADDR is set,
-// else the --targets list.
-func source(f flags) (registry.Source, string, error) {
-	if os.Getenv("CONSUL_HTTP_ADDR") != "" {
+// source is the service's discovery: etcd with --etcd, Consul when
+// CONSUL_HTTP_ADDR is set, else the --targets list. It returns the source,
+// its kind for the start line, and a function that releases it (the etcd
+// client; nothing for the others) to call after the Watcher is closed.
+func source(f flags) (registry.Source, string, func(), error) {
+	consulSet := os.Getenv("CONSUL_HTTP_ADDR") != ""
+	switch {
+	case f.etcd != "" && consulSet:
+		return nil, "", nil, errors.New("--etcd and CONSUL_HTTP_ADDR: give one discovery (unset CONSUL_HTTP_ADDR to use etcd)")
+	case f.etcd != "" && f.targets != "":
+		return nil, "", nil, errors.New("--etcd and --targets: give one discovery, not both")
+	case f.etcd != "":
+		src, closeClient, err := etcdSource(f)
+		return src, etcd.SourceName, closeClient, err
+	case consulSet:
 		src, err := consulSource(f.service)
-		return src, "consul", err
-	}
-	if f.targets == "" {
-		return nil, "", errors.New("--targets: empty, and CONSUL_HTTP_ADDR is not set: give the service's host:port list")
+		return src, "consul", func() {}, err
+	case f.targets == "":
+		return nil, "", nil, errors.New("--targets: empty, and neither --etcd nor CONSUL_HTTP_ADDR is set: give the service's host:port list")
 	}
 	src, err := consumer.Static(f.service, strings.Split(f.targets, ",")...)
 	if err != nil {
-		return nil, "", fmt.Errorf("--targets: %w", err)
+		return nil, "", nil, fmt.Errorf("--targets: %w", err)
 	}
-	return src, "static", nil
+	return src, "static", func() {}, nil
 }
 
 // serve runs the two listeners until ctx ends, then shuts them down.
