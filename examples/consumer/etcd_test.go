@@ -55,15 +55,16 @@ func TestEtcdDiscovery(t *testing.T) {
 	}
 }
 
-// --etcd with another discovery, or a bad --etcd value, exits 2 before
+// Two discoveries at once, or a bad --etcd value, exits 2 before
 // listening, with a message naming the flags (and CONSUL_HTTP_ADDR).
-func TestEtcdFlagErrorsExit2(t *testing.T) {
+func TestDiscoveryFlagErrorsExit2(t *testing.T) {
 	for _, tc := range []struct {
 		env, args []string
 		want      string
 	}{
 		{nil, []string{"--etcd", "127.0.0.1:1", "--targets", "127.0.0.1:2"}, "--etcd and --targets"},
 		{[]string{"CONSUL_HTTP_ADDR=127.0.0.1:1"}, []string{"--etcd", "127.0.0.1:1"}, "--etcd and CONSUL_HTTP_ADDR"},
+		{[]string{"CONSUL_HTTP_ADDR=127.0.0.1:1"}, []string{"--targets", "127.0.0.1:2"}, "--targets and CONSUL_HTTP_ADDR"},
 		{nil, []string{"--targets", "127.0.0.1:2", "--etcd-prefix", "/x"}, "--etcd-prefix: only with --etcd"},
 		{nil, []string{"--etcd", "127.0.0.1:1", "--etcd-prefix", "/x/"}, `--etcd-prefix "/x/": must start with '/'`},
 		{nil, []string{"--etcd", ","}, `--etcd "": must list at least one`},

@@ -10,9 +10,9 @@
 //	         [--service httpservice] [--targets 127.0.0.1:8080,127.0.0.1:8082]
 //	         [--etcd 127.0.0.1:2379,... [--etcd-prefix /microservices]]
 //
-// --etcd does not go with --targets or CONSUL_HTTP_ADDR: given together,
-// they are a usage error naming both (CONSUL_HTTP_ADDR with --targets is
-// Consul discovery).
+// The three discoveries exclude each other: --etcd, CONSUL_HTTP_ADDR and
+// --targets given together are a usage error naming both, never a silent
+// choice of one.
 //
 // GET /<path> on --http-addr is sent as GET http://<service>/<path>, and the
 // answer relayed; GET /status on --admin-addr returns the consumer's Status
@@ -58,7 +58,7 @@ func parse(args []string) (flags, error) {
 	fs.StringVar(&f.httpAddr, "http-addr", "127.0.0.1:8090", "address of the forwarding listener")
 	fs.StringVar(&f.adminAddr, "admin-addr", "127.0.0.1:8091", "address of the status listener (GET /status)")
 	fs.StringVar(&f.service, "service", "httpservice", "name of the service to call (the Consul or etcd service name with CONSUL_HTTP_ADDR or --etcd)")
-	fs.StringVar(&f.targets, "targets", "", "comma-separated host:port list of the service's instances, used when CONSUL_HTTP_ADDR is not set")
+	fs.StringVar(&f.targets, "targets", "", "comma-separated host:port list of the service's instances; not with --etcd or CONSUL_HTTP_ADDR")
 	fs.StringVar(&f.etcd, "etcd", "", "comma-separated etcd client addresses (as registry.etcd.endpoints): discover the service in etcd; not with --targets or CONSUL_HTTP_ADDR")
 	fs.StringVar(&f.etcdPrefix, "etcd-prefix", etcd.DefaultPrefix, "with --etcd: the key prefix (as registry.etcd.prefix); instances are read from <prefix>/<service>/")
 	fs.DurationVar(&f.timeout, "timeout", 5*time.Second, "timeout of one forwarded request, retries included")
@@ -120,6 +120,8 @@ func source(f flags) (registry.Source, string, func(), error) {
 		return nil, "", nil, errors.New("--etcd and CONSUL_HTTP_ADDR: give one discovery (unset CONSUL_HTTP_ADDR to use etcd)")
 	case f.etcd != "" && f.targets != "":
 		return nil, "", nil, errors.New("--etcd and --targets: give one discovery, not both")
+	case consulSet && f.targets != "":
+		return nil, "", nil, errors.New("--targets and CONSUL_HTTP_ADDR: give one discovery (unset CONSUL_HTTP_ADDR to use --targets)")
 	case f.etcd != "":
 		src, closeClient, err := etcdSource(f)
 		return src, etcd.SourceName, closeClient, err
