@@ -9,9 +9,18 @@ import (
 
 // MetaReadyAt is the registration metadata key under which a registrar
 // publishes when its instance became READY, as RFC 3339 UTC with nanoseconds
-// (time.RFC3339Nano). Consumers read it (Instance.ReadyAt) to ramp a new
-// instance's share of traffic (slow start). The key uses only letters and
-// '_' so that Consul's service-meta rules and kratos's metadata accept it.
+// (time.RFC3339Nano). The key uses only letters and '_' so that Consul's
+// service-meta rules and kratos's metadata accept it.
+//
+// The rule, the same for every registrar: the value is the time of the
+// latest transition to READY (its lifecycle.Transition.At, or the time the
+// registrar received it if At is zero). An instance READY again after
+// EJECTED publishes the new time, and does so before it is back in rotation;
+// the value does not change while the instance stays READY or EJECTED, nor
+// when the registry lost the instance and it is registered again. Consumers
+// read it (Instance.ReadyAt) to ramp an instance's share of traffic (slow
+// start): a new instance, and again one back from EJECTED, as Envoy's slow
+// start does for an endpoint that passes its health checks again.
 const MetaReadyAt = "drainkit_ready_at"
 
 // Instance is one instance of a service as a registry lists it to consumers.
@@ -36,8 +45,9 @@ func (i Instance) HostPort() string {
 	return net.JoinHostPort(i.Address, strconv.Itoa(i.Port))
 }
 
-// ReadyAt returns the time the instance became READY, from Meta[MetaReadyAt];
-// ok is false when the key is missing or does not parse.
+// ReadyAt returns the time the instance last became READY, from
+// Meta[MetaReadyAt] (see there for the rule); ok is false when the key is
+// missing or does not parse.
 func (i Instance) ReadyAt() (t time.Time, ok bool) {
 	s, found := i.Meta[MetaReadyAt]
 	if !found {

@@ -100,7 +100,8 @@ func TestSettingsFailAtNew(t *testing.T) {
 // TestSourceDeliversRegistryViews (issue 11): the Source of a service
 // delivers registry.View with Source "consul", the X-Consul-Index as
 // Revision, and the instance's READY time (registry.MetaReadyAt) as the
-// registrar published it on its first READY.
+// registrar published it on its first READY; after an eject and a restore,
+// the agent holds the restore's READY time (the latest READY).
 func TestSourceDeliversRegistryViews(t *testing.T) {
 	a := consultest.Start(t)
 	o, _ := options(t, a, "src", "127.0.0.1", 18121)
@@ -133,16 +134,19 @@ func TestSourceDeliversRegistryViews(t *testing.T) {
 	if _, err := time.Parse(time.RFC3339Nano, in.Meta[registry.MetaReadyAt]); err != nil || !strings.HasSuffix(in.Meta[registry.MetaReadyAt], "Z") {
 		t.Fatalf("meta %s=%q is not RFC 3339 UTC", registry.MetaReadyAt, in.Meta[registry.MetaReadyAt])
 	}
-	// The READY time stays that of the first READY across eject and restore.
+	// The READY time is the latest READY's: the restore's, not the first's
+	// (registry.MetaReadyAt's rule; before, it stayed the first READY's).
 	if err := r.Sync(context.Background(), lifecycle.Transition{To: lifecycle.Ejected, Cause: lifecycle.CauseOperator}); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Sync(context.Background(), ready(time.Now())); err != nil {
+	restored := time.Now()
+	if err := r.Sync(context.Background(), ready(restored)); err != nil {
 		t.Fatal(err)
 	}
 	svc, _, err := a.Client(t).Agent().Service(r.ID(), nil)
-	if err != nil || svc.Meta[registry.MetaReadyAt] != in.Meta[registry.MetaReadyAt] {
-		t.Fatalf("after eject and restore: meta %v, %v; want %s unchanged", svc.Meta, err, registry.MetaReadyAt)
+	if want := restored.UTC().Format(time.RFC3339Nano); err != nil || svc.Meta[registry.MetaReadyAt] != want {
+		t.Fatalf("after eject and restore: meta %v, %v; want %s=%s (the restore's READY time, not %s)",
+			svc.Meta, err, registry.MetaReadyAt, want, in.Meta[registry.MetaReadyAt])
 	}
 }
 

@@ -42,9 +42,13 @@
 // predecessor's own deregistration or Consul's clean-up can only ever remove
 // the predecessor's ID, never the successor's.
 //
-// The registration's meta carries "drainkit_managed" and registry.MetaReadyAt,
-// the time of the first READY (RFC 3339 UTC with nanoseconds), which
-// consumers read for slow start.
+// The registration's meta carries "drainkit_managed" and registry.MetaReadyAt
+// (RFC 3339 UTC with nanoseconds), which consumers read for slow start: the
+// time of the latest READY, by the rule registry.MetaReadyAt states. READY
+// again after EJECTED first re-registers the service under its ID with the
+// new time (the agent keeps the TTL check's status and maintenance mode),
+// then turns maintenance mode off or sets the check passing, so the instance
+// is never back in rotation with the old time.
 //
 // # Settings
 //

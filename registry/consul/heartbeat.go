@@ -23,10 +23,12 @@ const (
 	// register again.
 	stateAbsent
 	// stateRegistered: the agent holds the instance, maintenance mode off.
-	// Step: converge (heartbeat the TTL check, maintenance on if wanted).
+	// Step: converge (publish a changed READY time, heartbeat the TTL
+	// check, maintenance on if wanted).
 	stateRegistered
 	// stateMaintenance: the agent holds the instance in maintenance mode.
-	// Step: converge.
+	// Step: converge (publish a changed READY time, maintenance off if
+	// wanted).
 	stateMaintenance
 	// stateUncertain: a write was cancelled in flight (Deregister or Close
 	// stopped the worker): the agent may still apply it. Terminal; Deregister
@@ -38,9 +40,10 @@ const (
 // callers. (registry/etcd's step has the same shape over its own fields.)
 func (r *Registrar) step(ctx context.Context) regworker.Outcome {
 	r.mu.Lock()
-	gen, want, reason := r.gen, r.want, r.reason
+	w := wanted{health: r.want, reason: r.reason, readyAt: r.readyAt}
+	gen := r.gen
 	r.mu.Unlock()
-	return regworker.Outcome{Gen: gen, Err: r.apply(ctx, want, reason)}
+	return regworker.Outcome{Gen: gen, Err: r.apply(ctx, w)}
 }
 
 // ttlStatus is the TTL check's status for a wanted health. In maintenance the
@@ -54,10 +57,18 @@ func ttlStatus(h registry.Health) string {
 	return api.HealthPassing
 }
 
+// wanted is what one step applies: the latest Sync's health and reason, and
+// the latest READY time.
+type wanted struct {
+	health  registry.Health
+	reason  string
+	readyAt time.Time
+}
+
 // apply registers the instance if the agent does not hold it, then sets
-// maintenance mode and the TTL check as want says. If the agent turns out to
+// maintenance mode and the TTL check as w says. If the agent turns out to
 // have lost the instance, it registers again at once (once per step).
-func (r *Registrar) apply(ctx context.Context, want registry.Health, reason string) error {
+func (r *Registrar) apply(ctx context.Context, w wanted) error {
 	regStatus, lost := "", false // regStatus: the check status just registered, if any
 	for {
 		var err error
@@ -66,12 +77,12 @@ func (r *Registrar) apply(ctx context.Context, want registry.Health, reason stri
 			if !r.predecessorsRemoved {
 				r.removePredecessors(ctx)
 			}
-			if regStatus, err = r.register(ctx, want, reason); err != nil {
+			if regStatus, err = r.register(ctx, w); err != nil {
 				return err
 			}
 			continue // now stateRegistered
 		case stateRegistered, stateMaintenance:
-			err = r.converge(ctx, want, reason, regStatus)
+			err = r.converge(ctx, w, regStatus)
 		case stateUncertain:
 			return ctx.Err() // only after the worker was stopped
 		}
@@ -104,21 +115,17 @@ func (r *Registrar) interrupted(ctx context.Context) {
 	}
 }
 
-// register sends the service and its TTL check in one call. The check starts
-// passing only if want is Passing; in maintenance it starts critical and is
-// set passing once maintenance mode is on. It returns the check's status.
-func (r *Registrar) register(ctx context.Context, want registry.Health, reason string) (string, error) {
-	status := api.HealthCritical
-	if want == registry.Passing {
-		status = api.HealthPassing
-	}
+// registration is the service with its TTL check, the check's initial
+// status and the READY time in the meta. The agent uses status only for a
+// check it does not hold: re-registering keeps an existing check's status.
+func (r *Registrar) registration(status string, readyAt time.Time) *api.AgentServiceRegistration {
 	meta := maps.Clone(r.opts.Meta)
 	if meta == nil {
 		meta = map[string]string{}
 	}
 	meta[metaManaged] = "true"
-	meta[registry.MetaReadyAt] = r.readyAt.UTC().Format(time.RFC3339Nano)
-	reg := &api.AgentServiceRegistration{
+	meta[registry.MetaReadyAt] = readyAt.UTC().Format(time.RFC3339Nano)
+	return &api.AgentServiceRegistration{
 		ID:      r.id,
 		Name:    r.opts.Service,
 		Address: r.opts.Address,
@@ -134,16 +141,28 @@ func (r *Registrar) register(ctx context.Context, want registry.Health, reason s
 			DeregisterCriticalServiceAfter: r.opts.DeregisterCriticalServiceAfter.String(),
 		},
 	}
+}
+
+// register sends the service and its TTL check in one call. The check starts
+// passing only if w.health is Passing; in maintenance it starts critical and
+// is set passing once maintenance mode is on. It returns the check's status.
+func (r *Registrar) register(ctx context.Context, w wanted) (string, error) {
+	status := api.HealthCritical
+	if w.health == registry.Passing {
+		status = api.HealthPassing
+	}
 	cctx, cancel := r.callCtx(ctx)
 	defer cancel()
 	r.state = stateAbsent // sent: the agent may hold it from here on
-	err := r.client.Agent().ServiceRegisterOpts(reg, api.ServiceRegisterOpts{ReplaceExistingChecks: true}.WithContext(cctx))
+	err := r.client.Agent().ServiceRegisterOpts(r.registration(status, w.readyAt),
+		api.ServiceRegisterOpts{ReplaceExistingChecks: true}.WithContext(cctx))
 	if err != nil {
 		r.interrupted(ctx)
 		r.failed("register", err)
 		return "", err
 	}
 	r.state = stateRegistered // a new registration has maintenance mode off
+	r.published = w.readyAt
 	var n int
 	r.wrote(func(s *registry.Status) {
 		s.Registrations++
@@ -165,11 +184,18 @@ func (r *Registrar) register(ctx context.Context, want registry.Health, reason s
 // converge sets maintenance mode and the TTL check (the heartbeat). It orders
 // the calls so that the instance never passes in between: maintenance on
 // before the check passes, and the check critical before maintenance goes
-// off. regStatus is the check status just registered ("" if none), which
-// saves one call.
-func (r *Registrar) converge(ctx context.Context, want registry.Health, reason, regStatus string) error {
+// off; and it passes again after EJECTED only once the meta carries the new
+// READY time. regStatus is the check status just registered ("" if none),
+// which saves one call.
+func (r *Registrar) converge(ctx context.Context, w wanted, regStatus string) error {
+	want, reason := w.health, w.reason
 	wantMaint := want == registry.Maintenance
 	status := ttlStatus(want)
+	if want == registry.Passing && !r.published.Equal(w.readyAt) {
+		if err := r.publish(ctx, w.readyAt); err != nil {
+			return err
+		}
+	}
 	// The maintenance-on and maintenance-off blocks look alike; their order
 	// around the TTL updates is the point, so they stay written out.
 	if wantMaint && r.state == stateRegistered {
@@ -199,6 +225,24 @@ func (r *Registrar) converge(ctx context.Context, want registry.Health, reason, 
 		}
 	}
 	r.wrote(func(s *registry.Status) { s.Health = want })
+	return nil
+}
+
+// publish re-registers the instance under its ID with readyAt in the meta
+// (registry.MetaReadyAt: the latest READY). Without ReplaceExistingChecks the
+// agent keeps both the TTL check's status and the maintenance check, so the
+// instance stays out of rotation until converge's next calls. Should the
+// agent have lost the instance meanwhile, this registers it afresh with a
+// critical check (not counted in Status.Registrations).
+func (r *Registrar) publish(ctx context.Context, readyAt time.Time) error {
+	reg := r.registration(api.HealthCritical, readyAt)
+	if err := r.call(ctx, "publish READY time", func(q *api.QueryOptions) error {
+		return r.client.Agent().ServiceRegisterOpts(reg, api.ServiceRegisterOpts{}.WithContext(q.Context()))
+	}); err != nil {
+		return err
+	}
+	r.published = readyAt
+	r.log.Info("consul: READY again; published the new READY time", "ready_at", readyAt.UTC().Format(time.RFC3339Nano))
 	return nil
 }
 

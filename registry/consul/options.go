@@ -33,7 +33,8 @@ type Options struct {
 	// Tags and Meta are registered as they are (keys registry.tags,
 	// registry.meta). Meta keys "drainkit_managed" and registry.MetaReadyAt
 	// are reserved: the Registrar sets them (the latter to the time of the
-	// first READY, RFC 3339 UTC with nanoseconds, for consumers' slow start).
+	// latest READY, RFC 3339 UTC with nanoseconds, for consumers' slow start;
+	// see registry.MetaReadyAt).
 	Tags []string
 	Meta map[string]string
 

@@ -46,7 +46,7 @@ type Registrar struct {
 	mu      sync.Mutex
 	want    registry.Health // latest Sync's target
 	reason  string          // latest Sync's reason, shown as the check's output
-	readyAt time.Time       // the first READY's time; zero before it. Read by the worker, which starts after it is set.
+	readyAt time.Time       // the latest READY's time (registry.MetaReadyAt); zero before the first READY
 	gen     uint64          // bumped by each Sync
 	status  registry.Status // LastError != "" while a failure streak lasts
 	closed  bool
@@ -56,7 +56,8 @@ type Registrar struct {
 
 	// Owned by the worker; read by Deregister only after the worker returned.
 	state               agentState
-	predecessorsRemoved bool // a one-shot task before the first successful registration
+	published           time.Time // the READY time in the meta the agent last accepted
+	predecessorsRemoved bool      // a one-shot task before the first successful registration
 }
 
 var _ registry.Registrar = (*Registrar)(nil)
@@ -125,7 +126,10 @@ func (r *Registrar) Status() registry.Status {
 // and its passing TTL check in one call; later transitions set the check
 // passing (READY) or critical (EJECTED by the readiness checks), or turn
 // maintenance mode on (EJECTED by an operator) or off. EJECTED before the
-// first READY changes nothing, since nothing is registered yet.
+// first READY changes nothing, since nothing is registered yet. Every READY
+// publishes its time (t.At, or the time of the call if zero) under
+// registry.MetaReadyAt: READY again after EJECTED re-registers the service
+// with the new time before it passes again.
 //
 // It returns once the worker applied t (or a later transition) with that
 // outcome, or ctx's error if ctx ends first; the worker keeps retrying on
@@ -160,7 +164,7 @@ func (r *Registrar) submit(t lifecycle.Transition) (uint64, <-chan struct{}, err
 	}
 	r.gen++
 	r.want, r.reason = registry.HealthFor(t), t.To.String()+": "+t.Reason
-	if t.To == lifecycle.Ready && r.readyAt.IsZero() {
+	if t.To == lifecycle.Ready {
 		r.readyAt = cmp.Or(t.At, time.Now())
 	}
 	if r.readyAt.IsZero() {

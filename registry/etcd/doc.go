@@ -18,9 +18,10 @@
 //	        "endpoints":["http://10.0.0.7:8080"]}
 //
 // The value's metadata carries registry.MetaReadyAt, the time of the latest
-// READY transition (RFC 3339, UTC, nanoseconds), so consumers can ramp a new
-// instance's traffic (slow start). Options.Prefix (key registry.etcd.prefix)
-// changes the prefix.
+// READY transition (RFC 3339, UTC, nanoseconds), by the rule
+// registry.MetaReadyAt states: READY again after EJECTED writes the key back
+// with the new time, so consumers ramp the instance's traffic again (slow
+// start). Options.Prefix (key registry.etcd.prefix) changes the prefix.
 //
 // # Registrar
 //
