@@ -67,8 +67,9 @@ type OutlierDetection struct {
 }
 
 // SlowStart ramps the share of an instance that became READY recently
-// (registry.Instance.ReadyAt, published by drainkit's registrars under
-// registry.MetaReadyAt), like Envoy's slow_start_config: during Window its
+// (registry.Instance.ReadyAt: drainkit's registrars publish the latest READY
+// under registry.MetaReadyAt, so an instance restored after EJECTED ramps
+// again), like Envoy's slow_start_config: during Window its
 // weight grows from MinWeightPercent to 100 % as (elapsed/Window)^(1/Aggression).
 // It is off when more than half of the candidates are in their window (a
 // fresh deployment) and for instances without a READY time.
