@@ -117,7 +117,8 @@ func TestEjectKeepsLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	lease := r.Lease()
-	if _, l, found, err := getKey(t, c, r.Key()); !found || l != lease {
+	first, l, found, err := getKey(t, c, r.Key())
+	if !found || l != lease {
 		t.Fatalf("after READY: found %v lease %x (%v)", found, int64(l), err)
 	}
 	if err := syncTo(t, r, lifecycle.Ejected, lifecycle.CauseChecks); err != nil {
@@ -136,8 +137,16 @@ func TestEjectKeepsLease(t *testing.T) {
 	if err := syncTo(t, r, lifecycle.Ready, lifecycle.CauseChecks); err != nil {
 		t.Fatal(err)
 	}
-	if _, l, found, _ := getKey(t, c, r.Key()); !found || l != lease || r.Status().Registrations != 1 {
+	again, l, found, _ := getKey(t, c, r.Key())
+	if !found || l != lease || r.Status().Registrations != 1 {
 		t.Fatalf("after READY again: found %v, lease %x (want %x), status %+v", found, int64(l), int64(lease), r.Status())
+	}
+	// The value carries the latest READY time (registry.MetaReadyAt), so
+	// consumers ramp the restored instance again.
+	t1, err1 := time.Parse(time.RFC3339Nano, first.Metadata[registry.MetaReadyAt])
+	t2, err2 := time.Parse(time.RFC3339Nano, again.Metadata[registry.MetaReadyAt])
+	if err1 != nil || err2 != nil || !t2.After(t1) {
+		t.Fatalf("ready_at %q after the first READY, %q after READY again: want a later time", first.Metadata[registry.MetaReadyAt], again.Metadata[registry.MetaReadyAt])
 	}
 }
 
