@@ -112,13 +112,17 @@ func TestEjectMapsToCriticalAndMaintenance(t *testing.T) {
 	eventually(t, 5*time.Second, "passing", passing)
 
 	failing.Store(true)
+	// The agent shows each write a moment before the registrar has its
+	// answer and records it, so the agent's state and the registrar's Status
+	// are awaited together.
 	took := eventually(t, 5*time.Second, "critical after the checks ejected", func() (bool, string) {
 		ids, _ := passingIDs(c, o.Service)
-		s := checkStatus(c, r.CheckID())
-		return s == api.HealthCritical && !hasID(ids, r.ID()), s
+		s, st := checkStatus(c, r.CheckID()), r.Status()
+		return s == api.HealthCritical && !hasID(ids, r.ID()) && st.Health == registry.Critical,
+			fmt.Sprintf("check %s; state %s, registrar %+v", s, lc.State(), st)
 	})
 	t.Logf("critical %s after the check started failing", took)
-	if lc.State() != lifecycle.Ejected || r.Status().Health != registry.Critical {
+	if lc.State() != lifecycle.Ejected {
 		t.Fatalf("state %s, registrar %+v", lc.State(), r.Status())
 	}
 	failing.Store(false)
@@ -131,15 +135,13 @@ func TestEjectMapsToCriticalAndMaintenance(t *testing.T) {
 	}
 	eventually(t, 5*time.Second, "maintenance after an operator eject", func() (bool, string) {
 		ids, _ := passingIDs(c, o.Service)
-		m := checkStatus(c, maintID)
-		return m == api.HealthCritical && !hasID(ids, r.ID()), "maintenance check " + m
+		m, st := checkStatus(c, maintID), r.Status()
+		return m == api.HealthCritical && !hasID(ids, r.ID()) && st.Health == registry.Maintenance,
+			fmt.Sprintf("maintenance check %s; registrar %+v", m, st)
 	})
 	if s := checkStatus(c, r.CheckID()); s != api.HealthPassing {
 		t.Fatalf("TTL check %s in maintenance; want passing (never reaped while an operator holds it out); state %s, registrar %+v",
 			s, lc.State(), r.Status())
-	}
-	if r.Status().Health != registry.Maintenance {
-		t.Fatalf("registrar %+v", r.Status())
 	}
 	if err := lc.Restore("operator test"); err != nil {
 		t.Fatal(err)
@@ -165,16 +167,15 @@ func TestReregisterAfterAgentRestart(t *testing.T) {
 		return hasID(ids, r.ID()), fmt.Sprint(ids, err)
 	})
 	a.Restart(t)
-	back := time.Now()
 	took := eventually(t, 2*testHeartbeat+time.Second, "registered again within two heartbeats", func() (bool, string) {
 		ids, err := passingIDs(c, o.Service)
-		return hasID(ids, r.ID()), fmt.Sprint(ids, err)
+		st := r.Status() // recorded a moment after the agent shows it
+		return hasID(ids, r.ID()) && st.Registrations == 2 && st.Health == registry.Passing, fmt.Sprint(ids, err, st)
 	})
 	t.Logf("re-registration latency after the agent was back: %s (heartbeat %s)", took, testHeartbeat)
 	if took > 2*testHeartbeat {
 		t.Errorf("re-registration took %s, more than two heartbeat periods (%s)", took, 2*testHeartbeat)
 	}
-	_ = back
 	if st := r.Status(); st.Registrations != 2 || st.Health != registry.Passing {
 		t.Fatalf("status %+v", st)
 	}
