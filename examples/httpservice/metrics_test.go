@@ -14,8 +14,20 @@ import (
 func TestAdminMetrics(t *testing.T) {
 	fast := []string{"DRAINKIT_PROPAGATION_MIN=0", "DRAINKIT_PROPAGATION_QUIET=0", "DRAINKIT_PROPAGATION_MAX=0"}
 	c := startChild(t, fast, "--admin-metrics")
-	c.WaitState("READY")
-	code, body := c.AdminDo("GET", "/metrics", nil)
+	// GET /state shows READY as soon as the lifecycle stores it; the
+	// telemetry observer counts that transition a moment later (after the
+	// transition's log line), so READY and the first transitions_total
+	// sample are awaited together. Every assertion below still runs on the
+	// body fetched here.
+	var code int
+	var body string
+	c.WaitFor(10*time.Second, "READY, and its transition counted in /metrics", func() bool {
+		if c.State() != "READY" {
+			return false
+		}
+		code, body = c.AdminDo("GET", "/metrics", nil)
+		return code != http.StatusOK || strings.Contains(body, "drainkit_lifecycle_transitions_total{")
+	})
 	if code != http.StatusOK {
 		t.Fatalf("GET /metrics: %d %s", code, body)
 	}

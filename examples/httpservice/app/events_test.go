@@ -43,6 +43,12 @@ func TestEventsEndWithDrainEvent(t *testing.T) {
 
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
+	// The clock for the events' pace starts before the request: the handler's
+	// ticker starts after it, so three events need at least two intervals
+	// from here. Started after the response headers instead, a test
+	// goroutine scheduled late on a loaded machine would count part of the
+	// first interval as not elapsed and see the events "too fast".
+	start := time.Now()
 	resp, err := (&http.Client{Transport: tr}).Get("http://" + ln.Addr().String() + "/events")
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +69,6 @@ func TestEventsEndWithDrainEvent(t *testing.T) {
 		}
 		return ""
 	}
-	start := time.Now()
 	for i := 1; i <= 3; i++ {
 		ev := readEvent()
 		lines = append(lines, ev)
