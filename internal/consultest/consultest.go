@@ -20,7 +20,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -45,14 +44,9 @@ type Agent struct {
 	// Node is the agent's node name.
 	Node string
 
-	bin     string
-	ports   ports
-	logPath string
-
-	mu      sync.Mutex
-	cmd     *exec.Cmd
-	exited  <-chan struct{}
-	clients []*http.Client // HTTP clients behind Client's api clients
+	bin   string
+	ports ports
+	proc  toolbin.Server // the process; its closers close Client's idle connections
 }
 
 type ports struct{ http, server, serfLAN, serfWAN int }
@@ -61,16 +55,11 @@ type ports struct{ http, server, serfLAN, serfWAN int }
 // else the path printed by <module root>/scripts/consul.sh (which may build
 // it first, taking minutes).
 //
-// Binary and Start are shaped like internal/etcdtest's: the shared steps
-// are internal/toolbin's (Path, Launch, WaitUp, LogTail); the flags, ports
-// and readiness check differ.
-func Binary() (string, error) {
-	p, err := toolbin.Path(EnvBinary, "consul.sh")
-	if err != nil {
-		return "", fmt.Errorf("consultest: %w", err)
-	}
-	return p, nil
-}
+// Binary and Start are shaped like internal/etcdtest's (the lookup and its
+// t.Fatal stay in each Start): the shared steps are internal/toolbin's
+// (Path, Server, LogTail); the flags, ports, environment, stop signal,
+// cleanup order and readiness check differ.
+func Binary() (string, error) { return toolbin.Path("consultest", EnvBinary, "consul.sh") }
 
 // Start starts a dev agent on free loopback ports and waits until it is
 // leader and its node is in the catalog. It fails the test if the binary
@@ -91,16 +80,13 @@ func Start(t testing.TB) *Agent {
 		Node:     "consultest-" + strconv.Itoa(p.http),
 		bin:      bin,
 		ports:    p,
-		logPath:  filepath.Join(t.TempDir(), "consul.log"),
+		proc: toolbin.Server{Name: "consultest", What: "consultest: agent",
+			LogPath: filepath.Join(t.TempDir(), "consul.log"), StartTimeout: StartTimeout},
 	}
 	t.Cleanup(func() {
-		a.Stop()
-		a.mu.Lock()
-		for _, hc := range a.clients {
-			hc.CloseIdleConnections()
-		}
-		a.mu.Unlock()
-		toolbin.LogTail(t, a.logPath, "consul agent log")
+		a.Stop() // before the clients: unlike etcdtest's order
+		a.proc.CloseClients()
+		toolbin.LogTail(t, a.proc.LogPath, "consul agent log")
 	})
 	if err := a.start(); err != nil {
 		t.Fatal(err)
@@ -120,40 +106,26 @@ func (a *Agent) start() error {
 		"-log-level", "info",
 	)
 	cmd.Env = append(os.Environ(), "CONSUL_HTTP_ADDR=") // don't let the agent pick up a caller's address
-	exited, err := toolbin.Launch(cmd, a.logPath, "consultest")
+	return a.proc.Start(cmd, a.up)
+}
+
+// up reports nil once the agent has a leader and its node is in the catalog.
+func (a *Agent) up(ctx context.Context, hc *http.Client) error {
+	leader, err := get(ctx, hc, "http://"+a.HTTPAddr+"/v1/status/leader")
 	if err != nil {
 		return err
 	}
-	a.mu.Lock()
-	a.cmd, a.exited = cmd, exited
-	a.mu.Unlock()
-	if err := a.waitUp(exited); err != nil {
-		a.Stop()
+	if leader == `""` {
+		return errors.New("no leader yet")
+	}
+	node, err := get(ctx, hc, "http://"+a.HTTPAddr+"/v1/catalog/node/"+a.Node)
+	if err != nil {
 		return err
 	}
+	if node == "null" {
+		return errors.New("node not in the catalog yet")
+	}
 	return nil
-}
-
-// waitUp polls until the agent has a leader and its node is in the catalog.
-func (a *Agent) waitUp(exited <-chan struct{}) error {
-	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 2 * time.Second}
-	return toolbin.WaitUp(exited, StartTimeout, "consultest: agent", a.logPath, func(ctx context.Context) error {
-		leader, err := get(ctx, hc, "http://"+a.HTTPAddr+"/v1/status/leader")
-		if err != nil {
-			return err
-		}
-		if leader == `""` {
-			return errors.New("no leader yet")
-		}
-		node, err := get(ctx, hc, "http://"+a.HTTPAddr+"/v1/catalog/node/"+a.Node)
-		if err != nil {
-			return err
-		}
-		if node == "null" {
-			return errors.New("node not in the catalog yet")
-		}
-		return nil
-	})
 }
 
 func get(ctx context.Context, hc *http.Client, url string) (string, error) {
@@ -176,35 +148,18 @@ func get(ctx context.Context, hc *http.Client, url string) (string, error) {
 
 // Stop kills the agent (SIGKILL: a dev agent has nothing to save) and waits
 // for it to exit. It is idempotent; the test's cleanup calls it too.
-func (a *Agent) Stop() {
-	a.mu.Lock()
-	cmd, exited := a.cmd, a.exited
-	a.cmd = nil
-	a.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	_ = cmd.Process.Kill()
-	<-exited
-}
+func (a *Agent) Stop() { a.proc.Stop() }
 
 // Restart stops the agent and starts a fresh one on the same ports: all
 // services, checks and indexes are gone, as after an agent crash that lost
 // its state. It fails the test if the new agent does not come up.
 func (a *Agent) Restart(t testing.TB) {
 	t.Helper()
-	a.Stop()
-	if err := a.start(); err != nil {
-		t.Fatal(err)
-	}
+	a.proc.Restart(t, a.start)
 }
 
 // Running reports whether the agent process is running.
-func (a *Agent) Running() bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.cmd != nil
-}
+func (a *Agent) Running() bool { return a.proc.Running() }
 
 // Config returns a new consul/api config for the agent: api.DefaultConfig
 // with Address set to HTTPAddr.
@@ -223,9 +178,7 @@ func (a *Agent) Client(t testing.TB) *api.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.mu.Lock()
-	a.clients = append(a.clients, cfg.HttpClient)
-	a.mu.Unlock()
+	a.proc.AddCloser(cfg.HttpClient.CloseIdleConnections)
 	return c
 }
 
@@ -234,21 +187,12 @@ func (a *Agent) Client(t testing.TB) *api.Client {
 func (a *Agent) Env() []string { return []string{"CONSUL_HTTP_ADDR=" + a.HTTPAddr} }
 
 // LogPath is the file the agent's output goes to (appended across restarts).
-func (a *Agent) LogPath() string { return a.logPath }
+func (a *Agent) LogPath() string { return a.proc.LogPath }
 
 // Pause stops the agent process with SIGSTOP: it keeps its sockets open but
 // answers nothing, as a hung agent does. Resume continues it; Stop kills it
 // either way.
-func (a *Agent) Pause() error { return a.signal(syscall.SIGSTOP) }
+func (a *Agent) Pause() error { return a.proc.Signal(syscall.SIGSTOP) }
 
 // Resume continues an agent stopped by Pause (SIGCONT).
-func (a *Agent) Resume() error { return a.signal(syscall.SIGCONT) }
-
-func (a *Agent) signal(sig syscall.Signal) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.cmd == nil {
-		return errors.New("consultest: agent not running")
-	}
-	return a.cmd.Process.Signal(sig)
-}
+func (a *Agent) Resume() error { return a.proc.Signal(syscall.SIGCONT) }

@@ -21,8 +21,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -54,12 +52,7 @@ type Server struct {
 	name    string
 	peerURL string
 	dataDir string
-	logPath string
-
-	mu      sync.Mutex
-	cmd     *exec.Cmd
-	exited  <-chan struct{}
-	clients []*clientv3.Client
+	proc    toolbin.Server // the process; its closers close Client's clients
 }
 
 // Binary returns the path of the etcd binary: $DRAINKIT_ETCD_BIN if set, else
@@ -67,14 +60,8 @@ type Server struct {
 // first, taking minutes).
 //
 // Binary and Start are shaped like internal/consultest's; the shared steps
-// are internal/toolbin's.
-func Binary() (string, error) {
-	p, err := toolbin.Path(EnvBinary, "etcd.sh")
-	if err != nil {
-		return "", fmt.Errorf("etcdtest: %w", err)
-	}
-	return p, nil
-}
+// are internal/toolbin's (Path, Server, LogTail).
+func Binary() (string, error) { return toolbin.Path("etcdtest", EnvBinary, "etcd.sh") }
 
 // Start starts a member on free loopback ports with a new data directory in
 // t.TempDir() and waits until it is healthy. It fails the test if the binary
@@ -98,7 +85,8 @@ func Start(t testing.TB) *Server {
 		name:     "etcdtest-" + strconv.Itoa(clientPort),
 		peerURL:  "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(peerPort)),
 		dataDir:  filepath.Join(dir, "data"),
-		logPath:  filepath.Join(dir, "etcd.log"),
+		proc: toolbin.Server{Name: "etcdtest", What: "etcdtest: etcd", LogPath: filepath.Join(dir, "etcd.log"),
+			StartTimeout: StartTimeout, StopGrace: stopTimeout},
 	}
 	s.ClientURL = "http://" + s.Endpoint
 	t.Cleanup(func() { s.cleanup(t) })
@@ -109,15 +97,9 @@ func Start(t testing.TB) *Server {
 }
 
 func (s *Server) cleanup(t testing.TB) {
-	s.mu.Lock()
-	clients := s.clients
-	s.clients = nil
-	s.mu.Unlock()
-	for _, c := range clients {
-		_ = c.Close()
-	}
+	s.proc.CloseClients() // before the member stops: unlike consultest's order
 	s.Stop()
-	toolbin.LogTail(t, s.logPath, "etcd log")
+	toolbin.LogTail(t, s.proc.LogPath, "etcd log")
 }
 
 func (s *Server) start() error {
@@ -134,18 +116,7 @@ func (s *Server) start() error {
 		"--unsafe-no-fsync", // test data; keeps a busy machine's disk out of the timings
 	)
 	cmd.Env = withoutEtcdEnv(os.Environ()) // ETCD_* variables are etcd flags
-	exited, err := toolbin.Launch(cmd, s.logPath, "etcdtest")
-	if err != nil {
-		return err
-	}
-	s.mu.Lock()
-	s.cmd, s.exited = cmd, exited
-	s.mu.Unlock()
-	if err := s.waitUp(exited); err != nil {
-		s.Stop()
-		return err
-	}
-	return nil
+	return s.proc.Start(cmd, s.healthy)
 }
 
 func withoutEtcdEnv(env []string) []string {
@@ -158,15 +129,8 @@ func withoutEtcdEnv(env []string) []string {
 	return out
 }
 
-// waitUp polls GET /health until the member reports itself healthy (it has a
+// healthy reports nil once GET /health says the member is healthy (it has a
 // leader and serves reads).
-func (s *Server) waitUp(exited <-chan struct{}) error {
-	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 2 * time.Second}
-	return toolbin.WaitUp(exited, StartTimeout, "etcdtest: etcd", s.logPath, func(ctx context.Context) error {
-		return s.healthy(ctx, hc)
-	})
-}
-
 func (s *Server) healthy(ctx context.Context, hc *http.Client) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.ClientURL+"/health", nil)
 	if err != nil {
@@ -190,32 +154,14 @@ func (s *Server) healthy(ctx context.Context, hc *http.Client) error {
 // Stop stops the member (SIGTERM, then SIGKILL after 5s) and waits for it to
 // exit; the data directory stays. It is idempotent; the test's cleanup calls
 // it too.
-func (s *Server) Stop() {
-	s.mu.Lock()
-	cmd, exited := s.cmd, s.exited
-	s.cmd = nil
-	s.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-exited:
-	case <-time.After(stopTimeout):
-		_ = cmd.Process.Kill()
-		<-exited
-	}
-}
+func (s *Server) Stop() { s.proc.Stop() }
 
 // Restart stops the member and starts it again on the same ports with the
 // same data directory: keys, leases (their TTLs restart) and revisions
 // survive. It fails the test if the member does not come up.
 func (s *Server) Restart(t testing.TB) {
 	t.Helper()
-	s.Stop()
-	if err := s.start(); err != nil {
-		t.Fatal(err)
-	}
+	s.proc.Restart(t, s.start)
 }
 
 // RestartWiped stops the member, removes its data directory and starts a new
@@ -223,22 +169,17 @@ func (s *Server) Restart(t testing.TB) {
 // again from 1. It fails the test if the member does not come up.
 func (s *Server) RestartWiped(t testing.TB) {
 	t.Helper()
-	s.Stop()
-	if err := os.RemoveAll(s.dataDir); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.start(); err != nil {
-		t.Fatal(err)
-	}
+	s.proc.Restart(t, func() error {
+		if err := os.RemoveAll(s.dataDir); err != nil {
+			return err
+		}
+		return s.start()
+	})
 }
 
 // Running reports whether the member process is running (started and not
 // stopped).
-func (s *Server) Running() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.cmd != nil
-}
+func (s *Server) Running() bool { return s.proc.Running() }
 
 // Config returns a clientv3 configuration for the member: Endpoint, a 5s dial
 // timeout and a logger that drops the client's own logging.
@@ -254,9 +195,7 @@ func (s *Server) Client(t testing.TB) *clientv3.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.mu.Lock()
-	s.clients = append(s.clients, c)
-	s.mu.Unlock()
+	s.proc.AddCloser(func() { _ = c.Close() })
 	return c
 }
 
@@ -265,7 +204,7 @@ func (s *Server) Client(t testing.TB) *clientv3.Client {
 func (s *Server) Env() []string { return []string{"ETCD_ENDPOINTS=" + s.Endpoint} }
 
 // LogPath is the file the member's output goes to (appended across restarts).
-func (s *Server) LogPath() string { return s.logPath }
+func (s *Server) LogPath() string { return s.proc.LogPath }
 
 // freePorts picks two distinct free loopback TCP ports, holding both
 // listeners until both are chosen. Another process could still take one

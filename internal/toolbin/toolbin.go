@@ -19,7 +19,17 @@ import (
 // path printed by <module root>/scripts/<script>, which may build the binary
 // first, taking minutes. The module root is the first directory above the
 // working directory whose go.mod declares github.com/drainkit/drainkit.
-func Path(envVar, script string) (string, error) {
+// Its errors start with "<harness>: ", the name of the calling harness
+// package (such as "consultest").
+func Path(harness, envVar, script string) (string, error) {
+	p, err := path(envVar, script)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", harness, err)
+	}
+	return p, nil
+}
+
+func path(envVar, script string) (string, error) {
 	if p := os.Getenv(envVar); p != "" {
 		if _, err := os.Stat(p); err != nil {
 			return "", fmt.Errorf("%s=%s: %w", envVar, p, err)

@@ -5,63 +5,28 @@ package consul
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/drainkit/drainkit/internal/childtest"
 	"github.com/drainkit/drainkit/internal/consultest"
+	"github.com/drainkit/drainkit/internal/testpoll"
 	"github.com/drainkit/drainkit/registry"
 	"github.com/hashicorp/consul/api"
 )
 
-var (
-	exampleOnce   sync.Once
-	exampleBin    string
-	exampleRemove func()
-	exampleErr    error
-)
+// example is examples/httpservice, built once per test run; TestMain
+// removes it.
+var example = childtest.NewOnce("github.com/drainkit/drainkit/examples/httpservice")
 
-// exampleBinary builds examples/httpservice once per test run.
-func exampleBinary(t *testing.T) string {
-	t.Helper()
-	exampleOnce.Do(func() {
-		exampleBin, exampleRemove, exampleErr = childtest.Build("github.com/drainkit/drainkit/examples/httpservice")
-	})
-	if exampleErr != nil {
-		t.Fatal(exampleErr)
-	}
-	return exampleBin
-}
-
-func removeExampleBuild() {
-	if exampleRemove != nil {
-		exampleRemove()
-	}
-}
-
-// childTimings are the DRAINKIT_* settings of the child tests: window
-// 2s..4s, TTL 3s with a heartbeat every 1s, fast readiness checks.
-var childTimings = []string{
-	"DRAINKIT_PROPAGATION_MIN=2s", "DRAINKIT_PROPAGATION_QUIET=0s", "DRAINKIT_PROPAGATION_MAX=4s",
-	"DRAINKIT_DRAIN_TIMEOUT=2s", "DRAINKIT_STOP_TIMEOUT=1s", "DRAINKIT_GRACE_PERIOD=10s",
-	"DRAINKIT_REGISTRY_TTL=3s", "DRAINKIT_REGISTRY_HEARTBEAT_INTERVAL=1s",
-	"DRAINKIT_CHECKS_INTERVAL=200ms", "DRAINKIT_CHECKS_TIMEOUT=100ms",
-	"DRAINKIT_CHECKS_FAILURE_THRESHOLD=1", "DRAINKIT_CHECKS_SUCCESS_THRESHOLD=2",
-}
-
-const (
-	childPropagationMin = 2 * time.Second
-	childPropagationMax = 4 * time.Second
-	childBudget         = 4*time.Second + 2*time.Second + time.Second + time.Second // max + drain + stop + margin
-)
+// childTimings are the DRAINKIT_* settings of the child tests (see
+// childtest.Timings) with TTL 3s and a heartbeat every 1s.
+var childTimings = childtest.Timings("DRAINKIT_REGISTRY_TTL=3s", "DRAINKIT_REGISTRY_HEARTBEAT_INTERVAL=1s")
 
 // child is examples/httpservice running as a child process (see package
 // childtest).
@@ -72,12 +37,12 @@ type child = childtest.Child
 // "started" line.
 func startChild(t *testing.T, env []string, args ...string) *child {
 	t.Helper()
-	return childtest.Start(t, exampleBinary(t), env, args...)
+	return childtest.Start(t, example.Path(t), env, args...)
 }
 
 func startChildNoWait(t *testing.T, env []string, args ...string) *child {
 	t.Helper()
-	return childtest.StartNoWait(t, exampleBinary(t), env, args...)
+	return childtest.StartNoWait(t, example.Path(t), env, args...)
 }
 
 // childEnv is the environment of a child registering in a.
@@ -89,15 +54,7 @@ func childEnv(a *consultest.Agent, extra ...string) []string {
 // returns its ID.
 func onlyInstance(t *testing.T, c *api.Client, service string, timeout time.Duration) string {
 	t.Helper()
-	var id string
-	eventually(t, timeout, "one passing instance of "+service, func() (bool, string) {
-		ids, err := passingIDs(c, service)
-		if len(ids) == 1 {
-			id = ids[0]
-		}
-		return len(ids) == 1, fmt.Sprint(ids, err)
-	})
-	return id
+	return testpoll.One(t, timeout, "one passing instance of "+service, func() ([]string, error) { return passingIDs(c, service) })
 }
 
 // TestChildWarmupAbsentUntilReady: a 1s warm-up; whenever the catalog lists
@@ -176,7 +133,7 @@ func TestChildSIGTERM(t *testing.T) {
 	// drain began, which is after sig). The poll therefore allows up to
 	// propagation.max, the latest the window may end; gone > win.At below
 	// checks the promise against the window that actually ran.
-	gone := eventually(t, childPropagationMax, "gone from health/service?passing before the window ends", func() (bool, string) {
+	gone := eventually(t, childtest.PropagationMax, "gone from health/service?passing before the window ends", func() (bool, string) {
 		ids, err := passingIDs(c, svc)
 		return err == nil && !hasID(ids, id), fmt.Sprint(ids, err)
 	})
@@ -184,29 +141,23 @@ func TestChildSIGTERM(t *testing.T) {
 	select {
 	case at := <-watchGone:
 		watched = at.Sub(sig)
-	case <-time.After(childPropagationMin):
+	case <-time.After(childtest.PropagationMin):
 		t.Fatal("the watch did not see the removal within propagation.min")
 	}
-	if code := ch.WaitExit(childBudget + 2*time.Second); code != 0 {
-		t.Fatalf("exit code %d", code)
-	}
-	dereg, conf, win := ch.TimelineStep("deregistered"), ch.TimelineStep("confirmed"), ch.TimelineStep("window_ended")
-	if !dereg.OK || !conf.OK || !win.OK || dereg.Err != "" || conf.Err != "" {
-		t.Fatalf("timeline: deregistered %+v confirmed %+v window_ended %+v", dereg, conf, win)
-	}
+	dereg, conf, win := ch.CleanDrain(childtest.Budget + 2*time.Second)
 	t.Logf("after SIGTERM: deregistered at %s, confirmed at %s (timeline); gone from ?passing by %s and from the watch by %s (observed); window ended at %s",
 		dereg.At, conf.At, gone.Round(time.Millisecond), watched.Round(time.Millisecond), win.At)
 	if conf.At > win.At || gone > win.At || watched > win.At {
 		t.Fatal("the instance was still passing when the window ended")
 	}
-	if win.At < childPropagationMin {
+	if win.At < childtest.PropagationMin {
 		t.Fatalf("window ended at %s, before propagation.min", win.At)
 	}
 }
 
 // TestChildAgentStoppedBeforeSIGTERM: with the agent gone, the drain still
 // completes within its budget and logs the deregistration failure.
-func TestChildAgentStoppedBeforeSIGTERM(t *testing.T) {
+func TestChildAgentStoppedBeforeSIGTERM(t *testing.T) { // alike in shape in registry/etcd: the registry-specific setup and log line stay here
 	a := consultest.Start(t)
 	c := a.Client(t)
 	const svc = "agent-down-svc"
@@ -215,33 +166,10 @@ func TestChildAgentStoppedBeforeSIGTERM(t *testing.T) {
 	a.Stop()
 	sig := time.Now()
 	ch.Cmd.Process.Signal(syscall.SIGTERM)
-	code := ch.WaitExit(childBudget + 5*time.Second)
-	took := time.Since(sig)
-	if code != 0 {
-		t.Fatalf("exit code %d", code)
-	}
-	dereg := ch.TimelineStep("deregistered")
-	t.Logf("drain with the agent down: exit after %s (budget %s); deregistration gave up at %s: %s", took.Round(time.Millisecond), childBudget, dereg.At, dereg.Err)
-	if took > childBudget {
-		t.Fatalf("exit after %s, over the budget %s", took, childBudget)
-	}
-	if !dereg.OK || dereg.Err == "" || dereg.At > childPropagationMax+time.Second {
-		t.Fatalf("deregistered step %+v; want a failure within propagation.max", dereg)
-	}
+	ch.DrainRegistryDown(sig, "the agent", "deregistration") // the exit, budget and step checks
 	if len(ch.LogLines("consul: deregistration failed; the check turns critical after the TTL")) != 1 {
 		t.Fatal("the registrar did not log the deregistration failure")
 	}
-}
-
-// freePort returns a loopback TCP port that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // TestChildKill9: a killed child's check turns critical within the TTL; a new
@@ -251,7 +179,7 @@ func TestChildKill9(t *testing.T) {
 	a := consultest.Start(t)
 	c := a.Client(t)
 	const svc = "kill9-svc"
-	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	addr := childtest.FreeAddr(t)
 	first := startChild(t, childEnv(a), "--service", svc, "--http-addr", addr)
 	oldID := onlyInstance(t, c, svc, 10*time.Second)
 

@@ -3,24 +3,26 @@ package consul
 import (
 	"context"
 	"log/slog"
-	"os"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/drainkit/drainkit/internal/consultest"
 	"github.com/drainkit/drainkit/internal/testlog"
+	"github.com/drainkit/drainkit/internal/testpoll"
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/hashicorp/consul/api"
 	"go.uber.org/goleak"
 )
 
+// Alike in registry/{consul,etcd}: the per-package wiring (TestMain, poll, logger) Go needs in each package.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
-		removeExampleBuild()
-		os.Exit(code)
-	}))
+	goleak.VerifyTestMain(m, goleak.Cleanup(example.RemoveAndExit))
 }
+
+// eventually polls cond until it holds and returns how long that took, or
+// fails the test after timeout (see testpoll.Eventually).
+var eventually = testpoll.Eventually
 
 // Test timings: TTL 3s, heartbeat 1s.
 const (
@@ -50,25 +52,6 @@ func newRegistrar(t *testing.T, o Options) *Registrar {
 	}
 	t.Cleanup(func() { _ = r.Close() })
 	return r
-}
-
-// eventually polls cond every 20ms until it returns true or timeout passes,
-// then fails the test with what and cond's last detail.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) time.Duration {
-	t.Helper()
-	start := time.Now()
-	var detail string
-	for {
-		var ok bool
-		ok, detail = cond()
-		if ok {
-			return time.Since(start)
-		}
-		if time.Since(start) > timeout {
-			t.Fatalf("%s: not within %s (last: %s)", what, timeout, detail)
-		}
-		time.Sleep(20 * time.Millisecond) // polling interval, not synchronisation
-	}
 }
 
 // checkStatus returns the agent's status of checkID ("" if absent) and an

@@ -6,66 +6,31 @@ package etcd_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
-	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/drainkit/drainkit/internal/childtest"
 	"github.com/drainkit/drainkit/internal/etcdtest"
+	"github.com/drainkit/drainkit/internal/testpoll"
 	"github.com/drainkit/drainkit/registry"
 	"github.com/drainkit/drainkit/registry/etcd"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-var (
-	exampleOnce   sync.Once
-	exampleBin    string
-	exampleRemove func()
-	exampleErr    error
-)
+// example is examples/httpservice, built once per test run; TestMain
+// removes it.
+var example = childtest.NewOnce("github.com/drainkit/drainkit/examples/httpservice")
 
-// exampleBinary builds examples/httpservice once per test run.
-func exampleBinary(t *testing.T) string {
-	t.Helper()
-	exampleOnce.Do(func() {
-		exampleBin, exampleRemove, exampleErr = childtest.Build("github.com/drainkit/drainkit/examples/httpservice")
-	})
-	if exampleErr != nil {
-		t.Fatal(exampleErr)
-	}
-	return exampleBin
-}
-
-func removeExampleBuild() {
-	if exampleRemove != nil {
-		exampleRemove()
-	}
-}
-
-// childTimings are the DRAINKIT_* settings of the child tests: window
-// 2s..4s, lease TTL 3s kept alive every 1s, fast readiness checks.
-var childTimings = []string{
-	"DRAINKIT_PROPAGATION_MIN=2s", "DRAINKIT_PROPAGATION_QUIET=0s", "DRAINKIT_PROPAGATION_MAX=4s",
-	"DRAINKIT_DRAIN_TIMEOUT=2s", "DRAINKIT_STOP_TIMEOUT=1s", "DRAINKIT_GRACE_PERIOD=10s",
-	"DRAINKIT_REGISTRY_ETCD_TTL=3s", "DRAINKIT_REGISTRY_ETCD_KEEPALIVE_INTERVAL=1s",
-	"DRAINKIT_CHECKS_INTERVAL=200ms", "DRAINKIT_CHECKS_TIMEOUT=100ms",
-	"DRAINKIT_CHECKS_FAILURE_THRESHOLD=1", "DRAINKIT_CHECKS_SUCCESS_THRESHOLD=2",
-}
-
-const (
-	childPropagationMin = 2 * time.Second
-	childPropagationMax = 4 * time.Second
-	childBudget         = 4*time.Second + 2*time.Second + time.Second + time.Second // max + drain + stop + margin
-)
+// childTimings are the DRAINKIT_* settings of the child tests (see
+// childtest.Timings) with lease TTL 3s kept alive every 1s.
+var childTimings = childtest.Timings("DRAINKIT_REGISTRY_ETCD_TTL=3s", "DRAINKIT_REGISTRY_ETCD_KEEPALIVE_INTERVAL=1s")
 
 func startChild(t *testing.T, s *etcdtest.Server, args ...string) *childtest.Child {
 	t.Helper()
-	return childtest.Start(t, exampleBinary(t), append(s.Env(), childTimings...), args...)
+	return childtest.Start(t, example.Path(t), append(s.Env(), childTimings...), args...)
 }
 
 // instanceKeys lists the keys under the service's prefix.
@@ -87,15 +52,7 @@ func instanceKeys(c *clientv3.Client, service string) ([]string, error) {
 // returns its key.
 func onlyKey(t *testing.T, c *clientv3.Client, service string, timeout time.Duration) string {
 	t.Helper()
-	var key string
-	eventually(t, timeout, "one instance of "+service, func() (bool, string) {
-		keys, err := instanceKeys(c, service)
-		if len(keys) == 1 {
-			key = keys[0]
-		}
-		return len(keys) == 1, fmt.Sprint(keys, err)
-	})
-	return key
+	return testpoll.One(t, timeout, "one instance of "+service, func() ([]string, error) { return instanceKeys(c, service) })
 }
 
 // TestChildWarmup: a 1s warm-up; whenever etcd holds the instance's key,
@@ -104,7 +61,7 @@ func TestChildWarmup(t *testing.T) {
 	s := etcdtest.Start(t)
 	c := s.Client(t)
 	const svc = "warmup-svc"
-	exampleBinary(t) // build first: the clock starts with the child
+	example.Path(t) // build first: the clock starts with the child
 	start := time.Now()
 	ch := startChild(t, s, "--warmup", "1s", "--service", svc)
 	saw503 := false
@@ -165,7 +122,7 @@ func TestChildSIGTERM(t *testing.T) {
 	// drain began, which is after sig). The poll therefore allows up to
 	// propagation.max, the latest the window may end; gone > win.At below
 	// checks the promise against the window that actually ran.
-	gone := eventually(t, childPropagationMax, "key gone before the window ends", func() (bool, string) {
+	gone := eventually(t, childtest.PropagationMax, "key gone before the window ends", func() (bool, string) {
 		keys, err := instanceKeys(c, svc)
 		return err == nil && len(keys) == 0, fmt.Sprint(keys, err)
 	})
@@ -176,16 +133,10 @@ func TestChildSIGTERM(t *testing.T) {
 		if v.Err != nil || v.Has(id) {
 			t.Fatalf("view after SIGTERM: %+v", v)
 		}
-	case <-time.After(childPropagationMin):
+	case <-time.After(childtest.PropagationMin):
 		t.Fatal("the watch did not see the deletion within propagation.min")
 	}
-	if code := ch.WaitExit(childBudget + 2*time.Second); code != 0 {
-		t.Fatalf("exit code %d", code)
-	}
-	dereg, conf, win := ch.TimelineStep("deregistered"), ch.TimelineStep("confirmed"), ch.TimelineStep("window_ended")
-	if !dereg.OK || !conf.OK || !win.OK || dereg.Err != "" || conf.Err != "" {
-		t.Fatalf("timeline: deregistered %+v confirmed %+v window_ended %+v", dereg, conf, win)
-	}
+	dereg, conf, win := ch.CleanDrain(childtest.Budget + 2*time.Second)
 	t.Logf("after SIGTERM: lease revoked at %s, confirmed at %s (timeline); key gone by %s, watch saw it by %s (observed); window ended at %s",
 		dereg.At, conf.At, gone.Round(time.Millisecond), watched.Round(time.Millisecond), win.At)
 	if conf.At > win.At || gone > win.At || watched > win.At {
@@ -195,7 +146,7 @@ func TestChildSIGTERM(t *testing.T) {
 
 // TestChildEtcdStoppedBeforeSIGTERM: with etcd gone, the drain still
 // completes within its budget and logs the failed revocation.
-func TestChildEtcdStoppedBeforeSIGTERM(t *testing.T) {
+func TestChildEtcdStoppedBeforeSIGTERM(t *testing.T) { // alike in shape in registry/consul: the registry-specific setup and log line stay here
 	s := etcdtest.Start(t)
 	c := s.Client(t)
 	const svc = "down-svc"
@@ -204,32 +155,10 @@ func TestChildEtcdStoppedBeforeSIGTERM(t *testing.T) {
 	s.Stop()
 	sig := time.Now()
 	ch.Signal(syscall.SIGTERM)
-	code := ch.WaitExit(childBudget + 5*time.Second)
-	took := time.Since(sig)
-	if code != 0 {
-		t.Fatalf("exit code %d", code)
-	}
-	dereg := ch.TimelineStep("deregistered")
-	t.Logf("drain with etcd down: exit after %s (budget %s); revocation gave up at %s: %s", took.Round(time.Millisecond), childBudget, dereg.At, dereg.Err)
-	if took > childBudget {
-		t.Fatalf("exit after %s, over the budget %s", took, childBudget)
-	}
-	if !dereg.OK || dereg.Err == "" || dereg.At > childPropagationMax+time.Second {
-		t.Fatalf("deregistered step %+v; want a failure within propagation.max", dereg)
-	}
+	ch.DrainRegistryDown(sig, "etcd", "revocation") // the exit, budget and step checks
 	if len(ch.LogLines("etcd: deregistration failed; the key leaves when the lease expires")) != 1 {
 		t.Fatal("the registrar did not log the failed revocation")
 	}
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // TestChildKill9: a killed child's key disappears within the lease TTL, and
@@ -240,7 +169,7 @@ func TestChildKill9(t *testing.T) {
 	c := s.Client(t)
 	const svc = "kill9-svc"
 	const ttl = 3 * time.Second
-	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	addr := childtest.FreeAddr(t)
 	first := startChild(t, s, "--service", svc, "--http-addr", addr)
 	oldKey := onlyKey(t, c, svc, 10*time.Second)
 
@@ -340,7 +269,7 @@ func TestChildInvalidSettings(t *testing.T) {
 		t.Run(c.key, func(t *testing.T) {
 			// No etcd is needed: the settings fail before any call.
 			env := append([]string{"ETCD_ENDPOINTS=127.0.0.1:1"}, childTimings...)
-			ch := childtest.StartNoWait(t, exampleBinary(t), append(env, c.env), "--service", "invalid")
+			ch := childtest.StartNoWait(t, example.Path(t), append(env, c.env), "--service", "invalid")
 			if code := ch.WaitExit(10 * time.Second); code != 2 {
 				t.Fatalf("exit code %d, want 2:\n%s", code, ch.Logs())
 			}

@@ -4,25 +4,27 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"os"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/drainkit/drainkit/internal/etcdtest"
 	"github.com/drainkit/drainkit/internal/testlog"
+	"github.com/drainkit/drainkit/internal/testpoll"
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/registry/etcd"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/goleak"
 )
 
+// Alike in registry/{consul,etcd}: the per-package wiring (TestMain, poll, logger) Go needs in each package.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
-		removeExampleBuild()
-		os.Exit(code)
-	}))
+	goleak.VerifyTestMain(m, goleak.Cleanup(example.RemoveAndExit))
 }
+
+// eventually polls cond until it holds and returns how long that took, or
+// fails the test after timeout (see testpoll.Eventually).
+var eventually = testpoll.Eventually
 
 // Test timings: lease TTL 3s, keep-alive every 1s.
 const (
@@ -53,25 +55,6 @@ func newRegistrar(t *testing.T, o etcd.Options) *etcd.Registrar {
 	}
 	t.Cleanup(func() { _ = r.Close() })
 	return r
-}
-
-// eventually polls cond every 20ms until it returns true or timeout passes,
-// then fails the test with what and cond's last detail.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) time.Duration {
-	t.Helper()
-	start := time.Now()
-	var detail string
-	for {
-		var ok bool
-		ok, detail = cond()
-		if ok {
-			return time.Since(start)
-		}
-		if time.Since(start) > timeout {
-			t.Fatalf("%s: not within %s (last: %s)", what, timeout, detail)
-		}
-		time.Sleep(20 * time.Millisecond) // polling interval, not synchronisation
-	}
 }
 
 // kratosValue is kratos's ServiceInstance JSON.
