@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net/http"
 	"strings"
 	"syscall"
 	"testing"
@@ -73,5 +74,37 @@ func TestDiscoveryFlagErrorsExit2(t *testing.T) {
 		if code := c.WaitExit(10 * time.Second); code != 2 || !strings.Contains(c.Logs(), tc.want) {
 			t.Errorf("%v %v: exit %d, logs %q; want 2 and %q", tc.env, tc.args, code, c.Logs(), tc.want)
 		}
+	}
+}
+
+// A service registered under one prefix and a consumer reading another: the
+// consumer starts and finds no instance, and its start line and the
+// "forward failed" line name the keys it reads, so that the mismatch with
+// the service's "etcd: registered" key shows.
+func TestEtcdWrongPrefixNamesTheKeysRead(t *testing.T) {
+	srv := etcdtest.Start(t)
+	r := childtest.Start(t, serviceBin, append(srv.Env(), "DRAINKIT_REGISTRY_ETCD_PREFIX=/services"), "--service", "orders")
+	c := childtest.Start(t, consumerBin, nil, "--service", "orders", "--etcd", srv.Endpoint, "--etcd-prefix", "/service")
+	from := `"from":"etcd keys /service/orders/ at ` + srv.Endpoint + `"`
+	if !strings.Contains(c.Logs(), `"msg":"started"`) || !strings.Contains(c.Logs(), from) {
+		t.Errorf("consumer logs %q: want a start line with %s", c.Logs(), from)
+	}
+	waitFor(t, 20*time.Second, "the service's registration", func() bool {
+		return strings.Contains(r.Logs(), `"key":"/services/orders/`)
+	})
+	if code, body := get(t, c, "/"); code != http.StatusBadGateway || !strings.Contains(body, "no instance") {
+		t.Errorf("GET /: %d %q, want 502 and no instance", code, body)
+	}
+	waitFor(t, 10*time.Second, "a forward failed line naming the keys", func() bool {
+		for _, l := range strings.Split(c.Logs(), "\n") {
+			if strings.Contains(l, `"msg":"forward failed"`) && strings.Contains(l, from) {
+				return true
+			}
+		}
+		return false
+	})
+	c.Signal(syscall.SIGTERM)
+	if code := c.WaitExit(10 * time.Second); code != 0 {
+		t.Errorf("consumer exit code %d after SIGTERM, want 0", code)
 	}
 }

@@ -17,7 +17,11 @@
 // GET /<path> on --http-addr is sent as GET http://<service>/<path>, and the
 // answer relayed; GET /status on --admin-addr returns the consumer's Status
 // as JSON. Logs are JSON lines on stderr; the first says "started" with the
-// bound addresses. SIGTERM or SIGINT stops it (exit 0); bad flags exit 2.
+// bound addresses and, as "from", where the instances are read (for etcd,
+// the key prefix <--etcd-prefix>/<service>/ and the endpoints: compare it
+// with the key in httpservice's "etcd: registered" line when no instance is
+// found); every "forward failed" line repeats "from". SIGTERM or SIGINT
+// stops it (exit 0); bad flags exit 2.
 package main
 
 // Imports alike the root service.go's: an example is a self-contained main
@@ -150,11 +154,12 @@ func serve(ctx context.Context, f flags, kind string, tr *consumer.Transport, lo
 		return usageError(fmt.Errorf("--admin-addr: %w", err))
 	}
 	client := &http.Client{Transport: tr, Timeout: f.timeout}
-	srv := &http.Server{Handler: forward(client, f.service, logger), ReadHeaderTimeout: 5 * time.Second}
+	from := watched(f, kind)
+	srv := &http.Server{Handler: forward(client, f.service, logger.With("from", from)), ReadHeaderTimeout: 5 * time.Second}
 	admin := &http.Server{Handler: status(tr), ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(ln)
 	go admin.Serve(aln)
-	logger.Info("started", "http", ln.Addr().String(), "admin", aln.Addr().String(), "service", f.service, "discovery", kind)
+	logger.Info("started", "http", ln.Addr().String(), "admin", aln.Addr().String(), "service", f.service, "discovery", kind, "from", from)
 	<-ctx.Done()
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -164,6 +169,19 @@ func serve(ctx context.Context, f flags, kind string, tr *consumer.Transport, lo
 		return 1
 	}
 	return 0
+}
+
+// watched says where the instances come from, for the start line and the
+// failure logs: with a wrong --etcd-prefix or --service the consumer starts
+// and finds no instance, and only the keys it reads tell why.
+func watched(f flags, kind string) string {
+	switch kind {
+	case etcd.SourceName:
+		return fmt.Sprintf("etcd keys %s/%s/ at %s", f.etcdPrefix, f.service, f.etcd)
+	case "consul":
+		return fmt.Sprintf("Consul service %s at CONSUL_HTTP_ADDR=%s", f.service, os.Getenv("CONSUL_HTTP_ADDR"))
+	}
+	return "--targets " + f.targets
 }
 
 // forward sends each GET on to the service and relays the answer.

@@ -26,7 +26,7 @@ type flags struct {
 func (f *flags) define(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.warmup, "warmup", 0, "simulated warm-up duration, e.g. 2s (>= 0s, < warmup.timeout)")
 	fs.StringVar(&f.failReadinessFile, "fail-readiness-file", "", "add a readiness check that fails while this file exists (rounds every checks.interval)")
-	fs.StringVar(&f.service, "service", "httpservice", "service name to register in Consul when CONSUL_HTTP_ADDR is set (registry.service overrides)")
+	fs.StringVar(&f.service, "service", "httpservice", "service name to register in Consul (CONSUL_HTTP_ADDR) or etcd (ETCD_ENDPOINTS) (registry.service overrides)")
 }
 
 // validate checks the example's own flags; it returns one line naming the

@@ -10,8 +10,15 @@
 // flags (--propagation-min=1s), DRAINKIT_* environment variables
 // (DRAINKIT_PROPAGATION_MIN=1s, DRAINKIT_ADMIN_TOKEN) or a file (--config);
 // see --help. With admin.metrics, GET /metrics on the admin listener serves
-// OpenTelemetry metrics through Prometheus; with CONSUL_HTTP_ADDR set, the
-// service registers in Consul. Logs are JSON lines on stderr. Exit codes: 0
+// OpenTelemetry metrics through Prometheus. With CONSUL_HTTP_ADDR set, the
+// service registers in Consul; with ETCD_ENDPOINTS (or
+// registry.etcd.endpoints) set, in etcd, in kratos's key layout under
+// registry.etcd.prefix (default /microservices), and logs an "etcd:
+// registered" line naming the key. Without either it registers nowhere, and
+// says nothing about it. The registry is not a start condition: with it
+// unreachable the service starts, logs the failure, retries and registers
+// once it answers (GET /state shows the registrar's last error). Logs are
+// JSON lines on stderr. Exit codes: 0
 // drain completed; 1 warm-up failed or something was force-closed; 128+signo
 // when a second signal forced the exit; 2 for bad flags or settings (nothing
 // was started).
