@@ -41,6 +41,11 @@ func (r *Registrar) Deregister(ctx context.Context) error {
 	c := r.client
 	r.mu.Unlock()
 	if r.lease == 0 || c == nil {
+		// No lease, no key of ours: a key lives only under its lease, and a
+		// lease etcd lost took its key with it.
+		r.mu.Lock()
+		r.noneHeld = true
+		r.mu.Unlock()
 		r.log.Info("etcd: nothing to deregister: no lease held")
 		return nil
 	}
@@ -77,13 +82,15 @@ func (r *Registrar) revokeRetrying(ctx context.Context, c *clientv3.Client) (int
 // key; if it is still there, it watches it from the read's revision + 1 until
 // a deletion, so it returns as soon as the lease is revoked or expires. After
 // a failed Deregister it still returns once the lease has expired. It
-// returns nil at once when nothing was ever registered.
+// returns nil at once, without a call to etcd, when Deregister found no lease
+// held (nothing registered, or a lease etcd already lost with its key), so an
+// etcd that was never reachable costs no confirmation.
 func (r *Registrar) Confirm(ctx context.Context) error {
 	start := time.Now()
 	r.mu.Lock()
-	c := r.client
+	c, none := r.client, r.noneHeld
 	r.mu.Unlock()
-	if c == nil {
+	if c == nil || none {
 		return nil
 	}
 	var last error

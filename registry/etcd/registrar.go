@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -46,6 +47,7 @@ type Registrar struct {
 	gen       uint64 // bumped by each Sync
 	status    status
 	closed    bool
+	noneHeld  bool // Deregister found no lease held: nothing to confirm
 	streak    regworker.Streak
 
 	worker regworker.Worker
@@ -88,7 +90,9 @@ func New(opts Options) (*Registrar, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	log := logger.With("registrar", "etcd", "service", opts.Service, "id", opts.ID)
+	log := logger.With("registrar", "etcd", "service", opts.Service, "id", opts.ID,
+		"endpoints", strings.Join(opts.Client.Endpoints, ",")) // "context deadline exceeded" alone does not say where
+
 	return &Registrar{
 		opts:   opts,
 		id:     opts.ID,

@@ -274,6 +274,41 @@ func TestEtcdDownDeregisterBounded(t *testing.T) {
 	}
 }
 
+// TestEtcdNeverReachedNothingToConfirm: with etcd unreachable from the
+// start, nothing was registered: Deregister and Confirm both return nil at
+// once, rather than Confirm querying a dead etcd until the window ends.
+func TestEtcdNeverReachedNothingToConfirm(t *testing.T) {
+	s := etcdtest.Start(t)
+	o, buf := testOptions(t, s, "never-svc", 18088)
+	s.Stop() // before the first call: the registrar never reaches etcd
+	o.CallTimeout = 200 * time.Millisecond
+	r := newRegistrar(t, o)
+	sctx, scancel := context.WithTimeout(context.Background(), time.Second)
+	defer scancel()
+	if err := r.Sync(sctx, lifecycle.Transition{To: lifecycle.Ready, Cause: lifecycle.CauseWarmup, At: time.Now()}); err == nil {
+		t.Fatal("Sync succeeded with etcd stopped")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := r.Deregister(ctx); err != nil {
+		t.Fatalf("Deregister = %v, want nil: nothing was registered", err)
+	}
+	start := time.Now()
+	err := r.Confirm(ctx)
+	took := time.Since(start)
+	if err != nil || took > time.Second {
+		t.Fatalf("Confirm = %v after %s; want nil at once: no lease was ever held", err, took)
+	}
+	if !strings.Contains(buf.String(), "nothing to deregister") {
+		t.Fatal("the empty deregistration was not logged")
+	}
+	// The failure names where it looked: etcd's client says only "context
+	// deadline exceeded".
+	if !strings.Contains(buf.String(), "endpoints="+s.Endpoint) {
+		t.Fatalf("the failure log does not name the endpoints %s:\n%s", s.Endpoint, buf.String())
+	}
+}
+
 // TestKeyBelongsToItsLease: a key held by another lease is neither
 // overwritten nor deleted; once that lease is revoked the registrar
 // registers. A predecessor's revocation never removes a successor's key.
