@@ -115,9 +115,14 @@ func (w *Watcher) failedLocked(err error, at time.Time) {
 		return
 	}
 	w.errSince.Store(at.UnixNano())
-	w.log.Warn("consumer: the service's source failed; keeping the last good view",
-		"service", w.opts.Service, "source", w.latest.Source, "err", err,
-		"view_age", w.latest.Age(at).Round(time.Millisecond), "max_staleness", w.opts.MaxStaleness)
+	if w.cur.Load() == nil {
+		w.log.Warn("consumer: the service's source failed before its first view; no instance to call yet",
+			"service", w.opts.Service, "err", err, "max_staleness", w.opts.MaxStaleness)
+	} else {
+		w.log.Warn("consumer: the service's source failed; keeping the last good view",
+			"service", w.opts.Service, "source", w.latest.Source, "err", err,
+			"view_age", w.latest.Age(at).Round(time.Millisecond), "max_staleness", w.opts.MaxStaleness)
+	}
 	if w.opts.MaxStaleness > 0 {
 		w.degraded = time.AfterFunc(w.opts.MaxStaleness, w.logDegraded)
 	}

@@ -132,6 +132,10 @@ func TestSourceRestartedAfterWatchReturns(t *testing.T) {
 	if !strings.Contains(logs.String(), "restarting it") {
 		t.Error("restart not logged")
 	}
+	// Before the first view there is no last good view to keep.
+	if l := logs.String(); !strings.Contains(l, "failed before its first view") || strings.Contains(l, "keeping the last good view") {
+		t.Errorf("the failures before the first view are not logged as such:\n%s", l)
+	}
 }
 
 func TestWatcherOptionsValidated(t *testing.T) {
