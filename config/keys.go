@@ -58,7 +58,7 @@ var keys = []keyDef{
 		"empty, or printable ASCII without spaces or quotes", func(c *Config) any { return &c.Admin.Token }},
 	{"admin.metrics", kindBool, "serve Prometheus metrics at GET /metrics on the admin listener",
 		"true or false", func(c *Config) any { return &c.Admin.Metrics }},
-	{"registry.service", kindString, "service name to register in Consul; empty: the program's default",
+	{"registry.service", kindString, "service name to register in Consul or etcd; empty: the program's default",
 		"letters, digits, '-', '_' and '.', at most 255 bytes", func(c *Config) any { return &c.Registry.Service }},
 	{"registry.ttl", kindDuration, "time to live of the registry's TTL check",
 		">= 1s, <= 24h", func(c *Config) any { return &c.Registry.TTL }},

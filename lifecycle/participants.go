@@ -55,7 +55,8 @@ type Server interface {
 	InFlight() InFlight
 }
 
-// Registrar announces the instance to a service registry (registry/consul, or
+// Registrar announces the instance to a service registry (registry/consul,
+// registry/etcd, or
 // registry.Memory in tests). The lifecycle calls Sync from one goroutine, one
 // call at a time, with the latest READY or EJECTED transition (latest wins:
 // intermediate transitions may be skipped); it never calls Sync once the
@@ -64,10 +65,12 @@ type Server interface {
 // called, with a deadline; a Registrar retries within it. Errors are logged
 // and recorded in the timeline; they never block the drain.
 type Registrar interface {
-	// Sync brings the registry in line with t.To: register (service and
-	// health check in one call) on the first READY, mark the check passing on
-	// READY, critical on EJECTED (or maintenance when t.Cause is
-	// CauseOperator).
+	// Sync brings the registry in line with t.To: register the instance on
+	// the first READY (with t.At as its READY time, for consumers' slow
+	// start); on EJECTED take it out of discovery while keeping the
+	// registration, so READY can bring it back (a Consul check critical, or
+	// maintenance mode when t.Cause is CauseOperator; an etcd key deleted
+	// while its lease is kept alive); on READY again put it back.
 	Sync(ctx context.Context, t Transition) error
 	// Deregister removes the instance from the registry.
 	Deregister(ctx context.Context) error
