@@ -17,7 +17,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func TestTimings(t *testing.T) {
 	a := childtest.Timings("X=1")
 	b := childtest.Timings("Y=2", "Z=3")
-	if len(a) != 11 || a[6] != "X=1" || !strings.HasPrefix(a[7], "DRAINKIT_CHECKS_") {
+	if len(a) != 11 || a[6] != "X=1" || !strings.HasPrefix(a[7], "DRAINKIT_CHECKS_INTERVAL=") {
 		t.Fatalf("Timings(X=1) = %v", a)
 	}
 	if slices.Contains(a, "Y=2") || len(b) != 12 || b[6] != "Y=2" || b[7] != "Z=3" {
