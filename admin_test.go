@@ -18,26 +18,48 @@ import (
 	"github.com/drainkit/drainkit"
 	"github.com/drainkit/drainkit/config"
 	"github.com/drainkit/drainkit/internal/childtest"
+	"github.com/drainkit/drainkit/internal/testlog"
 )
 
-// started runs a service through the entry point with opts and returns its
-// listeners' addresses once it is READY; the service drains at cleanup.
+// started runs the entry point (Run) with an HTTP listener, discarded logs
+// and no environment, plus opts, and returns the bound addresses once it has
+// started; the test's cleanup drains it and expects exit code 0.
 func started(t *testing.T, opts ...drainkit.Option) map[string]net.Addr {
 	t.Helper()
+	addrs, drain := run(t, append([]drainkit.Option{drainkit.WithLogger(slog.New(slog.DiscardHandler))}, opts...))
+	t.Cleanup(drain)
+	return addrs
+}
+
+// startedLogged runs the entry point like started but with its own default
+// logger writing to a buffer, drains it at once after the start, and returns
+// everything it wrote.
+func startedLogged(t *testing.T, opts ...drainkit.Option) string {
+	t.Helper()
+	out := &testlog.Buffer{}
+	_, drain := run(t, append([]drainkit.Option{drainkit.WithOutput(out)}, opts...))
+	drain()
+	return out.String()
+}
+
+// run starts the entry point with an HTTP listener and no environment, then
+// opts, with the propagation window off, and waits for the start. drain
+// cancels the run and waits for exit code 0.
+func run(t *testing.T, opts []drainkit.Option) (addrs map[string]net.Addr, drain func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	addrs := make(chan map[string]net.Addr, 1)
+	addrsc := make(chan map[string]net.Addr, 1)
 	code := make(chan int, 1)
 	opts = append([]drainkit.Option{
 		drainkit.WithHTTP("http", ":0", http.NotFoundHandler()),
-		drainkit.OnStarted(func(a map[string]net.Addr) { addrs <- a }),
-		drainkit.WithLogger(slog.New(slog.DiscardHandler)),
+		drainkit.OnStarted(func(a map[string]net.Addr) { addrsc <- a }),
 		drainkit.WithEnv([]string{}),
 	}, opts...)
 	go func() {
 		code <- drainkit.Run(ctx, []string{"--http-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0",
 			"--propagation-min", "0s", "--propagation-quiet", "0s", "--propagation-max", "0s"}, opts...)
 	}()
-	t.Cleanup(func() {
+	drain = func() {
 		cancel()
 		select {
 		case c := <-code:
@@ -47,16 +69,18 @@ func started(t *testing.T, opts ...drainkit.Option) map[string]net.Addr {
 		case <-time.After(20 * time.Second):
 			t.Error("Run did not return within 20s of the drain")
 		}
-	})
+	}
 	select {
-	case a := <-addrs:
-		return a
+	case a := <-addrsc:
+		return a, drain
 	case c := <-code:
+		cancel()
 		t.Fatalf("Run returned %d before starting", c)
 	case <-time.After(15 * time.Second):
+		t.Cleanup(drain)
 		t.Fatal("no start within 15s")
 	}
-	return nil
+	return nil, nil
 }
 
 // TestAdminSlowClients: 300 clients that hold admin connections (150 idle,

@@ -3,8 +3,8 @@
 // --<name>-addr per listener), builds the lifecycle, opens and serves the
 // admin listener (probes, preStop endpoint, optional /metrics) with timeouts
 // and a connection cap, opens the service listeners, logs a start line with
-// the PID, version and addresses, runs until drained and returns the exit
-// code:
+// the PID, version, addresses and registrars ("none" when it registers
+// nowhere), runs until drained and returns the exit code:
 //
 //	func main() {
 //		os.Exit(drainkit.Main(drainkit.WithHTTP("http", ":8080", mux)))

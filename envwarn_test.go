@@ -3,14 +3,11 @@ package drainkit_test
 import (
 	"bytes"
 	"context"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/drainkit/drainkit"
-	"github.com/drainkit/drainkit/internal/testlog"
 )
 
 // TestEnvTypoWarnsAtStart: a misspelt DRAINKIT_ variable reaches the start
@@ -18,41 +15,16 @@ import (
 // it and the variable meant, before the start line (before any listener
 // opens); the service starts and drains normally.
 func TestEnvTypoWarnsAtStart(t *testing.T) {
-	out := &testlog.Buffer{}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	addrs := make(chan map[string]net.Addr, 1)
-	code := make(chan int, 1)
-	go func() {
-		code <- drainkit.Run(ctx, []string{"--http-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0",
-			"--propagation-min", "0s", "--propagation-quiet", "0s", "--propagation-max", "0s"},
-			drainkit.WithHTTP("http", ":0", http.NotFoundHandler()),
-			drainkit.OnStarted(func(a map[string]net.Addr) { addrs <- a }),
-			drainkit.WithEnv([]string{"DRAINKIT_PROPAGATION_MNI=6s", "DRAINKIT_CONSUL_BIN=/x", "DRAINKIT_DRAIN_TIMEOUT=5s"}),
-			drainkit.WithOutput(out))
-	}()
-	select {
-	case <-addrs:
-	case c := <-code:
-		t.Fatalf("Run returned %d before starting; output:\n%s", c, out)
-	case <-time.After(15 * time.Second):
-		t.Fatalf("no start within 15s; output:\n%s", out)
-	}
-	cancel()
-	select {
-	case c := <-code:
-		if c != 0 {
-			t.Errorf("exit code %d", c)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("Run did not return within 20s of the drain")
-	}
-	log := out.String()
+	log := startedLogged(t,
+		drainkit.WithEnv([]string{"DRAINKIT_PROPAGATION_MNI=6s", "DRAINKIT_CONSUL_BIN=/x", "DRAINKIT_DRAIN_TIMEOUT=5s"}))
 	want := `"level":"WARN","msg":"env DRAINKIT_PROPAGATION_MNI is not a drainkit setting and is ignored; did you mean DRAINKIT_PROPAGATION_MIN?",` +
 		`"env":"DRAINKIT_PROPAGATION_MNI","did_you_mean":"DRAINKIT_PROPAGATION_MIN"}`
 	w, s := strings.Index(log, want), strings.Index(log, `"msg":"started"`)
 	if w < 0 || s < 0 || w > s {
 		t.Errorf("want the warning %s before the start line; log:\n%s", want, log)
+	}
+	if !strings.Contains(log, `"registries":"none"`) {
+		t.Errorf("the start line does not say that the instance registers nowhere; log:\n%s", log)
 	}
 	if n := strings.Count(log, "is not a drainkit setting"); n != 1 {
 		t.Errorf("%d warnings, want 1 (DRAINKIT_CONSUL_BIN is known); log:\n%s", n, log)

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -168,7 +169,7 @@ func (s *service) wire(lc *lifecycle.Lifecycle, cfg *config.Config, lns map[stri
 	for name, ln := range lns {
 		bound[name] = ln.Addr()
 	}
-	lc.OnWarmup("started", func(context.Context) error { s.logStart(bound); return nil })
+	lc.OnWarmup("started", func(context.Context) error { s.logStart(lc, bound); return nil })
 	for _, l := range s.listeners {
 		srv, err := l.build(lc, lns[l.name])
 		if err != nil {
@@ -218,14 +219,23 @@ func (s *service) fail(err error) int {
 	return 2
 }
 
-// logStart logs the start line: PID, version and every listener's address.
-func (s *service) logStart(bound map[string]net.Addr) {
+// logStart logs the start line: PID, version, every listener's address, and
+// the registrars by name ("none" when the instance registers nowhere, e.g.
+// because the registry's address is unset or misspelt).
+func (s *service) logStart(lc *lifecycle.Lifecycle, bound map[string]net.Addr) {
 	attrs := []any{"pid", os.Getpid(), "version", Version()}
 	attrs = append(attrs, "admin", bound[adminName].String())
 	for _, l := range s.listeners {
 		attrs = append(attrs, l.name, bound[l.name].String())
 	}
-	s.logger.Info("started", attrs...)
+	var registries []string
+	for _, r := range lc.Status().Registry {
+		registries = append(registries, r.Name)
+	}
+	if len(registries) == 0 {
+		registries = []string{"none"}
+	}
+	s.logger.Info("started", append(attrs, "registries", strings.Join(registries, ","))...)
 	for _, fn := range s.onStarted {
 		fn(bound)
 	}
