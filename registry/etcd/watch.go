@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/drainkit/drainkit/internal/syncx"
@@ -235,7 +237,8 @@ func (w *watch) fail(err error) {
 		return
 	}
 	v := w.good
-	v.Err, v.ErrAt = err, time.Now()
+	// etcd's client errors ("context deadline exceeded") do not say where.
+	v.Err, v.ErrAt = fmt.Errorf("etcd at %s: %w", strings.Join(w.client.Endpoints(), ","), err), time.Now()
 	w.inError = true
 	w.fn(v)
 }

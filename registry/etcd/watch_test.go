@@ -3,6 +3,7 @@ package etcd_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -186,6 +187,9 @@ func TestWatchErrorKeepsLastGood(t *testing.T) {
 			t.Fatalf("phase %d: view with etcd down: %+v; want the last good view with Err", phase, v)
 		}
 		t.Logf("phase %d: error view: %v", phase, v.Err)
+		if !strings.Contains(v.Err.Error(), s.Endpoint) {
+			t.Fatalf("phase %d: the error %q does not name the endpoint %s", phase, v.Err, s.Endpoint)
+		}
 		s.Restart(t)
 		if good = w.next(t); good.Err != nil || !good.Has("a") {
 			t.Fatalf("phase %d: view after etcd came back: %+v", phase, good)

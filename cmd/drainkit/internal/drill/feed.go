@@ -69,10 +69,12 @@ func sameView(a, b registry.View) bool {
 	return a.Revision == b.Revision && a.Received.Equal(b.Received) && a.ErrAt.Equal(b.ErrAt)
 }
 
-// WaitListed blocks until replica id is among the endpoints, or ctx ends.
+// WaitListed blocks until replica id is among the endpoints, or ctx ends;
+// its error then says what discovery last answered, since an unreachable
+// registry is the usual cause.
 func (f *viewFeed) WaitListed(ctx context.Context, id int) error {
 	for {
-		_, eps, changed := f.snapshot()
+		v, eps, changed := f.snapshot()
 		for _, ep := range eps {
 			if ep.Replica == id {
 				return nil
@@ -81,7 +83,16 @@ func (f *viewFeed) WaitListed(ctx context.Context, id int) error {
 		select {
 		case <-changed:
 		case <-ctx.Done():
-			return fmt.Errorf("replica %d never listed by discovery: %w", id, ctx.Err())
+			var last string
+			switch {
+			case v.Err != nil:
+				last = fmt.Sprintf("its last answer was an error: %v (is the registry reachable?)", v.Err)
+			case v.Received.IsZero():
+				last = "it never answered (is the registry reachable?)"
+			default:
+				last = fmt.Sprintf("its last answer listed %d instance(s)", len(v.Instances))
+			}
+			return fmt.Errorf("replica %d never listed by discovery (%s): %s: %w", id, v.Source, last, ctx.Err())
 		}
 	}
 }

@@ -2,6 +2,7 @@ package drill
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -142,5 +143,38 @@ func TestWriteTrackerTellsWrittenFromNeverSent(t *testing.T) {
 		if got := w.unanswered(); got != tc.want {
 			t.Errorf("POST to %s: unanswered %q, want %q", tc.addr, got, tc.want)
 		}
+	}
+}
+
+// WaitListed's timeout says what discovery last answered: nothing, an error
+// (an unreachable registry), or a list without the replica.
+func TestWaitListedSaysWhatDiscoveryAnswered(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		v    *registry.View
+		want string
+	}{
+		{"never answered", nil, "replica 1 never listed by discovery (etcd watch): it never answered (is the registry reachable?)"},
+		{"error", &registry.View{Service: "svc", Err: errors.New("dial tcp 127.0.0.1:1: connection refused"), ErrAt: time.Now()},
+			"its last answer was an error: dial tcp 127.0.0.1:1: connection refused (is the registry reachable?)"},
+		{"listed others", &registry.View{Service: "svc", Received: time.Now(), Instances: []registry.Instance{{ID: "x"}}},
+			"its last answer listed 1 instance(s)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newViewFeed("svc", "etcd watch")
+			if tc.v != nil {
+				f.mu.Lock()
+				v := *tc.v
+				v.Source = "etcd watch"
+				f.setLocked(v, nil)
+				f.mu.Unlock()
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+			defer cancel()
+			err := f.WaitListed(ctx, 1)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("WaitListed = %v; want it to contain %q and wrap the deadline", err, tc.want)
+			}
+		})
 	}
 }
