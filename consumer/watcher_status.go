@@ -6,7 +6,8 @@ import (
 
 // WatchStatus's fields look like registry.Status's: the consumer's view of a
 // watch, not a registrar's write record; they share only the field names.
-// WatchStatus is a snapshot of a Watcher.
+// WatchStatus is a snapshot of a Watcher. In JSON, durations are integer
+// nanoseconds under keys ending in _ns, as in lifecycle's Timeline.
 type WatchStatus struct {
 	// Service is the service name.
 	Service string `json:"service"`
@@ -17,16 +18,16 @@ type WatchStatus struct {
 	// Instances is the number of candidate instances.
 	Instances int `json:"instances"`
 	// Age is how old the candidate view's evidence is (now - Received).
-	Age time.Duration `json:"age"`
+	Age time.Duration `json:"age_ns"`
 	// Staleness is how long the source has been failing (its last view
 	// carries an error, or its Watch returned); 0 while it is healthy.
-	Staleness time.Duration `json:"staleness"`
+	Staleness time.Duration `json:"staleness_ns"`
 	// Degraded is Staleness > MaxStaleness.
 	Degraded bool `json:"degraded"`
 	// Err is the source's last error while it is failing.
 	Err error `json:"-"`
 	// EmptyHeld is how long an empty list has been held back; 0 if none is.
-	EmptyHeld time.Duration `json:"empty_held"`
+	EmptyHeld time.Duration `json:"empty_held_ns"`
 	// Restarts counts the source's Watch restarts; Dropped counts views
 	// dropped as older than the current one.
 	Restarts uint64 `json:"restarts"`

@@ -18,7 +18,7 @@ type statusJSON struct {
 	Requests   int     `json:"requests"`
 	Failures   int     `json:"failures"`
 	Instances  int     `json:"instances"`
-	Staleness  float64 `json:"staleness"` // ns
+	Staleness  float64 `json:"staleness_ns"`
 	Revision   uint64  `json:"revision"`
 	Degraded   bool    `json:"degraded"`
 	Source     string  `json:"source"`
