@@ -20,7 +20,11 @@ import (
 // when the registry lost the instance and it is registered again. Consumers
 // read it (Instance.ReadyAt) to ramp an instance's share of traffic (slow
 // start): a new instance, and again one back from EJECTED, as Envoy's slow
-// start does for an endpoint that passes its health checks again.
+// start does for an endpoint that passes its health checks again. Since a
+// registrar gets only the latest transition (latest wins), an EJECTED and
+// READY again that both happen while a registry call is in flight may reach
+// it as READY alone: the instance never left discovery, yet it publishes the
+// new time and ramps again. That errs on the side of less traffic.
 const MetaReadyAt = "drainkit_ready_at"
 
 // Instance is one instance of a service as a registry lists it to consumers.

@@ -68,6 +68,7 @@ func TestDiscoveryFlagErrorsExit2(t *testing.T) {
 		{[]string{"CONSUL_HTTP_ADDR=127.0.0.1:1"}, []string{"--targets", "127.0.0.1:2"}, "--targets and CONSUL_HTTP_ADDR"},
 		{nil, []string{"--targets", "127.0.0.1:2", "--etcd-prefix", "/x"}, "--etcd-prefix: only with --etcd"},
 		{nil, []string{"--etcd", "127.0.0.1:1", "--etcd-prefix", "/x/"}, `--etcd-prefix "/x/": must start with '/'`},
+		{nil, []string{"--etcd", "127.0.0.1:1", "--etcd-prefix", ""}, "--etcd-prefix: empty; omit it for the default /microservices"},
 		{nil, []string{"--etcd", ","}, `--etcd "": must list at least one`},
 	} {
 		c := childtest.StartNoWait(t, consumerBin, tc.env, tc.args...)

@@ -80,6 +80,9 @@ func parse(args []string) (flags, error) {
 	if fs.Changed("etcd-prefix") && f.etcd == "" {
 		return f, errors.New("--etcd-prefix: only with --etcd")
 	}
+	if f.etcdPrefix == "" { // registry/etcd would take its default, unlike the start line's "from"
+		return f, fmt.Errorf("--etcd-prefix: empty; omit it for the default %s", etcd.DefaultPrefix)
+	}
 	return f, nil
 }
 

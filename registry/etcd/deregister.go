@@ -42,7 +42,8 @@ func (r *Registrar) Deregister(ctx context.Context) error {
 	r.mu.Unlock()
 	if r.lease == 0 || c == nil {
 		// No lease, no key of ours: a key lives only under its lease, and a
-		// lease etcd lost took its key with it.
+		// lease etcd lost took its key with it. (No client: nothing was ever
+		// called, unless Close came first, which the lifecycle never does.)
 		r.mu.Lock()
 		r.noneHeld = true
 		r.mu.Unlock()
