@@ -83,7 +83,7 @@ func newDrillCmd(stdout, stderr io.Writer) *cobra.Command {
 		Long:  drillLong,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.complete(cmd.Flags()); err != nil {
+			if err := o.complete(cmd.Flags(), stderr); err != nil {
 				return err
 			}
 			return o.run(cmd.Context(), stdout, stderr)
@@ -121,9 +121,10 @@ func (o *drillOptions) bind(f *pflag.FlagSet) {
 }
 
 // complete loads the timings (defaults, DRAINKIT_*, --config, flags), finds
-// the binary to re-execute and validates everything, before anything runs.
-func (o *drillOptions) complete(flags *pflag.FlagSet) error {
-	warnEnv(os.Stderr, "drill")
+// the binary to re-execute and validates everything, before anything runs;
+// warnings about DRAINKIT_* variables that are no setting go to stderr.
+func (o *drillOptions) complete(flags *pflag.FlagSet, stderr io.Writer) error {
+	warnEnv(stderr, "drill")
 	loaded, err := config.Load(config.Sources{Flags: flags})
 	if err != nil {
 		return &exitError{code: 2, msg: "drill: " + err.Error()}
