@@ -3,8 +3,8 @@ package toolbin_test
 import (
 	"os"
 	"os/exec"
-	"slices"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
