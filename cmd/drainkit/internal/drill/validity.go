@@ -30,11 +30,10 @@ type Validity struct {
 
 // overload is what one run saw of an overloaded machine.
 type overload struct {
-	failed       int            // requests that failed before the run's first stop
-	kinds        map[string]int // their kinds
-	probeFails   int            // readiness probes failed before their replica's stop
-	maxLag       time.Duration
-	firstStopped bool
+	failed     int            // requests that failed before the run's first stop
+	kinds      map[string]int // their kinds
+	probeFails int            // readiness probes failed before their replica's stop
+	maxLag     time.Duration
 }
 
 // Judge returns the validity of res.
