@@ -106,9 +106,9 @@ func (o *drillOptions) bind(f *pflag.FlagSet) {
 	f.DurationVar(&c.DiscoveryInterval, "discovery-interval", c.DiscoveryInterval, "how often discovery polls each replica's /readyz")
 	f.IntVar(&c.FailureThreshold, "failure-threshold", c.FailureThreshold, "failed polls in a row that drop a replica from discovery")
 	f.DurationVar(&c.ConsumerCache, "consumer-cache", 0, "each consumer reuses a discovery result this long (Spring Cloud LoadBalancer: 35s); 0: no cache")
-	f.StringVar(&c.Consul, "consul", "", "Consul agent HTTP address: replicas register there, consumers use a watch")
-	f.StringVar(&c.Etcd, "etcd", "", "etcd client address (host:port): replicas register there under a lease, consumers use a watch")
-	f.StringVar(&o.service, "service", "", "with --exec and --consul or --etcd: the service the binary registers as (default: the binary's name)")
+	f.StringVar(&c.Consul, "consul", "", "Consul agent HTTP address: replicas register there (given CONSUL_HTTP_ADDR and DRAINKIT_REGISTRY_SERVICE), consumers use a watch")
+	f.StringVar(&c.Etcd, "etcd", "", "etcd client address (host:port): replicas register there under a lease (given DRAINKIT_REGISTRY_ETCD_ENDPOINTS, ETCD_ENDPOINTS, DRAINKIT_REGISTRY_ETCD_PREFIX and DRAINKIT_REGISTRY_SERVICE), consumers use a watch")
+	f.StringVar(&o.service, "service", "", "with --exec and --consul or --etcd: the service the binary registers as (default: registry.service, else the binary's name); the binary gets it as DRAINKIT_REGISTRY_SERVICE")
 	f.DurationVar(&c.Baseline, "baseline", c.Baseline, "load before the rolling restart")
 	f.DurationVar(&c.Tail, "tail", c.Tail, "least load after the rolling restart; it goes on until no consumer lists a replaced replica (at most consumer cache + (failure threshold + 2) x discovery interval more) and every strategy is done")
 	f.BoolVar(&c.Sequential, "sequential", false, "run the strategies one after another, each with the whole machine, instead of at once")
@@ -142,6 +142,10 @@ func (o *drillOptions) complete(flags *pflag.FlagSet, stderr io.Writer) error {
 		o.cfg.Self = self
 	}
 	o.cfg.Service = o.service
+	if o.cfg.Service == "" {
+		o.cfg.Service = loaded.Registry.Service // registry.service, as the replicas would read it
+	}
+	o.cfg.EtcdPrefix = loaded.Registry.Etcd.Prefix
 	o.cfg.PodSlack = PodSlack
 	o.cfg.Env = os.Environ()
 	if err := o.cfg.Validate(); err != nil {

@@ -87,10 +87,16 @@ type Config struct {
 	// there under a lease (kratos's key layout) and consumers learn the
 	// instances through a watch. At most one of Consul and Etcd.
 	Etcd string
-	// Service is, with Exec and Consul, the Consul service name the binary
+	// Service is, with Exec and Consul or Etcd, the service name the binary
 	// registers as (default: the binary's base name). The built-in
-	// strategies register as "drainkit-drill-<strategy>-<drill pid>".
+	// strategies register as "drainkit-drill-<strategy>-<drill pid>". The
+	// replicas get it, the registry's address and (etcd) the key prefix as
+	// the config package's variables and the legacy ones (registryEnv).
 	Service string
+	// EtcdPrefix is, with Etcd, the key prefix the replicas register under
+	// and the drill watches (registry.etcd.prefix; "" means
+	// etcd.DefaultPrefix, kratos's /microservices).
+	EtcdPrefix string
 	// Baseline is how long the load runs before the rolling restart (default
 	// 2s). Tail is the least time it runs after it (default 2s); then it
 	// goes on until no consumer lists a replaced replica any more, at most
