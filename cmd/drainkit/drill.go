@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/drainkit/drainkit/cmd/drainkit/internal/drill"
@@ -55,17 +56,28 @@ the default three strategies at 300 requests/s need about one core. A drill whos
 requests or readiness probes failed before any replica was stopped, or whose load fell
 more than ` + drill.MaxPacingLag.String() + ` behind its schedule, measured the machine, not the strategies: it
 is reported INVALID, naming the cause and what to lower. --sequential runs the
-strategies one after another, each with the whole machine.
+strategies one after another, each with the whole machine. A service that
+answers HTTP errors (5xx) before any replica was stopped, at any rate, is
+unhealthy (or --method, --path, --body name nothing it serves): that drill is
+reported INVALID too, blaming the service, not the machine.
+
+The load sends --method --path (default GET /) with --body: drill an
+endpoint of your service's own.
 
 The replicas get the drain timings as DRAINKIT_* variables: the library's defaults,
 overridden by DRAINKIT_* in the drill's environment, a --config file or the timing
 flags below. Exit status: 0 when the drainkit strategy (or the --exec binary) lost no
-request, 1 otherwise, 2 for bad usage, 3 when the drill was invalid (the machine
-could not sustain its load).`
+request, 1 otherwise, 2 for bad usage, 3 when the drill was invalid because the machine
+could not sustain its load, 4 when it was invalid because the service answered HTTP
+errors before any replica was stopped.`
 
-// drillInvalid is the drill's exit status when the machine could not
-// sustain its load (drill.Judge).
-const drillInvalid = 3
+// The drill's exit statuses when it judged no drain (drill.Judge):
+// drillInvalid when the machine could not sustain its load, drillUnhealthy
+// when the service answered HTTP errors before any replica was stopped.
+const (
+	drillInvalid   = 3
+	drillUnhealthy = 4
+)
 
 // drillOptions are the drill command's flags beyond drill.Config.
 type drillOptions struct {
@@ -98,7 +110,9 @@ func (o *drillOptions) bind(f *pflag.FlagSet) {
 	c := &o.cfg
 	f.StringSliceVar(&c.Strategies, "strategies", c.Strategies, "strategies to compare: drainkit, shutdown, exit, kill")
 	f.StringVar(&c.ConsumerKind, "consumer", c.ConsumerKind, "consumers: naive (round robin over the discovery's list, no retry) or drainkit (drainkit's consumer package)")
-	f.StringVar(&c.Method, "method", c.Method, "request method: GET or POST (POST carries a small body and is not idempotent)")
+	f.StringVar(&c.Method, "method", c.Method, "request method: "+strings.Join(drill.Methods, ", ")+" (POST, PUT and PATCH carry --body, else a small JSON body; POST and PATCH are not idempotent)")
+	f.StringVar(&c.Path, "path", c.Path, "request path and query on the service, starting with '/', e.g. /orders?limit=1 (at most "+strconv.Itoa(drill.MaxPathLen)+" bytes)")
+	f.StringVar(&c.Body, "body", "", "request body for POST, PUT, PATCH or DELETE (at most 1 MiB); empty: a small JSON body for POST, PUT and PATCH")
 	f.IntVar(&c.Replicas, "replicas", c.Replicas, "replicas per strategy (1..20)")
 	f.Float64Var(&c.Rate, "rate", c.Rate, "request rate per strategy, all its consumers together, requests/s, paced (1..5000); one core drives about "+strconv.Itoa(drill.CoreRate)+" in all strategies together")
 	f.IntVar(&c.Consumers, "consumers", c.Consumers, "consumers sharing the rate, each with its own keep-alive pool and view (1..64)")
@@ -174,7 +188,9 @@ func (o *drillOptions) run(ctx context.Context, stdout, stderr io.Writer) error 
 	if ctx.Err() != nil {
 		return &exitError{code: 130, msg: "drill interrupted"}
 	}
-	if v := drill.Judge(res, sums); !v.Valid {
+	if v := drill.Judge(res, sums); v.Cause == drill.CauseService {
+		return &exitError{code: drillUnhealthy, msg: "drill: the service under drill answered HTTP errors (5xx) before any replica was stopped: it is unhealthy, or --method, --path and --body name nothing it serves; the drill judged no drain (see the result)"}
+	} else if !v.Valid {
 		return &exitError{code: drillInvalid, msg: "drill: the machine could not sustain the load: lower --rate, --replicas or --consumers, or use --sequential (see the result)"}
 	}
 	if !drill.Passed(res, sums) {

@@ -5,7 +5,8 @@
 // why (table, JSON, HTML report with a timeline chart).
 //
 // Out of scope: remote hosts (everything runs on 127.0.0.1), HTTPS, and load
-// shapes other than a constant rate of GET /.
+// shapes other than a constant rate of one request (Config.Method, Path
+// and Body; GET / by default).
 package drill
 
 import (
