@@ -245,7 +245,7 @@ func (c Config) validateRequest() error {
 		return fmt.Errorf("--path: %q has a space, control character or '#' at byte %d: percent-encode it", c.Path, i)
 	}
 	if _, err := url.ParseRequestURI(c.Path); err != nil {
-		return fmt.Errorf("--path: %q is not a valid request target: %v", c.Path, unwrapURLError(err))
+		return fmt.Errorf("--path: %q is not a valid request target: %v", c.Path, unwrapRepeat(err))
 	}
 	if c.Body != "" && !slices.Contains(bodyMethods, c.Method) {
 		return fmt.Errorf("--body: a %s request carries no body here: use --method with one of %v", c.Method, bodyMethods)
@@ -256,15 +256,6 @@ func (c Config) validateRequest() error {
 	return nil
 }
 
-// unwrapURLError drops url.Error's repetition of the operation and URL.
-func unwrapURLError(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
-}
-
 // validateTarget checks what is drilled: the --exec binary (before anything
 // starts, naming the path, rather than after the replicas of a run could not
 // start), or the strategies and the drainkit binary to re-execute.
@@ -272,7 +263,7 @@ func (c Config) validateTarget() error {
 	if c.Exec != "" {
 		path, err := exec.LookPath(c.Exec)
 		if err != nil {
-			return fmt.Errorf("--exec %q: %w", c.Exec, unwrapExecError(err))
+			return fmt.Errorf("--exec %q: %w", c.Exec, unwrapRepeat(err))
 		}
 		if info, err := os.Stat(path); err == nil && info.IsDir() {
 			return fmt.Errorf("--exec %q: is a directory, want an executable", c.Exec)
@@ -298,11 +289,16 @@ func (c Config) validateTarget() error {
 	return nil
 }
 
-// unwrapExecError drops exec.Error's repetition of the name.
-func unwrapExecError(err error) error {
+// unwrapRepeat drops a wrapper that repeats what the flag's error already
+// names: exec.Error's name, url.Error's operation and URL.
+func unwrapRepeat(err error) error {
 	var ee *exec.Error
 	if errors.As(err, &ee) {
 		return ee.Err
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
 	}
 	return err
 }
