@@ -79,7 +79,12 @@ func NewSource(client *clientv3.Client, service string, opts WatchOptions) regis
 //   - a failed read, or a watch that ends with an error, delivers the last
 //     good view with Err set (once per failure streak) and retries after a
 //     jittered backoff; a quiet watch checks every CheckInterval that etcd
-//     still answers.
+//     still answers;
+//   - a store revision lower than one already seen (after a restore from a
+//     snapshot, or a new cluster at the same endpoints; compaction never
+//     lowers it) starts a new registry.View.Epoch, so that a consumer takes
+//     the views with the lower revisions. Epoch starts at 0 and counts
+//     within one Watch call.
 //
 // Values are kratos's instance JSON (see ParseValue); a value that does not
 // parse, names another service or lacks an endpoint with Scheme is left out.
@@ -119,7 +124,9 @@ type watch struct {
 	instances map[string]registry.Instance // by key, as of good.Revision
 	good      registry.View                // the last view delivered without error
 	delivered bool
-	inError   bool // the last delivered view had Err set
+	inError   bool   // the last delivered view had Err set
+	lastRev   int64  // the store revision last read or watched
+	epoch     uint64 // how often the store revision went backwards (registry.View.Epoch)
 }
 
 // round reads everything, then follows the watch until it fails or needs a
@@ -219,6 +226,14 @@ func (w *watch) put(key string, value []byte) {
 // the last view delivered, or an error view was delivered since, or nothing
 // was delivered yet.
 func (w *watch) deliver(rev int64) {
+	// A store revision lower than one already read (a cluster restored from
+	// an older snapshot without --bump-revision, or a new cluster at the
+	// same endpoints) starts a new epoch, counted even when the list is
+	// unchanged: every later view carries it.
+	if rev < w.lastRev {
+		w.epoch++
+	}
+	w.lastRev = rev
 	list := slices.SortedFunc(maps.Values(w.instances), func(a, b registry.Instance) int { return cmp.Compare(a.ID, b.ID) })
 	if list == nil {
 		list = []registry.Instance{}
@@ -226,7 +241,7 @@ func (w *watch) deliver(rev int64) {
 	if w.delivered && !w.inError && slices.EqualFunc(list, w.good.Instances, sameInstance) {
 		return
 	}
-	w.good = registry.View{Service: w.service, Instances: list, Revision: uint64(rev), Received: time.Now(), Source: SourceName}
+	w.good = registry.View{Service: w.service, Instances: list, Revision: uint64(rev), Epoch: w.epoch, Received: time.Now(), Source: SourceName}
 	w.delivered, w.inError = true, false
 	w.fn(w.good)
 }
