@@ -62,7 +62,7 @@ func TestConsumerFollowsIndexReset(t *testing.T) {
 	}
 	lg, logs := testlog.New(t, "consumer log")
 	w, err := consumer.NewWatcher(consumer.WatcherOptions{Service: svc, Logger: lg,
-		Source: consul.NewSource(lbc, svc, consul.WatchOptions{WaitTime: time.Second})})
+		Source: consul.NewSource(lbc, svc, consul.WatchOptions{WaitTime: 5 * time.Second})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,9 +83,10 @@ func TestConsumerFollowsIndexReset(t *testing.T) {
 	t.Logf("index before the restart: %d", before.Revision)
 
 	// Hold new queries at the load balancer and let the one in flight end
-	// (its WaitTime is 1s), so that no query sees the agent down.
+	// (its WaitTime is 5s), so that no query sees the agent down. The held
+	// query's own bound (WaitTime + 5s) leaves the restart about 10s.
 	lb.hold()
-	testpoll.Eventually(t, 5*time.Second, "no query in flight to the old agent", lb.idle)
+	testpoll.Eventually(t, 10*time.Second, "no query in flight to the old agent", lb.idle)
 	a.Restart(t)
 	register(c, "x", 18201)
 	register(c, "y", 18202)
@@ -103,7 +104,7 @@ func TestConsumerFollowsIndexReset(t *testing.T) {
 	}
 	t.Logf("index after the restart and the deregistration: %d", meta.LastIndex)
 
-	testpoll.Eventually(t, 10*time.Second, "the deregistration after the index reset reaches the consumer", lists("x"))
+	testpoll.Eventually(t, 20*time.Second, "the deregistration after the index reset reaches the consumer", lists("x"))
 	s := w.Status()
 	if s.Epoch != before.Epoch+1 || s.Revision >= before.Revision || s.Restarts != 0 || s.Err != nil {
 		t.Fatalf("status %+v: want epoch %d, a revision below %d, no restart and no error", s, before.Epoch+1, before.Revision)
