@@ -53,8 +53,9 @@ func TestSlowStartRerampsOnNewReadyAt(t *testing.T) {
 
 // TestSlowStartReadyInFuture (issue 18 item 6): an instance whose READY time
 // is an hour in the future (its host's clock is ahead) ramps from the moment
-// it was first seen, for Window, and the skew is logged; one whose READY
-// time is absurdly old (a clock reset to 1970) gets full weight at once.
+// it was first seen, for Window (not until an hour from now), and the skew
+// is logged; one whose READY time is absurdly old (a clock reset to 1970)
+// gets full weight at once.
 func TestSlowStartReadyInFuture(t *testing.T) {
 	bs := []*backend{newBackend(t, "a", nil), newBackend(t, "b", nil), newBackend(t, "c", nil), newBackend(t, "d", nil)}
 	f := newFeed()
@@ -72,14 +73,19 @@ func TestSlowStartReadyInFuture(t *testing.T) {
 		ins = append(ins, in)
 	}
 	f.ch <- registry.View{Service: "orders", Instances: ins, Revision: 1, Received: time.Now(), Source: "feed"}
-	_, tr, logs := newClient(t, f, consumer.WatcherOptions{}, consumer.Options{SlowStart: consumer.SlowStart{Window: time.Minute}})
-	got := map[string]bool{}
-	for _, in := range tr.Instances() {
-		got[in.ID] = in.Ramping
+	const window = 3 * time.Second
+	_, tr, logs := newClient(t, f, consumer.WatcherOptions{}, consumer.Options{SlowStart: consumer.SlowStart{Window: window}})
+	ramping := func() map[string]bool {
+		got := map[string]bool{}
+		for _, in := range tr.Instances() {
+			got[in.ID] = in.Ramping
+		}
+		return got
 	}
-	if len(got) != 4 || !got["d"] || got["a"] || got["b"] || got["c"] {
+	if got := ramping(); len(got) != 4 || !got["d"] || got["a"] || got["b"] || got["c"] {
 		t.Fatalf("ramping %v; want only d", got)
 	}
+	eventually(t, window+5*time.Second, "d's ramp ends a Window after it was first seen", func() bool { return !ramping()["d"] })
 	if l := logs.String(); !strings.Contains(l, "READY time is in the future") || !strings.Contains(l, "instance=d") {
 		t.Fatalf("the clock skew of d is not logged:\n%s", l)
 	}
