@@ -207,7 +207,8 @@ func (t textFlag) ValueType() string   { return "string" }
 //     with v.SetEnvPrefix("GREETER")), with v.BindEnv, so that it is read
 //     whether or not v uses AutomaticEnv.
 //
-// Call it after v.SetEnvPrefix. The application's own flags, file, env
+// The flags' help (BindFlags) then names these variables. Call it after
+// v.SetEnvPrefix. The application's own flags, file, env
 // binding, Set and SetDefault keep their viper precedence (Set, flag, env,
 // file, remote, default); BindViper adds only these bindings. --config is
 // not bound: the application's viper reads its own file.
@@ -215,7 +216,14 @@ func BindViper(v *viper.Viper, fs *pflag.FlagSet, sub string) {
 	sub = viperSub(sub)
 	bindFlags(v, fs, sub)
 	for _, k := range keys {
-		_ = v.BindEnv(subKey(sub, k.name), ViperEnvVar(v, sub, k.name)) // with a key, BindEnv cannot fail
+		name := ViperEnvVar(v, sub, k.name)
+		_ = v.BindEnv(subKey(sub, k.name), name) // with a key, BindEnv cannot fail
+		if fs == nil {
+			continue
+		}
+		if f := fs.Lookup(FlagName(k.name)); f != nil { // BindFlags' help names the variable
+			f.Usage = strings.Replace(f.Usage, "(env "+EnvVar(k.name)+";", "(env "+name+";", 1)
+		}
 	}
 }
 

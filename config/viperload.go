@@ -104,10 +104,9 @@ func readViperFile(v *viper.Viper, sub string) (viperFile, error) {
 	if err != nil || len(data) > maxFileSize {
 		return viperFile{}, nil
 	}
-	src := Source{Kind: FromViper, Key: "ConfigFileUsed"}
 	fv, flat, dup, err := readDocument(data, format, sub)
-	if dup != nil {
-		return viperFile{}, &Error{Key: KeyConfig, Value: quoteValue(path), Source: src, Problem: dup.Error(), Allowed: "set each key once"}
+	if dup != nil { // the file viper read (ConfigFileUsed)
+		return viperFile{}, &Error{Key: KeyConfig, Value: quoteValue(path), Source: Source{Kind: FromViper}, Problem: dup.Error(), Allowed: "set each key once"}
 	}
 	if err != nil { // the application's viper read it: the file changed since
 		return viperFile{}, nil
