@@ -24,8 +24,8 @@ type Sources struct {
 	// Flags is the caller's flag set, already parsed (see BindFlags); nil
 	// for none. Only flags set on the command line count (pflag's Changed),
 	// so a flag's default never hides an environment variable or the file.
-	// With Viper, Flags only names a flag as the source of a value (see
-	// Viper).
+	// With Viper, Flags names a flag as a value's source, and a set
+	// flag's value is checked like every layer's.
 	Flags *pflag.FlagSet
 	// Env is the environment as "KEY=value" strings; nil means os.Environ().
 	// Only DRAINKIT_* variables are read; an empty value counts as unset.
@@ -36,8 +36,9 @@ type Sources struct {
 	// precedence (Set, flags, env, file, remote provider, SetDefault), then
 	// drainkit's defaults; File and Env must be empty (the application's
 	// viper reads its file and the environment), and DRAINKIT_* variables
-	// and --config are not read. See LoadViper's rules in the package
-	// documentation and BindViper.
+	// and --config are not read. Flags, if set, names a flag as a value's
+	// source. See "An application's own viper configuration" in the
+	// package documentation, and BindViper.
 	Viper *viper.Viper
 	// ViperKey is the sub-tree of Viper holding drainkit's keys, default
 	// DefaultViperKey ("drainkit"); keys are case-insensitive, as in viper.
