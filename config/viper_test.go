@@ -287,3 +287,18 @@ func TestOnlyConfigImportsViper(t *testing.T) {
 		t.Errorf("config does not import viper")
 	}
 }
+
+// TestFlagsNotCastByViper: flags reach viper as text, so its lenient casts
+// (cast.ToInt("many") is 0, cast.ToBool("maybe") is false) never hide a bad
+// value; Load converts it and says what is wrong.
+func TestFlagsNotCastByViper(t *testing.T) {
+	for _, tc := range []struct{ arg, want string }{
+		{"--checks-failure-threshold=many", `checks.failure_threshold: "many" from flag --checks-failure-threshold is not an integer (range 1..1000)`},
+		{"--admin-metrics=maybe", `admin.metrics: "maybe" from flag --admin-metrics is not a boolean (true or false)`},
+	} {
+		_, err := config.Load(config.Sources{Env: []string{}, Flags: flags(t, tc.arg)})
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%s: err = %v, want %s", tc.arg, err, tc.want)
+		}
+	}
+}
