@@ -4,7 +4,6 @@ package main
 // through its viper instance (file, GREETER_* variables, flags).
 
 import (
-	"fmt"
 	"io"
 	"net"
 	"os"
@@ -19,21 +18,10 @@ import (
 	"github.com/drainkit/drainkit/internal/childtest"
 )
 
-// binary is the example built once by TestMain.
-var binary string
+// greeter is this example, built once for all the tests.
+var greeter = childtest.NewOnce("github.com/drainkit/drainkit/examples/greeter")
 
-func TestMain(m *testing.M) {
-	bin, remove, err := childtest.Build("github.com/drainkit/drainkit/examples/greeter")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = bin
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
-		remove()
-		os.Exit(code)
-	}))
-}
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, goleak.Cleanup(greeter.RemoveAndExit)) }
 
 func writeFile(t *testing.T, name, content string) string {
 	t.Helper()
@@ -51,7 +39,7 @@ func writeFile(t *testing.T, name, content string) string {
 func TestViperPrecedence(t *testing.T) {
 	file := writeFile(t, "greeter.yaml", "greeting: from the file\n"+
 		"drainkit:\n  propagation: {min: 0s, quiet: 0s, max: 0s}\n  drain:\n    timeout: 2s\n  grace_period: 10s\n")
-	c := childtest.Start(t, binary, []string{"GREETER_GREETING=hi", "GREETER_DRAINKIT_DRAIN_TIMEOUT=3s"},
+	c := childtest.Start(t, greeter.Path(t), []string{"GREETER_GREETING=hi", "GREETER_DRAINKIT_DRAIN_TIMEOUT=3s"},
 		"--config", file, "--stop-timeout=1s")
 	started := c.LogLines("started")
 	if len(started) != 1 {
@@ -122,7 +110,7 @@ func TestBadSettingFailsBeforeListening(t *testing.T) {
 			`drainkit.propagation.mni: from file ` + unknown + ` is not a known key (did you mean drainkit.propagation.min?)`},
 	} {
 		args := append([]string{"--admin-addr", held[0].Addr().String(), "--http-addr", held[1].Addr().String()}, tc.args...)
-		c := childtest.StartNoWait(t, binary, tc.env, args...)
+		c := childtest.StartNoWait(t, greeter.Path(t), tc.env, args...)
 		code := c.WaitExit(10 * time.Second)
 		out := strings.TrimSpace(c.Logs())
 		if code != 2 || !strings.Contains(out, tc.want) || strings.Contains(out, "\n") {
