@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -167,9 +168,8 @@ func TestViperPrecedence(t *testing.T) {
 	if v.GetString("listen") != "127.0.0.1:9090" {
 		t.Errorf("the application's own key: listen = %q", v.GetString("listen"))
 	}
-	w := c.Warnings()
-	if len(w) != 1 || w[0] != (config.Warning{Var: "DRAINKIT_GRACE_PERIOD", Suggestion: "GREETER_DRAINKIT_GRACE_PERIOD"}) {
-		t.Errorf("Warnings = %+v", w)
+	if w := c.Warnings(); !slices.Contains(w, config.Warning{Var: "DRAINKIT_GRACE_PERIOD", Suggestion: "GREETER_DRAINKIT_GRACE_PERIOD"}) {
+		t.Errorf("Warnings = %+v, want one for DRAINKIT_GRACE_PERIOD suggesting GREETER_DRAINKIT_GRACE_PERIOD", w)
 	}
 
 	// Another sub-tree, no file, and a flag named after its viper key bound
