@@ -30,9 +30,11 @@ func timings(window, drain time.Duration) lifecycle.Timings {
 
 // testService is grpc-go's interop TestService: EmptyCall answers at once,
 // UnaryCall sleeps req.ResponseSize milliseconds (or until its context
-// ends), StreamingOutputCall runs the test's stream function.
+// ends) unless the test gives a unary function, StreamingOutputCall runs the
+// test's stream function.
 type testService struct {
 	testpb.UnimplementedTestServiceServer
+	unary  func(context.Context, *testpb.SimpleRequest) (*testpb.SimpleResponse, error)
 	stream func(*testpb.StreamingOutputCallRequest, grpc.ServerStreamingServer[testpb.StreamingOutputCallResponse]) error
 }
 
@@ -40,7 +42,10 @@ func (*testService) EmptyCall(context.Context, *testpb.Empty) (*testpb.Empty, er
 	return &testpb.Empty{}, nil
 }
 
-func (*testService) UnaryCall(ctx context.Context, req *testpb.SimpleRequest) (*testpb.SimpleResponse, error) {
+func (s *testService) UnaryCall(ctx context.Context, req *testpb.SimpleRequest) (*testpb.SimpleResponse, error) {
+	if s.unary != nil {
+		return s.unary(ctx, req)
+	}
 	t := time.NewTimer(time.Duration(req.ResponseSize) * time.Millisecond)
 	defer t.Stop()
 	select {

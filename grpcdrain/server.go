@@ -57,9 +57,14 @@ type Option func(*Server)
 
 // WithServerOptions adds grpc.ServerOptions (credentials, keepalive,
 // interceptors, stats handlers, ...) to every grpc.Server that New's Server
-// builds. They come after drainkit's own interceptors, which are installed
-// with grpc.ChainUnaryInterceptor and grpc.ChainStreamInterceptor, so the
-// caller's interceptors, chained or not, keep working. Pass stats handlers
+// builds, after drainkit's own interceptors, which are installed with
+// grpc.ChainUnaryInterceptor and grpc.ChainStreamInterceptor. The caller's
+// interceptors keep working, chained or not: chained ones run inside
+// drainkit's, and one set with grpc.UnaryInterceptor or
+// grpc.StreamInterceptor runs outside them (grpc-go runs it first). Either
+// way a call stays counted as in flight exactly while drainkit's
+// interceptor runs, panics included, so a recovery interceptor of the
+// caller's, wherever it sits, leaves no call counted. Pass stats handlers
 // with WithStatsHandler instead of grpc.StatsHandler, so that a connection
 // context of the application's cannot cancel calls at its signal.
 func WithServerOptions(opts ...grpc.ServerOption) Option {
