@@ -21,6 +21,12 @@
 // its connections only, and ends when their calls have ended. The listener
 // stays open until the window ends.
 //
+// A *grpc.Server that the caller or a framework builds (its own
+// interceptors, recovery, stats handlers) is drained the same way with
+// Adopt: the caller's function builds it from the options drainkit gives.
+// A server that can be built only once is adopted with WithSingleServer,
+// which tells clients to move only when the listener closes (see there).
+//
 // # What clients see
 //
 // STARTING (warm-up): nothing is served yet; the health status of "" (the

@@ -32,15 +32,23 @@ type generation struct {
 
 // newGeneration builds a grpc.Server with drainkit's interceptors first, the
 // caller's options, the caller's services and the health service (unless
-// the caller registered one).
+// the caller registered one). An adopted server is built by the caller's
+// build function from the same options.
 func (s *Server) newGeneration(window bool) *generation {
 	opts := append([]grpc.ServerOption{
 		grpc.ChainUnaryInterceptor(s.unary),
 		grpc.ChainStreamInterceptor(s.stream),
 	}, s.grpcOpts...)
-	gs := grpc.NewServer(opts...)
-	if s.register != nil {
-		s.register(gs)
+	var gs *grpc.Server
+	if s.build != nil {
+		if gs = s.build(opts...); gs == nil {
+			panic("grpcdrain: Adopt's build function returned a nil *grpc.Server")
+		}
+	} else {
+		gs = grpc.NewServer(opts...)
+		if s.register != nil {
+			s.register(gs)
+		}
 	}
 	if _, ok := gs.GetServiceInfo()[healthgrpc.Health_ServiceDesc.ServiceName]; !ok {
 		healthgrpc.RegisterHealthServer(gs, s.health)

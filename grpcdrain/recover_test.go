@@ -34,12 +34,10 @@ func recoverStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, hand
 	return handler(srv, ss)
 }
 
-// panicking returns a service whose unary and streaming handlers panic.
+// panicking returns a service whose streaming handler panics (as UnaryCall
+// does for a negative size).
 func panicking() *testService {
 	return &testService{
-		unary: func(context.Context, *testpb.SimpleRequest) (*testpb.SimpleResponse, error) {
-			panic("handler bug")
-		},
 		stream: func(*testpb.StreamingOutputCallRequest, grpc.ServerStreamingServer[testpb.StreamingOutputCallResponse]) error {
 			panic("stream handler bug")
 		},
@@ -52,7 +50,7 @@ func panicking() *testService {
 func callPanicking(t *testing.T, addr string) {
 	t.Helper()
 	c := testpb.NewTestServiceClient(dial(t, addr))
-	_, err := c.UnaryCall(ctxTimeout(t, 5*time.Second), &testpb.SimpleRequest{})
+	_, err := c.UnaryCall(ctxTimeout(t, 5*time.Second), &testpb.SimpleRequest{ResponseSize: -1})
 	if status.Code(err) != codes.Internal {
 		t.Fatalf("panicking unary call: %v; want codes.Internal from the recovery interceptor", err)
 	}
