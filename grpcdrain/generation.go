@@ -57,13 +57,24 @@ func (s *Server) newGeneration(window bool) *generation {
 }
 
 // Accept returns the next connection the Server hands to this generation.
+// A connection received after Close (the select below picks at random when
+// both are ready) goes to the successor instead: a window generation is
+// retired goAwayAfter after its Close, and a connection it took later would
+// get GOAWAY younger than goAwayAfter.
 func (g *generation) Accept() (net.Conn, error) {
 	select {
 	case c := <-g.ch:
-		return c, nil
+		select {
+		case <-g.done:
+			if !g.s.dispatch(c) {
+				_ = c.close()
+			}
+		default:
+			return c, nil
+		}
 	case <-g.done:
-		return nil, &net.OpError{Op: "accept", Net: g.s.ln.Addr().Network(), Addr: g.s.ln.Addr(), Err: net.ErrClosed}
 	}
+	return nil, &net.OpError{Op: "accept", Net: g.s.ln.Addr().Network(), Addr: g.s.ln.Addr(), Err: net.ErrClosed}
 }
 
 // Close stops this generation's accepting; the caller's listener stays open.
