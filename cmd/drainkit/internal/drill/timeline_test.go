@@ -98,8 +98,9 @@ func TestParseTimelineRejectsOtherLines(t *testing.T) {
 			t.Errorf("parseStateTimeline(%q) ok", line)
 		}
 	}
-	tl, ok := parseLogTimeline([]byte(`{"timeline":{"late_arrivals":2,"deregistered":{"at":1000,"error":"agent down"},"not_ready":5}}`))
-	if !ok || tl.StepErrors["deregistered"] != "agent down" || tl.Steps["deregistered"] != 1000 || tl.Steps["not_ready"] != 5 || tl.LateArrivals != 2 {
+	tl, ok := parseLogTimeline([]byte(`{"timeline":{"late_arrivals":2,"last_late_arrival_ms":7,"deregistered_ms":1000,"deregistered_error":"agent down","not_ready_ms":5}}`))
+	if !ok || tl.StepErrors["deregistered"] != "agent down" || tl.Steps["deregistered"] != time.Second || tl.Steps["not_ready"] != 5*time.Millisecond ||
+		tl.LateArrivals != 2 || tl.LastLateArrival != 7*time.Millisecond || len(tl.Steps) != 2 {
 		t.Fatalf("failed step: %+v", tl)
 	}
 }
