@@ -70,8 +70,11 @@ func TestTimelineFromRealLifecycle(t *testing.T) {
 	if !found || !foundT0 {
 		t.Fatalf("no timeline (%v) or DRAINING line (%v) in the log:\n%s", found, foundT0, logs.String())
 	}
-	if fromLog.LateArrivals != 3 || fromLog.LastLateArrival <= 0 {
-		t.Fatalf("log timeline: %+v", fromLog)
+	// The log carries whole milliseconds (DESIGN.md section 7), GET /state
+	// nanoseconds.
+	if fromLog.LateArrivals != 3 || fromState.LastLateArrival <= 0 ||
+		fromLog.LastLateArrival != fromState.LastLateArrival.Truncate(time.Millisecond) {
+		t.Fatalf("log timeline: %+v; state: %+v", fromLog, fromState)
 	}
 	if !fromLog.T0.Equal(fromState.T0) {
 		t.Fatalf("t0: log %v, state %v", fromLog.T0, fromState.T0)
