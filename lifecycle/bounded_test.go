@@ -92,14 +92,21 @@ func (r *stubbornRegistrar) unblock(t *testing.T) {
 	}
 }
 
-// afterStop is an Observer that counts drain steps reported after STOPPED.
+// afterStop is an Observer that counts drain steps reported after STOPPED;
+// ready is closed on READY.
 type afterStop struct {
+	ready   chan struct{}
 	stopped atomic.Bool
 	late    atomic.Int64
 }
 
+func newAfterStop() *afterStop { return &afterStop{ready: make(chan struct{})} }
+
 func (o *afterStop) OnTransition(t lifecycle.Transition) {
-	if t.To == lifecycle.Stopped {
+	switch t.To {
+	case lifecycle.Ready:
+		close(o.ready)
+	case lifecycle.Stopped:
 		o.stopped.Store(true)
 	}
 }
@@ -190,22 +197,12 @@ func hasStep(tl lifecycle.Timeline, name string) bool {
 func TestRegistrarIgnoringContextIsAbandoned(t *testing.T) {
 	logger, lines := jsonLog(t)
 	reg := newStubborn("deregister", "confirm")
-	obs := &afterStop{}
+	obs := newAfterStop()
 	tm := shortTimings()
 	lc := newLifecycle(t, lifecycle.WithTimings(tm), lifecycle.WithLogger(logger), lifecycle.WithObserver(obs))
 	lc.AddServer("fake", lifecycletest.NewServer(lc))
 	lc.AddRegistrar("stubborn", reg)
-	var stopped atomic.Bool
-	lc.OnStop("flush", func(context.Context) error { stopped.Store(true); return nil })
-	done := runAsync(context.Background(), lc)
-	<-reg.syncing
-	start := time.Now()
-	if err := lc.Drain("test"); err != nil {
-		t.Fatal(err)
-	}
-	err := awaitRun(t, done)
-	took := time.Since(start)
-	ranStopHooks := stopped.Load()
+	err, took, ranStopHooks := drainTimed(t, lc, reg.syncing)
 	reg.unblock(t) // the abandoned calls return now
 	if err != nil {
 		t.Fatalf("Run: %v (after %s)", err, took)
@@ -234,6 +231,23 @@ func TestRegistrarIgnoringContextIsAbandoned(t *testing.T) {
 	}
 }
 
+// drainTimed adds a stop hook to lc, runs it, drains it once started is
+// closed, and returns Run's result, how long after the drain's start Run
+// returned, and whether the stop hook had run by then.
+func drainTimed(t *testing.T, lc *lifecycle.Lifecycle, started <-chan struct{}) (err error, took time.Duration, ranStopHooks bool) {
+	t.Helper()
+	var stopped atomic.Bool
+	lc.OnStop("flush", func(context.Context) error { stopped.Store(true); return nil })
+	done := runAsync(context.Background(), lc)
+	<-started
+	start := time.Now()
+	if err := lc.Drain("test"); err != nil {
+		t.Fatal(err)
+	}
+	err = awaitRun(t, done)
+	return err, time.Since(start), stopped.Load()
+}
+
 // stuckServer is a lifecycletest.Server whose AwaitIdle ignores its
 // context until released.
 type stuckServer struct {
@@ -249,25 +263,13 @@ func (s *stuckServer) AwaitIdle(context.Context) error { <-s.release; return nil
 // before the grace period ends.
 func TestServerIgnoringContextIsAbandoned(t *testing.T) {
 	logger, lines := jsonLog(t)
-	obs := &afterStop{}
+	obs := newAfterStop()
 	tm := shortTimings()
 	tm.PropagationMin, tm.PropagationMax = 0, 0
 	lc := newLifecycle(t, lifecycle.WithTimings(tm), lifecycle.WithLogger(logger), lifecycle.WithObserver(obs))
 	srv := &stuckServer{lifecycletest.NewServer(lc), make(chan struct{})}
 	lc.AddServer("stuck", srv)
-	var stopped atomic.Bool
-	lc.OnStop("flush", func(context.Context) error { stopped.Store(true); return nil })
-	sub := lc.Subscribe()
-	defer sub.Close()
-	done := runAsync(context.Background(), lc)
-	awaitState(t, sub, lifecycle.Ready)
-	start := time.Now()
-	if err := lc.Drain("test"); err != nil {
-		t.Fatal(err)
-	}
-	err := awaitRun(t, done)
-	took := time.Since(start)
-	ranStopHooks := stopped.Load()
+	err, took, ranStopHooks := drainTimed(t, lc, obs.ready)
 	close(srv.release)
 	if lifecycle.ExitCode(err) != 1 {
 		t.Fatalf("Run: %v, want exit code 1 (force-closed)", err)

@@ -153,12 +153,14 @@ func (l *Lifecycle) awaitDrain(ctx context.Context, r *run) error {
 	}
 }
 
-// serveOutcome waits, at most until the grace period's end, for every Serve
-// to return, and joins the failures not yet reported (awaitDrain took the
-// one that started the drain).
+// serveOutcome waits for every Serve to return, and joins the failures not
+// yet reported (awaitDrain took the one that started the drain). Serve
+// returns once its listeners closed, which the drain did before its stop
+// hooks: so the wait is a prompt call's (promptBound), and a Serve still
+// running then is abandoned and reported.
 func (l *Lifecycle) serveOutcome(r *run) error {
 	var err error
-	if !waitBounded(&r.serving, time.Until(l.graceEnd())) {
+	if !waitBounded(&r.serving, promptBound) {
 		err = errors.New("a server's Serve did not return after its listeners closed")
 	}
 	for len(r.serveErrs) > 0 {

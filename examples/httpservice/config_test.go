@@ -48,15 +48,7 @@ func TestBadSettingsFailAtStart(t *testing.T) {
 // held by the test, so opening either would report "address already in use"
 // instead, and no "started" line appears.
 func TestBadConsulSettingsFailAtStart(t *testing.T) {
-	var held [2]net.Listener
-	for i := range held {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		held[i] = ln
-	}
+	held := holdPorts(t)
 	for _, env := range [][]string{
 		{"CONSUL_HTTP_ADDR=127.0.0.1:8500", "CONSUL_CACERT=/nonexistent"},
 		{"CONSUL_HTTP_ADDR=https://127.0.0.1:8500", "CONSUL_CACERT=/nonexistent"},
@@ -82,15 +74,7 @@ func TestBadConsulSettingsFailAtStart(t *testing.T) {
 // addresses are held by the test). The same settings with no registrar
 // configured start: the budget is spent only by a registrar.
 func TestBadDeregistrationBudgetFailsAtStart(t *testing.T) {
-	var held [2]net.Listener
-	for i := range held {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		held[i] = ln
-	}
+	held := holdPorts(t)
 	budget := append([]string{"DRAINKIT_REGISTRY_DEREGISTER_TIMEOUT=30s", "DRAINKIT_GRACE_PERIOD=25s"}, noWindow...)
 	for _, registrar := range []string{"CONSUL_HTTP_ADDR=127.0.0.1:1", "ETCD_ENDPOINTS=127.0.0.1:1"} {
 		env := append([]string{registrar}, budget...)
@@ -110,4 +94,20 @@ func TestBadDeregistrationBudgetFailsAtStart(t *testing.T) {
 	if code := c.WaitExit(10 * time.Second); code != 0 {
 		t.Errorf("no registrar: exit %d, want 0; log:\n%s", code, c.Logs())
 	}
+}
+
+// holdPorts listens on two 127.0.0.1 ports until the test ends: a child
+// given them as its addresses reports "address already in use" if it tries
+// to listen.
+func holdPorts(t *testing.T) [2]net.Listener {
+	var held [2]net.Listener
+	for i := range held {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		held[i] = ln
+	}
+	return held
 }
