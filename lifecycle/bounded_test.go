@@ -202,7 +202,7 @@ func TestRegistrarIgnoringContextIsAbandoned(t *testing.T) {
 	lc := newLifecycle(t, lifecycle.WithTimings(tm), lifecycle.WithLogger(logger), lifecycle.WithObserver(obs))
 	lc.AddServer("fake", lifecycletest.NewServer(lc))
 	lc.AddRegistrar("stubborn", reg)
-	err, took, ranStopHooks := drainTimed(t, lc, reg.syncing)
+	took, ranStopHooks, err := drainTimed(t, lc, reg.syncing)
 	reg.unblock(t) // the abandoned calls return now
 	if err != nil {
 		t.Fatalf("Run: %v (after %s)", err, took)
@@ -232,9 +232,9 @@ func TestRegistrarIgnoringContextIsAbandoned(t *testing.T) {
 }
 
 // drainTimed adds a stop hook to lc, runs it, drains it once started is
-// closed, and returns Run's result, how long after the drain's start Run
-// returned, and whether the stop hook had run by then.
-func drainTimed(t *testing.T, lc *lifecycle.Lifecycle, started <-chan struct{}) (err error, took time.Duration, ranStopHooks bool) {
+// closed, and returns how long after the drain's start Run returned,
+// whether the stop hook had run by then, and Run's result.
+func drainTimed(t *testing.T, lc *lifecycle.Lifecycle, started <-chan struct{}) (took time.Duration, ranStopHooks bool, err error) {
 	t.Helper()
 	var stopped atomic.Bool
 	lc.OnStop("flush", func(context.Context) error { stopped.Store(true); return nil })
@@ -245,7 +245,7 @@ func drainTimed(t *testing.T, lc *lifecycle.Lifecycle, started <-chan struct{}) 
 		t.Fatal(err)
 	}
 	err = awaitRun(t, done)
-	return err, time.Since(start), stopped.Load()
+	return time.Since(start), stopped.Load(), err
 }
 
 // stuckServer is a lifecycletest.Server whose AwaitIdle ignores its
@@ -269,7 +269,7 @@ func TestServerIgnoringContextIsAbandoned(t *testing.T) {
 	lc := newLifecycle(t, lifecycle.WithTimings(tm), lifecycle.WithLogger(logger), lifecycle.WithObserver(obs))
 	srv := &stuckServer{lifecycletest.NewServer(lc), make(chan struct{})}
 	lc.AddServer("stuck", srv)
-	err, took, ranStopHooks := drainTimed(t, lc, obs.ready)
+	took, ranStopHooks, err := drainTimed(t, lc, obs.ready)
 	close(srv.release)
 	if lifecycle.ExitCode(err) != 1 {
 		t.Fatalf("Run: %v, want exit code 1 (force-closed)", err)
