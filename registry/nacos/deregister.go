@@ -70,11 +70,11 @@ func (r *Registrar) Deregister(ctx context.Context) error {
 	return nil
 }
 
-// Confirm blocks until the server no longer lists the instance (nil), or
-// ctx is done (an error wrapping ctx.Err() and the last failure). It reads
-// the server's instance list every 50ms (the admin API of Nacos 3.x, which
-// lists disabled instances too). It returns nil at once when nothing was
-// ever registered.
+// Confirm blocks until the server no longer lists the instance to
+// consumers (nil), or ctx is done (an error wrapping ctx.Err() and the last
+// failure). It reads the consumers' list (GET /v1/ns/instance/list, healthy
+// instances) every 50ms. It returns nil at once when nothing was ever
+// registered.
 func (r *Registrar) Confirm(ctx context.Context) error {
 	start := time.Now()
 	r.mu.Lock()
@@ -86,10 +86,10 @@ func (r *Registrar) Confirm(ctx context.Context) error {
 	var last error
 	for {
 		cctx, cancel := r.callCtx(ctx)
-		hosts, _, err := r.api.adminList(cctx, r.opts.Service)
+		l, err := r.api.consumerList(cctx, r.opts.Service, []string{r.opts.Cluster})
 		cancel()
 		if err == nil {
-			if _, found := r.find(hosts); !found {
+			if _, found := r.find(l.Hosts); !found {
 				r.log.Info("nacos: confirmed: the server no longer lists the instance", "took", time.Since(start))
 				return nil
 			}

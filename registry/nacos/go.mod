@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/drainkit/drainkit v0.0.0
 	github.com/spf13/pflag v1.1.0
+	go.uber.org/goleak v1.3.0
 )
 
 require (

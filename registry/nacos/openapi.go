@@ -50,6 +50,19 @@ type host struct {
 // errNotFound is an HTTP 404 or 410: the API does not exist on this server.
 var errNotFound = errors.New("nacos: open API path not found")
 
+// errNoSuchService is Nacos's own 404 result: the service (or its cluster)
+// has no instance.
+var errNoSuchService = errors.New("nacos: no such service")
+
+// isNacosResult reports whether body is a Nacos API result ({"code": ...}),
+// as opposed to the web server's page for a missing path.
+func isNacosResult(body []byte) bool {
+	var r struct {
+		Code *int `json:"code"`
+	}
+	return json.Unmarshal(body, &r) == nil && r.Code != nil
+}
+
 // get GETs path with query on the servers until one answers 200, and decodes
 // the body into out.
 func (a *openAPI) get(ctx context.Context, path string, q url.Values, out any) error {
@@ -61,7 +74,7 @@ func (a *openAPI) get(ctx context.Context, path string, q url.Values, out any) e
 	for i := range n {
 		idx := (first + i) % n
 		err := a.getOne(ctx, a.srv.Addrs[idx], path, q, out)
-		if err == nil || errors.Is(err, errNotFound) {
+		if err == nil || errors.Is(err, errNotFound) || errors.Is(err, errNoSuchService) {
 			a.mu.Lock()
 			a.next = idx
 			a.mu.Unlock()
@@ -99,6 +112,10 @@ func (a *openAPI) getOne(ctx context.Context, addr, path string, q url.Values, o
 		return fmt.Errorf("GET %s%s: %w", addr, path, err)
 	}
 	switch {
+	case resp.StatusCode == http.StatusNotFound && isNacosResult(body):
+		// Nacos's own "not found" (a service or cluster with no instance
+		// yet), not a missing path.
+		return fmt.Errorf("%w: GET %s%s: %s", errNoSuchService, addr, path, truncate(body))
 	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone:
 		return fmt.Errorf("%w: GET %s%s: %s", errNotFound, addr, path, resp.Status)
 	case resp.StatusCode != http.StatusOK:
@@ -172,6 +189,9 @@ func (a *openAPI) consumerList(ctx context.Context, service string, clusters []s
 	}
 	var l listed
 	err := a.get(ctx, "/v1/ns/instance/list", q, &l)
+	if errors.Is(err, errNoSuchService) {
+		return listed{}, nil
+	}
 	return l, err
 }
 
@@ -190,6 +210,9 @@ func (a *openAPI) adminList(ctx context.Context, service string) (hosts []host, 
 		Data    []host `json:"data"`
 	}
 	err = a.get(ctx, "/v3/admin/ns/instance/list", q, &r)
+	if errors.Is(err, errNoSuchService) {
+		return nil, true, nil
+	}
 	if errors.Is(err, errNotFound) {
 		q.Set("healthyOnly", "false")
 		var l listed

@@ -103,7 +103,7 @@ const (
 // be set.
 func DefaultOptions(service string, port int) Options {
 	return Options{Service: service, Port: port,
-		Server: Server{ContextPath: DefaultContextPath, Group: DefaultGroup},
+		Server:  Server{ContextPath: DefaultContextPath, Group: DefaultGroup},
 		Cluster: DefaultCluster, Weight: DefaultWeight}
 }
 

@@ -42,6 +42,11 @@ const StartTimeout = 4 * time.Minute
 // stopTimeout is how long Stop waits after SIGTERM before SIGKILL.
 const stopTimeout = 15 * time.Second
 
+// PushTaskDelay is the test server's nacos.naming.push.pushTaskDelay (the
+// server's default is 500ms): how long after a registration or
+// deregistration its instance lists and pushes follow.
+const PushTaskDelay = 20 * time.Millisecond
+
 // GRPCOffset is the distance from the HTTP port to the gRPC port that Nacos
 // 2.x and 3.x clients connect to (nacos-sdk-go's default too).
 const GRPCOffset = 1000
@@ -131,6 +136,10 @@ func (s *Server) start() error {
 		// roughly halve the start on 2 cores; a test server serves little.
 		"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xms128m", "-Xmx512m",
 		"-Dnacos.home="+s.home,
+		// The server rebuilds a service's instance list (what the open API
+		// answers and what it pushes) PushTaskDelay after a change, 500 ms by
+		// default, to batch changes; the tests measure drainkit's part.
+		"-Dnacos.naming.push.pushTaskDelay="+strconv.Itoa(int(PushTaskDelay/time.Millisecond)),
 		"-Dnacos.server.main.port="+strconv.Itoa(s.Port),
 		"-Dnacos.logs.path="+filepath.Join(s.home, "logs"),
 		"-jar", s.jar)
