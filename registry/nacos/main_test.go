@@ -128,13 +128,17 @@ func setEnabled(t *testing.T, service string, port int, enabled bool) {
 	t.Helper()
 	q := url.Values{"serviceName": {service}, "ip": {"127.0.0.1"}, "port": {strconv.Itoa(port)},
 		"ephemeral": {"true"}, "enabled": {strconv.FormatBool(enabled)}, "weight": {"1"}}
-	var r struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	}
-	if err := call(http.MethodPut, "/v3/admin/ns/instance", q, &r); err != nil || r.Code != 0 {
-		t.Fatalf("PUT /v3/admin/ns/instance enabled=%v: %v %+v", enabled, err, r)
-	}
+	// The update is a metadata operation through the server's Raft group,
+	// which refuses it ("do metadata operation failed") until the group has
+	// elected itself, some seconds after a (re)start.
+	eventually(t, 30*time.Second, "PUT /v3/admin/ns/instance enabled="+strconv.FormatBool(enabled), func() (bool, string) {
+		var r struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		}
+		err := call(http.MethodPut, "/v3/admin/ns/instance", q, &r)
+		return err == nil && r.Code == 0, fmt.Sprint(err, r)
+	})
 }
 
 // errNoInstance is Nacos's 404 answer for a service or cluster without
