@@ -31,11 +31,13 @@ func TestOperatorOfflineAndOutage(t *testing.T) {
 	waitList(t, adminList, drainSvc, childPort(t, dr), "outage-drain-svc listed", func(_ instance, ok bool) bool { return ok })
 
 	setEnabled(t, offSvc, offPort, false)
-	off.WaitFor(10*time.Second, "EJECTED by operator after the console's offline", func() bool {
-		return off.State() == "EJECTED" && off.Probe("/readyz") == http.StatusServiceUnavailable
+	// The state and the registrar's health together: one /state answer.
+	off.WaitFor(10*time.Second, "EJECTED by operator, registrar in maintenance, after the console's offline", func() bool {
+		_, body := off.AdminDo("GET", "/state", nil)
+		return containsAll(body, `"state": "EJECTED"`, `"cause": "operator"`, `"health": "maintenance"`)
 	})
-	if _, body := off.AdminDo("GET", "/state", nil); !containsAll(body, `"maintenance"`) {
-		t.Fatalf("/state does not show the registrar in maintenance:\n%s", body)
+	if code := off.Probe("/readyz"); code != http.StatusServiceUnavailable {
+		t.Fatalf("/readyz %d while offline", code)
 	}
 	waitList(t, consumerList, offSvc, offPort, "offline instance gone from consumers", func(_ instance, ok bool) bool { return !ok })
 

@@ -70,6 +70,9 @@ func (r *Registrar) noticeOperator(me host, disabledVisible bool) {
 	switch {
 	case !me.Enabled && r.pub.enabled && !was:
 		r.offline = true
+		if r.status.Health != registry.Absent {
+			r.status.Health = registry.Maintenance // before the hook: its eject finds it so
+		}
 	case me.Enabled && !r.pub.enabled && was:
 		r.offline = false
 	}

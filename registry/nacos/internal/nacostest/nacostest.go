@@ -47,6 +47,11 @@ const stopTimeout = 15 * time.Second
 // deregistration its instance lists and pushes follow.
 const PushTaskDelay = 20 * time.Millisecond
 
+// ListDelay bounds how long after a change the server's instance lists
+// show it: PushTaskDelay, then the next round of the server's delay-task
+// engine, which runs every 100ms.
+const ListDelay = PushTaskDelay + 100*time.Millisecond
+
 // GRPCOffset is the distance from the HTTP port to the gRPC port that Nacos
 // 2.x and 3.x clients connect to (nacos-sdk-go's default too).
 const GRPCOffset = 1000
