@@ -41,7 +41,7 @@ func (r *Registrar) Deregister(ctx context.Context) error {
 	r.mu.Lock()
 	c := r.client
 	r.mu.Unlock()
-	if r.pubAt.IsZero() || c == nil {
+	if !r.registered.Load() || c == nil {
 		r.log.Info("nacos: nothing to deregister: never registered")
 		return nil
 	}
@@ -80,7 +80,7 @@ func (r *Registrar) Confirm(ctx context.Context) error {
 	r.mu.Lock()
 	c := r.client
 	r.mu.Unlock()
-	if c == nil || r.pubAt.IsZero() {
+	if c == nil || !r.registered.Load() {
 		return nil
 	}
 	var last error

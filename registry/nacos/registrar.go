@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/drainkit/drainkit/internal/regworker"
@@ -47,6 +48,9 @@ type Registrar struct {
 	streak    regworker.Streak
 
 	worker regworker.Worker
+	// registered is set by the first successful registration; Deregister
+	// and Confirm read it even when the worker did not stop in time.
+	registered atomic.Bool
 
 	// Owned by the worker goroutine (and by Deregister once it stopped).
 	pub   publication // what the last successful RegisterInstance said

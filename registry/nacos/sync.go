@@ -114,6 +114,7 @@ func (r *Registrar) register(ctx context.Context, c interface {
 		return err
 	}
 	r.pub, r.pubAt = p, time.Now()
+	r.registered.Store(true)
 	var n int
 	r.wrote(func(s *registry.Status) { // one update: Status never shows the count without the health
 		if absent {
