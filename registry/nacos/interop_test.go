@@ -63,6 +63,9 @@ func TestInteropSDK(t *testing.T) {
 	// the healthy, enabled instances of each push. (Not SelectInstances:
 	// with v2.3.5 it reads the cache that the push handler sorts in place,
 	// a data race that -race reports.)
+	// Subscribing before the client's connection is up races inside the
+	// SDK (see the watch's subscription).
+	eventually(t, 10*time.Second, "the SDK client connected", func() (bool, string) { return c.ServerHealthy(), "" })
 	var mu gosync.Mutex
 	var pushed []model.Instance
 	if err := c.Subscribe(&vo.SubscribeParam{ServiceName: svc, SubscribeCallback: func(ins []model.Instance, err error) {

@@ -1,7 +1,6 @@
 package nacos_test
 
 import (
-	"fmt"
 	"net/http"
 	"strings"
 	"syscall"
@@ -102,18 +101,7 @@ func TestOperatorOfflineAndOutage(t *testing.T) {
 func waitListLong(t *testing.T, list func(string) ([]instance, error), svc string, port int, what string,
 	cond func(in instance, found bool) bool) instance {
 	t.Helper()
-	var in instance
-	took := eventually(t, 30*time.Second, what, func() (bool, string) {
-		l, err := list(svc)
-		if err != nil {
-			return false, err.Error()
-		}
-		var ok bool
-		in, ok = find(l, port)
-		return cond(in, ok), fmt.Sprintf("%+v found %v", in, ok)
-	})
-	t.Logf("%s: after %s", what, took.Round(time.Millisecond))
-	return in
+	return waitListWithin(t, 30*time.Second, list, svc, port, what, cond)
 }
 
 func containsAll(s string, subs ...string) bool {

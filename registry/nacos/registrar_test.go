@@ -86,8 +86,15 @@ func TestRegistrarLifecycle(t *testing.T) {
 func waitList(t *testing.T, list func(string) ([]instance, error), svc string, port int, what string,
 	cond func(in instance, found bool) bool) instance {
 	t.Helper()
+	return waitListWithin(t, 5*time.Second, list, svc, port, what, cond)
+}
+
+// waitListWithin is waitList with its own timeout.
+func waitListWithin(t *testing.T, timeout time.Duration, list func(string) ([]instance, error), svc string, port int,
+	what string, cond func(in instance, found bool) bool) instance {
+	t.Helper()
 	var in instance
-	took := eventually(t, 5*time.Second, what, func() (bool, string) {
+	took := eventually(t, timeout, what, func() (bool, string) {
 		l, err := list(svc)
 		if err != nil {
 			return false, err.Error()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/drainkit/drainkit/internal/syncx"
 	"github.com/drainkit/drainkit/registry"
+	"github.com/nacos-group/nacos-sdk-go/v2/clients/naming_client"
 	"github.com/nacos-group/nacos-sdk-go/v2/model"
 	"github.com/nacos-group/nacos-sdk-go/v2/vo"
 )
@@ -80,7 +81,9 @@ func NewSource(service string, opts WatchOptions) registry.Source {
 }
 
 // Watch follows the healthy, enabled instances of weight > 0 of service and
-// calls fn with a registry.View stamped with the server's lastRefTime, the
+// calls fn with a registry.View stamped with the server's lastRefTime (the
+// server's clock in milliseconds; a lower one than the last read's, from
+// another server of a cluster or a restarted one, starts a new Epoch), the
 // time received and Source "nacos":
 //
 //   - it reads the full list (GET /v1/ns/instance/list, healthyOnly) and
@@ -110,8 +113,9 @@ func Watch(ctx context.Context, service string, opts WatchOptions, fn func(regis
 	wake := make(chan struct{}, 1)
 	w.read(ctx) // the full snapshot first, before any subscription
 	if !opts.NoSubscribe {
-		stop := w.subscribe(wake)
-		defer stop()
+		w.sub = newSubscription(w.service, opts, wake)
+		defer w.sub.close()
+		w.sub.try()
 	}
 	tick := time.NewTimer(opts.ReadInterval)
 	defer tick.Stop()
@@ -128,6 +132,7 @@ func Watch(ctx context.Context, service string, opts WatchOptions, fn func(regis
 		case <-tick.C:
 		}
 		w.read(ctx)
+		w.sub.try()
 	}
 }
 
@@ -141,25 +146,58 @@ type watch struct {
 	good      registry.View
 	delivered bool
 	inError   bool
+	epoch     uint64 // how often lastRefTime went backwards (registry.View.Epoch)
+	sub       *subscription
+	lastRev   uint64 // the last successful read's lastRefTime
 }
 
-// subscribe subscribes through a client of its own; a push wakes the watch.
-// stop unsubscribes and closes the client (bounded).
-func (w *watch) subscribe(wake chan<- struct{}) (stop func()) {
-	c, err := newSDKClient(w.opts.Server, w.opts.CallTimeout, w.opts.SDKLogDir)
+// subscription is the SDK subscription that wakes a watch on a push.
+type subscription struct {
+	client  naming_client.INamingClient // nil if it could not be created
+	param   *vo.SubscribeParam
+	timeout time.Duration
+	done    bool
+	healthy bool // the client was connected at the previous try
+}
+
+func newSubscription(service string, opts WatchOptions, wake chan<- struct{}) *subscription {
+	c, err := newSDKClient(opts.Server, opts.CallTimeout, opts.SDKLogDir)
 	if err != nil {
-		return func() {}
+		return &subscription{done: true} // the periodic reads remain
 	}
-	param := &vo.SubscribeParam{ServiceName: w.service, GroupName: w.opts.Group, Clusters: w.opts.Clusters,
-		SubscribeCallback: func([]model.Instance, error) {
-			select {
-			case wake <- struct{}{}:
-			default:
-			}
-		}}
-	_ = c.Subscribe(param) // on failure the periodic reads remain
-	return func() {
-		_ = closeBounded(c, w.opts.CallTimeout)
+	return &subscription{client: c, timeout: opts.CallTimeout,
+		param: &vo.SubscribeParam{ServiceName: service, GroupName: opts.Group, Clusters: opts.Clusters,
+			SubscribeCallback: func([]model.Instance, error) {
+				select {
+				case wake <- struct{}{}:
+				default:
+				}
+			}}}
+}
+
+// try subscribes once the client has been connected since the previous try
+// (a read interval earlier). Subscribing sooner races inside nacos-sdk-go
+// v2.3.5: the handler of the connection's "connected" event, which runs in
+// a goroutine of its own some milliseconds after the client reports itself
+// connected, re-subscribes every subscription it knows and processes the
+// same cached service as Subscribe does, unsynchronised (go test -race
+// reports it). A lost wake-up costs nothing: the periodic reads go on.
+func (s *subscription) try() {
+	if s == nil || s.done {
+		return
+	}
+	was := s.healthy
+	s.healthy = s.client.ServerHealthy()
+	if !s.healthy || !was {
+		return
+	}
+	s.done = s.client.Subscribe(s.param) == nil // on failure, again after the next read
+}
+
+// close closes the client, bounded (unsubscribing is part of it).
+func (s *subscription) close() {
+	if s.client != nil {
+		_ = closeBounded(s.client, s.timeout)
 	}
 }
 
@@ -177,6 +215,13 @@ func (w *watch) read(ctx context.Context) {
 		return
 	}
 	w.bo.Reset()
+	rev := uint64(max(l.LastRefTime, 0))
+	if rev < w.lastRev {
+		// Another server of the cluster, or a restarted one, behind: a new
+		// epoch, so that the consumer takes this view (DESIGN.md section 6c).
+		w.epoch++
+	}
+	w.lastRev = rev
 	list := []registry.Instance{}
 	for _, h := range l.Hosts {
 		if !h.Healthy || !h.Enabled || !(h.Weight > 0) {
@@ -200,7 +245,7 @@ func (w *watch) read(ctx context.Context) {
 	if w.delivered && !w.inError && slices.EqualFunc(list, w.good.Instances, sameInstance) {
 		return
 	}
-	w.good = registry.View{Service: w.service, Instances: list, Revision: uint64(max(l.LastRefTime, 0)),
+	w.good = registry.View{Service: w.service, Instances: list, Revision: rev, Epoch: w.epoch,
 		Received: time.Now(), Source: SourceName}
 	w.delivered, w.inError = true, false
 	w.fn(w.good)

@@ -148,6 +148,11 @@ func (s *Server) start() error {
 		"-Dnacos.server.main.port="+strconv.Itoa(s.Port),
 		"-Dnacos.logs.path="+filepath.Join(s.home, "logs"),
 		"-jar", s.jar)
+	// Derby writes derby.log into the working directory.
+	if err := os.MkdirAll(s.home, 0o755); err != nil {
+		return err
+	}
+	cmd.Dir = s.home
 	began := time.Now()
 	err := s.proc.Start(cmd, s.up)
 	if err == nil {
