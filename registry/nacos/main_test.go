@@ -12,14 +12,12 @@ import (
 	"net/url"
 	"os"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/drainkit/drainkit/internal/childtest"
 	"github.com/drainkit/drainkit/internal/testlog"
 	"github.com/drainkit/drainkit/internal/testpoll"
-	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/registry/nacos"
 	"github.com/drainkit/drainkit/registry/nacos/internal/nacostest"
 	"go.uber.org/goleak"
@@ -195,12 +193,3 @@ func splitPort(hostport string) (string, int, error) {
 	p, err := strconv.Atoi(u.Port())
 	return u.Hostname(), p, err
 }
-
-// testTimings are short lifecycle timings for in-process tests.
-func testTimings() lifecycle.Timings {
-	return lifecycle.Timings{WarmupTimeout: 10 * time.Second, PropagationMin: 500 * time.Millisecond,
-		PropagationQuiet: 0, PropagationMax: 2 * time.Second, DrainTimeout: time.Second,
-		StopTimeout: time.Second, GracePeriod: 10 * time.Second}
-}
-
-var _ = syscall.SIGTERM
