@@ -32,6 +32,12 @@ const (
 // and creates the stream and the durable pull consumer the workers share.
 func startNATS(t *testing.T) (*server.Server, jetstream.JetStream) {
 	t.Helper()
+	return startNATSAckWait(t, ackWait)
+}
+
+// startNATSAckWait is startNATS with the consumer's AckWait.
+func startNATSAckWait(t *testing.T, ackWait time.Duration) (*server.Server, jetstream.JetStream) {
+	t.Helper()
 	s, err := server.NewServer(&server.Options{
 		Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
 	})

@@ -96,13 +96,17 @@ func TestRollingRestartPlainStopCutsMessages(t *testing.T) {
 // force-cancelled, reported (a warning naming it, force_closed in the
 // timeline, exit 1) and nak'ed, and another replica processes it.
 func TestIgnoredCancellationIsRedelivered(t *testing.T) {
-	s, js := startNATS(t)
+	// An ack wait far longer than the drain, so a redelivery by the ack
+	// wait instead of the nak shows.
+	const longAckWait = 30 * time.Second
+	s, js := startNATSAckWait(t, longAckWait)
 	dir := t.TempDir()
 	a := startReplica(t, "a", "drainkit", s.ClientURL(), dir, envStuck+"=0", "DRAINKIT_DRAIN_TIMEOUT=1s")
 	if err := publish(js, 1, rate); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "replica a to begin message 0", func() bool { return strings.Contains(readFile(a.events), "B 0\n") })
+	delivered := time.Now()
 	b := startReplica(t, "b", "drainkit", s.ClientURL(), dir)
 	began := time.Now()
 	if code := a.stop(t); code != 1 {
@@ -117,6 +121,11 @@ func TestIgnoredCancellationIsRedelivered(t *testing.T) {
 	}
 	if !strings.Contains(log, `"force_closed_count":1`) {
 		t.Errorf("replica a's timeline does not count the force-closed unit:\n%s", log)
+	}
+	// The nak hands it over at once, not after the ack wait.
+	waitFor(t, "replica b to begin message 0", func() bool { return strings.Contains(readFile(b.events), "B 0\n") })
+	if after := time.Since(delivered); after >= longAckWait/2 {
+		t.Errorf("replica b began message 0 %s after its first delivery: not nak'ed, redelivered after the ack wait (%s)", after, longAckWait)
 	}
 	waitFor(t, "replica b to process message 0", func() bool { return strings.Contains(readFile(b.events), "D 0\n") })
 	if info := settled(t, js, 30*time.Second); info == nil || info.NumAckPending != 0 || info.NumPending != 0 {
