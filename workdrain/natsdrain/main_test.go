@@ -1,99 +1,59 @@
 package natsdrain_test
 
 import (
-	"context"
 	"os"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
+	"github.com/drainkit/drainkit/workdrain/natsdrain/internal/workerdrill"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/goleak"
 )
 
 // TestMain runs a worker replica when the test binary is started as one by
-// the rolling-restart tests (see replica_test.go), else the tests.
+// the rolling-restart tests, else the tests.
 func TestMain(m *testing.M) {
-	if mode := os.Getenv(envChild); mode != "" {
-		os.Exit(replicaMain(mode))
+	if strategy := os.Getenv(workerdrill.EnvReplica); strategy != "" {
+		os.Exit(workerdrill.ReplicaMain(strategy))
 	}
 	goleak.VerifyTestMain(m)
 }
 
 const (
-	streamName   = "WORK"
-	consumerName = "workers"
+	streamName   = workerdrill.Stream
+	consumerName = workerdrill.Consumer
 	ackWait      = 5 * time.Second // > the slowest handler (500 ms) with room for a busy machine
 )
 
-// startNATS starts a real nats-server with JetStream on a loopback port,
-// embedded in the test process, with its store in a temporary directory,
-// and creates the stream and the durable pull consumer the workers share.
-func startNATS(t *testing.T) (*server.Server, jetstream.JetStream) {
+// self starts replicas from this test binary, running no test.
+var self = workerdrill.Exec{Path: os.Args[0], Args: []string{"-test.run=^$"}}
+
+// startNATS starts a real nats-server with JetStream embedded in the test
+// process, with the stream and the durable pull consumer the workers share.
+func startNATS(t *testing.T) (*workerdrill.NATS, jetstream.JetStream) {
 	t.Helper()
 	return startNATSAckWait(t, ackWait)
 }
 
 // startNATSAckWait is startNATS with the consumer's AckWait.
-func startNATSAckWait(t *testing.T, ackWait time.Duration) (*server.Server, jetstream.JetStream) {
+func startNATSAckWait(t *testing.T, ackWait time.Duration) (*workerdrill.NATS, jetstream.JetStream) {
 	t.Helper()
-	s, err := server.NewServer(&server.Options{
-		Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
-	})
+	n, err := workerdrill.StartNATS(t.TempDir(), ackWait)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Start()
-	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server not ready within 10s")
-	}
-	nc, err := nats.Connect(s.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: streamName, Subjects: []string{"work.>"}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := js.CreateOrUpdateConsumer(ctx, streamName, jetstream.ConsumerConfig{
-		Durable: consumerName, AckPolicy: jetstream.AckExplicitPolicy, AckWait: ackWait, MaxAckPending: 4096,
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return s, js
+	t.Cleanup(n.Close)
+	return n, n.JS
 }
 
-// settled waits until the consumer has nothing left: no message pending
-// delivery, none delivered and unacknowledged, none waiting for
-// redelivery. It returns the last info seen.
-func settled(t *testing.T, js jetstream.JetStream, within time.Duration) *jetstream.ConsumerInfo {
+// startReplica starts a replica, failing the test if it cannot, and kills
+// it at the test's end if it still runs.
+func startReplica(t *testing.T, n *workerdrill.NATS, name, strategy, dir string, env ...string) *workerdrill.Replica {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		cons, err := js.Consumer(ctx, streamName, consumerName)
-		var info *jetstream.ConsumerInfo
-		if err == nil {
-			info, err = cons.Info(ctx)
-		}
-		cancel()
-		if err == nil && info.NumPending == 0 && info.NumAckPending == 0 && info.NumRedelivered == 0 {
-			return info
-		}
-		if time.Now().After(deadline) {
-			t.Logf("consumer not settled within %s: %+v (error %v)", within, info, err)
-			return info
-		}
-		<-tick.C
+	r, err := self.StartReplica(n, name, strategy, dir, env...)
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(r.Kill)
+	return r
 }

@@ -79,7 +79,7 @@ func TestWindowEndKeepsConsumingWhileServing(t *testing.T) {
 	}{{workdrain.AtWindowEnd, true}, {workdrain.AtDrainStart, false}} {
 		t.Run(tc.stopAt.String(), func(t *testing.T) {
 			s, js := startNATS(t)
-			nc, err := nats.Connect(s.ClientURL())
+			nc, err := nats.Connect(s.Server.ClientURL())
 			if err != nil {
 				t.Fatal(err)
 			}
