@@ -24,7 +24,9 @@ func (f InFlight) add(g InFlight) InFlight {
 }
 
 // Server is a participant that owns listeners: an HTTP or gRPC server
-// (httpdrain, grpcdrain). The lifecycle calls its methods in this order:
+// (httpdrain, grpcdrain); or background work with no listener (workdrain),
+// for which "listeners" are the intake of new work. The lifecycle calls its
+// methods in this order:
 //
 //	Serve (in its own goroutine, after warm-up succeeded, before READY)
 //	LameDuck (at the drain's start, t0)
