@@ -24,7 +24,7 @@ build() {
   tmp="$(mktemp "$bin.tmp.XXXXXX")"
   trap 'rm -f "$tmp"' EXIT
   echo "building consul $ver into $bin (once)" >&2
-  (cd "$root/tools/consul" && "$gocmd" build -o "$tmp" github.com/hashicorp/consul) >&2
+  (cd "$root/tools/consul" && GOWORK=off "$gocmd" build -o "$tmp" github.com/hashicorp/consul) >&2
   chmod +x "$tmp"
   mv -f "$tmp" "$bin" # rename(2): atomic within the directory
   trap - EXIT
