@@ -29,12 +29,10 @@ func timings() lifecycle.Timings {
 // recorder is an Observer: it records, at each drain step, whether the run
 // function's context said stop, and releases ready on READY.
 type recorder struct {
-	ready    chan struct{}
-	runCtx   func() context.Context
-	mu       sync.Mutex
-	stopped  map[string]bool
-	inFlight map[string]int64
-	lc       *lifecycle.Lifecycle
+	ready   chan struct{}
+	runCtx  func() context.Context
+	mu      sync.Mutex
+	stopped map[string]bool
 }
 
 func (r *recorder) OnTransition(t lifecycle.Transition) {
