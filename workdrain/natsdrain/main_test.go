@@ -13,9 +13,7 @@ import (
 // TestMain runs a worker replica when the test binary is started as one by
 // the rolling-restart tests, else the tests.
 func TestMain(m *testing.M) {
-	if strategy := os.Getenv(workerdrill.EnvReplica); strategy != "" {
-		os.Exit(workerdrill.ReplicaMain(strategy))
-	}
+	workerdrill.ExitIfReplica()
 	goleak.VerifyTestMain(m)
 }
 

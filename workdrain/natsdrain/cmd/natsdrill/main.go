@@ -29,9 +29,7 @@ import (
 )
 
 func main() {
-	if strategy := os.Getenv(workerdrill.EnvReplica); strategy != "" {
-		os.Exit(workerdrill.ReplicaMain(strategy))
-	}
+	workerdrill.ExitIfReplica()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"os"
 	"strings"
 	"testing"
 
@@ -12,9 +11,7 @@ import (
 
 // TestMain runs a replica when the drill starts this test binary as one.
 func TestMain(m *testing.M) {
-	if strategy := os.Getenv(workerdrill.EnvReplica); strategy != "" {
-		os.Exit(workerdrill.ReplicaMain(strategy))
-	}
+	workerdrill.ExitIfReplica()
 	goleak.VerifyTestMain(m)
 }
 

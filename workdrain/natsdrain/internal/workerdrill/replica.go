@@ -97,9 +97,18 @@ func handler(ev *events, stuck string) func(ctx context.Context, id string) erro
 	}
 }
 
-// ReplicaMain runs a replica of the strategy from the environment and
+// ExitIfReplica runs a replica and exits with its code when this process
+// was started as one (EnvReplica set), else returns at once: the first
+// call of the drill's main and of the tests' TestMain.
+func ExitIfReplica() {
+	if strategy := os.Getenv(EnvReplica); strategy != "" {
+		os.Exit(replicaMain(strategy))
+	}
+}
+
+// replicaMain runs a replica of the strategy from the environment and
 // returns its exit code; it prints "ready" on stdout once it consumes.
-func ReplicaMain(strategy string) int {
+func replicaMain(strategy string) int {
 	f, err := os.OpenFile(os.Getenv(EnvEvents), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
