@@ -71,7 +71,9 @@ func WithServer(name, addr string, build ServerFunc) Option {
 // /state: background work drained by workdrain (a queue consumer, a ticker),
 // or any lifecycle.Server that opens no port.
 func WithWorker(name string, w lifecycle.Server) Option {
-	return func(s *service) { s.lcSetup = append(s.lcSetup, func(lc *lifecycle.Lifecycle) { lc.AddServer(name, w) }) }
+	return func(s *service) {
+		s.lcSetup = append(s.lcSetup, func(lc *lifecycle.Lifecycle) { lc.AddServer(name, w) })
+	}
 }
 
 // WithRegistrar adds a registrar (Consul, etcd) under name; see Registration.
