@@ -224,8 +224,13 @@ func TestForceCancelsAtDrainTimeout(t *testing.T) {
 				t.Fatal("no force_closed step")
 			}
 			if honour {
-				if cause := <-b.unitErr; !errors.Is(cause, workdrain.ErrDrainTimeout) {
-					t.Fatalf("unit context cause = %v, want ErrDrainTimeout", cause)
+				select {
+				case cause := <-b.unitErr:
+					if !errors.Is(cause, workdrain.ErrDrainTimeout) {
+						t.Fatalf("unit context cause = %v, want ErrDrainTimeout", cause)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatal("the unit's context was not cancelled at drain.timeout")
 				}
 			}
 		})
