@@ -33,6 +33,7 @@ type recorder struct {
 	runCtx  func() context.Context
 	mu      sync.Mutex
 	stopped map[string]bool
+	changed chan struct{} // closed and replaced at each step recorded
 }
 
 func (r *recorder) OnTransition(t lifecycle.Transition) {
@@ -46,12 +47,29 @@ func (r *recorder) OnDrainStep(_ lifecycle.Timeline, s lifecycle.Step) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.stopped[s.Name] = ctx != nil && ctx.Err() != nil
+	close(r.changed)
+	r.changed = make(chan struct{})
 }
 
-func (r *recorder) stoppedAt(step string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.stopped[step]
+// stoppedAt waits (10s at most) until step was recorded and reports whether
+// the run context was done then.
+func (r *recorder) stoppedAt(t *testing.T, step string) bool {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		r.mu.Lock()
+		stopped, ok := r.stopped[step]
+		changed := r.changed
+		r.mu.Unlock()
+		if ok {
+			return stopped
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("drain step %s not recorded within 10s", step)
+		}
+	}
 }
 
 // harness runs a Lifecycle with one Worker built by build and drains it once
@@ -64,7 +82,7 @@ type harness struct {
 
 func start(t *testing.T, w *workdrain.Worker, runCtx func() context.Context) *harness {
 	t.Helper()
-	rec := &recorder{ready: make(chan struct{}), runCtx: runCtx, stopped: map[string]bool{}}
+	rec := &recorder{ready: make(chan struct{}), runCtx: runCtx, stopped: map[string]bool{}, changed: make(chan struct{})}
 	lc, err := lifecycle.New(lifecycle.WithTimings(timings()), lifecycle.WithSignals(),
 		lifecycle.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))), lifecycle.WithObserver(rec))
 	if err != nil {
@@ -158,7 +176,7 @@ func TestFinishesTakenWorkAtDrainStart(t *testing.T) {
 	if err := b.w.Do(func(context.Context) error { t.Error("Do ran a unit after the stop"); return nil }); !errors.Is(err, workdrain.ErrStopped) {
 		t.Fatalf("Do after the stop = %v, want ErrStopped", err)
 	}
-	if !h.rec.stoppedAt(lifecycle.StepNotReady) {
+	if !h.rec.stoppedAt(t, lifecycle.StepNotReady) {
 		t.Fatal("AtDrainStart: the run context was not done at t0")
 	}
 	if got := h.lc.Status().InFlight.Work; got != 1 {
@@ -190,10 +208,10 @@ func TestStopsAtWindowEnd(t *testing.T) {
 	if err := h.wait(t); err != nil {
 		t.Fatalf("Run = %v, want nil", err)
 	}
-	if h.rec.stoppedAt(lifecycle.StepNotReady) || h.rec.stoppedAt(lifecycle.StepWindowEnded) {
+	if h.rec.stoppedAt(t, lifecycle.StepNotReady) || h.rec.stoppedAt(t, lifecycle.StepWindowEnded) {
 		t.Fatal("AtWindowEnd: the run context was done during the window")
 	}
-	if !h.rec.stoppedAt(lifecycle.StepListenersClosed) {
+	if !h.rec.stoppedAt(t, lifecycle.StepListenersClosed) {
 		t.Fatal("AtWindowEnd: the run context was not done when the window ended")
 	}
 }
