@@ -38,6 +38,7 @@ type endpoint struct {
 	ejections    int       // ejection multiplier
 	lastRestored time.Time // when a probe last restored it
 	refused      bool      // its ejection was refused by the cap (panic mode)
+	outage       bool      // ejected during panic mode: the ejection ends with it
 }
 
 // newEndpoint returns the endpoint of in, first seen at now (a time.Now()

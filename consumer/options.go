@@ -53,7 +53,12 @@ type RetryBudget struct {
 // and decides: success restores it, failure ejects it again for longer.
 // An instance is ejected only while less than MaxEjectionPercent of the
 // candidates are ejected (Envoy's rule: with 50 %, 2 of 4 and 2 of 3);
-// beyond that ejection stops and the Transport reports panic mode. Ejection never
+// beyond that ejection stops and the Transport reports panic mode. A probe
+// that fails in panic mode (every instance failing alike says nothing
+// against this one) ejects again without a longer time, and the ejections
+// made during panic mode end when it does, each instance then probed at its
+// next pick. An ejected instance's share is spread evenly over the healthy
+// ones (not given to its neighbour in the round robin). Ejection never
 // writes to the registry. Ejection times run on the monotonic clock: a step
 // of the wall clock (NTP) neither shortens nor lengthens them.
 type OutlierDetection struct {

@@ -24,7 +24,11 @@ func (t *Transport) failed(ep *endpoint, probe bool) {
 	if probe {
 		t.mu.Lock()
 		defer t.mu.Unlock()
-		t.ejectLocked(ep, "its half-open probe failed")
+		if t.refused > 0 { // the whole service fails: no evidence against ep alone
+			t.ejectLocked(ep, "its half-open probe failed during a whole-service outage (panic mode); ejected until the outage ends", true)
+			return
+		}
+		t.ejectLocked(ep, "its half-open probe failed", false)
 		return
 	}
 	if t.opts.Outlier.Consecutive < 0 || int(ep.fails.Add(1)) < t.opts.Outlier.Consecutive {
@@ -47,7 +51,7 @@ func (t *Transport) failed(ep *endpoint, probe bool) {
 		return
 	}
 	t.unrefuseLocked(ep)
-	t.ejectLocked(ep, "consecutive connect-level failures")
+	t.ejectLocked(ep, "consecutive connect-level failures", false)
 }
 
 // abandoned ends a probe that neither succeeded nor failed (the caller gave
@@ -60,13 +64,18 @@ func (t *Transport) abandoned(ep *endpoint, probe bool) {
 
 // ejectLocked ejects ep for the base ejection time times its ejection
 // count, capped at the maximum. A restoration long ago resets the count.
-func (t *Transport) ejectLocked(ep *endpoint, why string) {
+// An outage ejection (its probe failed in panic mode, when every instance
+// fails alike) keeps the count and ends with the outage (endOutageLocked).
+func (t *Transport) ejectLocked(ep *endpoint, why string, outage bool) {
 	o := t.opts.Outlier
 	now := time.Now()
 	if !ep.lastRestored.IsZero() && now.Sub(ep.lastRestored) > o.MaxEjectionTime {
 		ep.ejections = 0
 	}
-	ep.ejections++
+	if !outage || ep.ejections == 0 {
+		ep.ejections++
+	}
+	ep.outage = outage
 	d := min(o.BaseEjectionTime*time.Duration(ep.ejections), o.MaxEjectionTime)
 	ep.until.Store(int64(t.clock.at(now) + d)) // monotonic: an NTP step moves neither end
 	ep.fails.Store(0)
@@ -83,6 +92,7 @@ func (t *Transport) restore(ep *endpoint) {
 	defer t.mu.Unlock()
 	ep.fails.Store(0)
 	ep.lastRestored = time.Now()
+	ep.outage = false
 	ep.state.Store(stateHealthy)
 	t.log.Info("consumer: ejected instance restored by its half-open probe",
 		"service", t.service, "instance", ep.id, "addr", ep.addr)
@@ -98,6 +108,11 @@ func (t *Transport) refuseLocked(ep *endpoint, ejected, n int) {
 	t.refused++
 	if t.refused == 1 {
 		t.panics.Add(1)
+		for _, e := range t.byID { // ejected before anyone could tell it was the whole service
+			if e.state.Load() != stateHealthy {
+				e.outage = true
+			}
+		}
 		t.log.Error("consumer: panic mode: more instances fail than max ejection percent allows to eject; ejection stops",
 			"service", t.service, "instance", ep.id, "addr", ep.addr, "ejected", ejected,
 			"instances", n, "max_ejection_percent", t.opts.Outlier.MaxEjectionPercent)
@@ -111,6 +126,28 @@ func (t *Transport) unrefuseLocked(ep *endpoint) {
 	ep.refused = false
 	t.refused--
 	if t.refused == 0 {
-		t.log.Info("consumer: panic mode over", "service", t.service)
+		t.endOutageLocked()
 	}
+}
+
+// endOutageLocked ends panic mode: an instance the cap kept in rotation
+// answers again (or left the view). The ejections made during the outage
+// end now, each with its half-open probe at the next pick, so an instance
+// that is back does not stay out for an ejection time it earned while
+// every instance failed alike.
+func (t *Transport) endOutageLocked() {
+	now := int64(t.clock.now())
+	ended := 0
+	for _, ep := range t.byID {
+		if !ep.outage {
+			continue
+		}
+		ep.outage = false
+		if ep.state.Load() == stateEjected && ep.until.Load() > now {
+			ep.until.Store(now)
+			ended++
+		}
+	}
+	t.log.Info("consumer: panic mode over; the outage's ejections end with it (each instance is probed at its next pick)",
+		"service", t.service, "ejections_ended", ended)
 }

@@ -39,7 +39,8 @@ type Transport struct {
 	clock  monoClock // ejection ends and slow-start ramps are its readings
 	set    atomic.Pointer[endpointSet]
 	rr     atomic.Uint64
-	viewed atomic.Bool // a view has been applied
+	spills atomic.Uint64 // spill's own round robin (see spill)
+	viewed atomic.Bool   // a view has been applied
 
 	requests        atomic.Uint64
 	retries         atomic.Uint64
@@ -160,8 +161,5 @@ func (t *Transport) logReadyAhead(ep *endpoint, now time.Time) {
 // also closes those that become idle later, as no request asks it for one.
 func (t *Transport) retireLocked(ep *endpoint) {
 	ep.tr.CloseIdleConnections()
-	if ep.refused {
-		ep.refused = false
-		t.refused--
-	}
+	t.unrefuseLocked(ep)
 }
