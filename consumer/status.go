@@ -52,10 +52,10 @@ func (t *Transport) Status() Status {
 
 // String is one line for logs and the drill's report.
 func (s Status) String() string {
-	line := fmt.Sprintf("service=%s instances=%d ejected=%d requests=%d retries=%d budget_exhausted=%d failures=%d ejections=%d panic=%t view_revision=%d view_source=%s view_age=%v staleness=%v degraded=%t",
+	line := fmt.Sprintf("service=%s instances=%d ejected=%d requests=%d retries=%d budget_exhausted=%d failures=%d ejections=%d panic=%t view_revision=%d view_source=%s view_age=%v staleness=%v degraded=%t full_read_repairs=%d",
 		s.Service, s.Instances, s.Ejected, s.Requests, s.Retries, s.BudgetExhausted, s.Failures,
 		s.Ejections, s.PanicMode, s.Revision, s.Source, s.Age.Round(time.Millisecond),
-		s.Staleness.Round(time.Millisecond), s.Degraded)
+		s.Staleness.Round(time.Millisecond), s.Degraded, s.FullReadRepairs)
 	if s.Err != nil {
 		line += fmt.Sprintf(" source_err=%q", s.Err.Error())
 	}

@@ -32,7 +32,11 @@ import (
 //     following a non-empty list is held for EmptyHold (logged) before it
 //     empties the candidate set;
 //   - a source whose Watch returns is restarted after a jittered,
-//     exponentially growing backoff.
+//     exponentially growing backoff;
+//   - every FullReadInterval, a full read (the first view of a second,
+//     short Watch call) is compared with the watch's view: a difference the
+//     watch does not deliver itself within a short grace is applied, logged
+//     and counted (WatchStatus.FullReadRepairs).
 //
 // A Watcher never writes to the registry. Its methods are safe for
 // concurrent use.
@@ -44,7 +48,8 @@ type Watcher struct {
 	errSince atomic.Int64                  // clock reading when the source began failing; 0 while healthy
 	ready    chan struct{}                 // closed at the first candidate view
 	cancel   context.CancelFunc
-	done     chan struct{}
+	done     chan struct{} // closed when run returned
+	fullDone chan struct{} // closed when fullReads returned (at once without full reads)
 	stopOnce sync.Once
 
 	mu        sync.Mutex // guards the fields below; subscribers run with it held
@@ -60,6 +65,9 @@ type Watcher struct {
 	nextSub   uint64
 	restarts  uint64
 	dropped   uint64
+
+	fullReadCount   uint64 // full reads answered
+	fullReadRepairs uint64 // differences only a full read found
 }
 
 // NewWatcher checks opts and starts watching opts.Source in a goroutine
@@ -73,11 +81,16 @@ func NewWatcher(opts WatcherOptions) (*Watcher, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &Watcher{
 		opts: opts, log: opts.Logger, ready: make(chan struct{}), clock: newMonoClock(),
-		cancel: cancel, done: make(chan struct{}),
+		cancel: cancel, done: make(chan struct{}), fullDone: make(chan struct{}),
 		latest: registry.View{Service: opts.Service},
 		subs:   map[uint64]func(registry.View){},
 	}
 	go w.run(ctx)
+	if opts.FullReadInterval > 0 {
+		go w.fullReads(ctx)
+	} else {
+		close(w.fullDone)
+	}
 	return w, nil
 }
 
@@ -87,6 +100,7 @@ func (w *Watcher) Close() error {
 	w.stopOnce.Do(func() {
 		w.cancel()
 		<-w.done
+		<-w.fullDone
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		stopTimer(w.held)

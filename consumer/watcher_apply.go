@@ -25,6 +25,12 @@ func (w *Watcher) receive(call uint64, v registry.View) {
 			"current_revision", w.latest.Revision, "source", v.Source)
 		return
 	}
+	w.takeLocked(call, v, now)
+}
+
+// takeLocked makes v, from Watch call number call and not older than the
+// latest view, the latest: applied, or held when it is a sudden empty list.
+func (w *Watcher) takeLocked(call uint64, v registry.View, now time.Time) {
 	if w.latestIn == call && v.Epoch > w.latest.Epoch {
 		w.log.Info("consumer: the source's revisions started again (a new epoch); taking its views in the new order",
 			"service", w.opts.Service, "source", v.Source, "epoch", v.Epoch, "revision", v.Revision,

@@ -33,6 +33,20 @@ type WatcherOptions struct {
 	// about MinBackoff, doubling up to MaxBackoff; it resets when a Watch
 	// lasted longer than MaxBackoff. 0 means 100ms and 10s.
 	MinBackoff, MaxBackoff time.Duration
+	// FullReadInterval is how often the Watcher reads the whole list again
+	// alongside the watch, to correct a watch that missed an event (a lost
+	// or once-only callback, a known failure of registry clients): a second
+	// Watch call of Source, ended after its first view (within the interval,
+	// at most 10s). Reconciled by revision: a full read with a lower
+	// revision than the watch's view is older and ignored; one that lists
+	// other instances, and that the watch does not catch up with within a
+	// grace of a tenth of the interval (at most 1s), replaces the view,
+	// logged and counted (WatchStatus.FullReadRepairs). Skipped for static
+	// sources (views whose Source is "static"), before the first view and
+	// while the source is failing. The Source must allow a second Watch
+	// call alongside the first, as registry/consul's and registry/etcd's
+	// do. 0 means 1m; negative disables full reads.
+	FullReadInterval time.Duration
 	// Logger receives the watcher's events (empty list held or applied,
 	// source errors and restarts, degraded). nil means slog.Default().
 	Logger *slog.Logger
@@ -44,6 +58,8 @@ const (
 	DefaultMaxStaleness = time.Minute
 	DefaultMinBackoff   = 100 * time.Millisecond
 	DefaultMaxBackoff   = 10 * time.Second
+
+	DefaultFullReadInterval = time.Minute
 )
 
 func (o WatcherOptions) withDefaults() (WatcherOptions, error) {
@@ -61,6 +77,9 @@ func (o WatcherOptions) withDefaults() (WatcherOptions, error) {
 	}
 	if o.MinBackoff == 0 {
 		o.MinBackoff = DefaultMinBackoff
+	}
+	if o.FullReadInterval == 0 {
+		o.FullReadInterval = DefaultFullReadInterval
 	}
 	if o.MaxBackoff == 0 {
 		o.MaxBackoff = DefaultMaxBackoff

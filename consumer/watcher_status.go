@@ -34,6 +34,10 @@ type WatchStatus struct {
 	// dropped as older than the current one.
 	Restarts uint64 `json:"restarts"`
 	Dropped  uint64 `json:"dropped"`
+	// FullReads counts the full reads answered (WatcherOptions.FullReadInterval);
+	// FullReadRepairs the differences only a full read found, and applied.
+	FullReads       uint64 `json:"full_reads"`
+	FullReadRepairs uint64 `json:"full_read_repairs"`
 }
 
 // Status returns a snapshot of the watcher's view and health.
@@ -49,6 +53,7 @@ func (w *Watcher) Status() WatchStatus {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	s.Err, s.Restarts, s.Dropped = w.lastErr, w.restarts, w.dropped
+	s.FullReads, s.FullReadRepairs = w.fullReadCount, w.fullReadRepairs
 	if w.held != nil {
 		s.EmptyHeld = now.Sub(w.heldSince)
 	}
