@@ -44,6 +44,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		t.failures.Add(1)
 		return nil, ErrDegraded
 	}
+	if err := t.w.snapshotErr(); err != nil { // a snapshot from start, now older than MaxStaleness
+		closeBody(req.Body)
+		t.failures.Add(1)
+		return nil, err
+	}
 	if !t.viewed.Load() {
 		if err := t.w.Wait(req.Context()); err != nil {
 			closeBody(req.Body)

@@ -56,6 +56,9 @@ func (s Status) String() string {
 		s.Service, s.Instances, s.Ejected, s.Requests, s.Retries, s.BudgetExhausted, s.Failures,
 		s.Ejections, s.PanicMode, s.Revision, s.Source, s.Age.Round(time.Millisecond),
 		s.Staleness.Round(time.Millisecond), s.Degraded, s.FullReadRepairs)
+	if s.Snapshot != "" {
+		line += fmt.Sprintf(" snapshot=%q", s.Snapshot)
+	}
 	if s.Err != nil {
 		line += fmt.Sprintf(" source_err=%q", s.Err.Error())
 	}

@@ -46,12 +46,23 @@ func (w *Watcher) takeLocked(call uint64, v registry.View, now time.Time) {
 		v.Instances = []registry.Instance{}
 	}
 	w.latest, w.latestIn = v, call
-	if cur := w.cur.Load(); len(v.Instances) == 0 && cur != nil && len(cur.Instances) > 0 && w.opts.EmptyHold > 0 {
+	if cur := w.cur.Load(); len(v.Instances) == 0 && cur != nil && len(cur.Instances) > 0 && w.opts.EmptyHold > 0 && w.snap.Load() == nil {
 		w.holdLocked(now, len(cur.Instances))
 		return
 	}
 	w.endHoldLocked(now)
+	if s := w.snap.Load(); s != nil {
+		w.snap.Store(nil)
+		w.log.Info("consumer: the source answered; its view replaces the last-good snapshot",
+			"service", w.opts.Service, "snapshot", s.path, "instances", len(v.Instances), "revision", v.Revision)
+	}
 	w.publishLocked(v)
+	if w.opts.SnapshotPath != "" && len(v.Instances) > 0 {
+		select {
+		case w.snapDirty <- struct{}{}:
+		default: // a write is pending; it reads the latest view
+		}
+	}
 }
 
 // olderLocked reports whether v, from Watch call number call, is older than
@@ -121,6 +132,7 @@ func (w *Watcher) failedLocked(err error, now time.Time) {
 		return
 	}
 	w.errSince.Store(int64(w.clock.at(now)))
+	w.loadSnapshotLocked(now, err)
 	if w.cur.Load() == nil {
 		w.log.Warn("consumer: the service's source failed before its first view; no instance to call yet",
 			"service", w.opts.Service, "err", err, "max_staleness", w.opts.MaxStaleness)

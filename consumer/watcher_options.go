@@ -47,6 +47,21 @@ type WatcherOptions struct {
 	// call alongside the first, as registry/consul's and registry/etcd's
 	// do. 0 means 1m; negative disables full reads.
 	FullReadInterval time.Duration
+	// SnapshotPath, if set, is a file where the Watcher keeps the last good
+	// view for a later run (opt-in): written atomically (a temporary file in
+	// the same directory, synced, renamed) each time the watch delivers a
+	// new non-empty view, and read once at start if the source fails before
+	// its first view (a registry that is down when the process starts). The
+	// snapshot then serves as the candidate view, marked as such in
+	// WatchStatus (Snapshot, and Age its real age: now minus when its
+	// evidence arrived in the earlier run), until the source's first
+	// answer, which always replaces it whatever its revision. A snapshot
+	// older than MaxStaleness is never served: refused at start (Wait and
+	// requests fail at once with ErrDegraded), and withdrawn when it grows
+	// older than that while the source still fails. A missing or unusable
+	// file (another service's, a bad format) is logged and ignored. Empty
+	// views are not written: the file keeps the last list with instances.
+	SnapshotPath string
 	// Logger receives the watcher's events (empty list held or applied,
 	// source errors and restarts, degraded). nil means slog.Default().
 	Logger *slog.Logger

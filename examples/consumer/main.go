@@ -9,6 +9,11 @@
 //	consumer [--http-addr 127.0.0.1:8090] [--admin-addr 127.0.0.1:8091]
 //	         [--service httpservice] [--targets 127.0.0.1:8080,127.0.0.1:8082]
 //	         [--etcd 127.0.0.1:2379,... [--etcd-prefix /microservices]]
+//	         [--snapshot /var/lib/consumer/httpservice.json] [--max-staleness 1m]
+//
+// With --snapshot, the last good list is kept in that file and served at
+// start while the registry does not answer (never when older than
+// --max-staleness; GET /status then reports "snapshot" and the view's age).
 //
 // The three discoveries exclude each other: --etcd, CONSUL_HTTP_ADDR and
 // --targets given together are a usage error naming both, never a silent
@@ -52,8 +57,8 @@ func main() { os.Exit(run(os.Args[1:])) }
 
 type flags struct {
 	httpAddr, adminAddr, service, targets string
-	etcd, etcdPrefix                      string
-	timeout                               time.Duration
+	etcd, etcdPrefix, snapshot            string
+	timeout, maxStaleness                 time.Duration
 }
 
 func parse(args []string) (flags, error) {
@@ -65,6 +70,8 @@ func parse(args []string) (flags, error) {
 	fs.StringVar(&f.targets, "targets", "", "comma-separated host:port list of the service's instances; not with --etcd or CONSUL_HTTP_ADDR")
 	fs.StringVar(&f.etcd, "etcd", "", "comma-separated etcd client addresses (as registry.etcd.endpoints): discover the service in etcd; not with --targets or CONSUL_HTTP_ADDR")
 	fs.StringVar(&f.etcdPrefix, "etcd-prefix", etcd.DefaultPrefix, "with --etcd: the key prefix (as registry.etcd.prefix); instances are read from <prefix>/<service>/")
+	fs.StringVar(&f.snapshot, "snapshot", "", "file keeping the last good list of instances, served at start while the registry does not answer (consumer.WatcherOptions.SnapshotPath); empty: none")
+	fs.DurationVar(&f.maxStaleness, "max-staleness", consumer.DefaultMaxStaleness, "how long the registry may fail before the view is degraded; a snapshot older than this is never served")
 	fs.DurationVar(&f.timeout, "timeout", 5*time.Second, "timeout of one forwarded request, retries included")
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
@@ -76,6 +83,9 @@ func parse(args []string) (flags, error) {
 	}
 	if f.timeout <= 0 {
 		return f, fmt.Errorf("--timeout %v: want > 0", f.timeout)
+	}
+	if f.maxStaleness <= 0 {
+		return f, fmt.Errorf("--max-staleness %v: want > 0", f.maxStaleness)
 	}
 	if fs.Changed("etcd-prefix") && f.etcd == "" {
 		return f, errors.New("--etcd-prefix: only with --etcd")
@@ -101,7 +111,8 @@ func run(args []string) int {
 		return usageError(err)
 	}
 	defer closeSource()
-	w, err := consumer.NewWatcher(consumer.WatcherOptions{Source: src, Service: f.service, Logger: logger})
+	w, err := consumer.NewWatcher(consumer.WatcherOptions{Source: src, Service: f.service, Logger: logger,
+		SnapshotPath: f.snapshot, MaxStaleness: f.maxStaleness})
 	if err != nil {
 		return usageError(err)
 	}
