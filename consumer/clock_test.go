@@ -50,7 +50,7 @@ func TestEjectionEndsOnMonotonicClock(t *testing.T) {
 		}
 		probed := func() bool {
 			for range 4 { // round robin over both: a is probed if its ejection is over
-				if ep, probe := tr.pick(set, nil); probe {
+				if ep, probe, _ := tr.pick(set, nil); probe {
 					return ep == a
 				}
 			}

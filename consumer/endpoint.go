@@ -24,6 +24,7 @@ const (
 // pool and outlier state.
 type endpoint struct {
 	id, addr string
+	zone     string // registry metadata under Zones.MetaKey; "" if none
 	tr       *http.Transport
 	ready    time.Time     // READY time from the registry (the provider's wall clock); zero if unknown
 	ramps    bool          // slow start ramps it: ready known, and less than Window old when first seen

@@ -115,6 +115,8 @@ type Options struct {
 	Budget      RetryBudget
 	Outlier     OutlierDetection
 	SlowStart   SlowStart
+	// Zones configures zone-aware picking; the zero value is off.
+	Zones Zones
 	// FailFast makes requests fail at once with ErrDegraded while the
 	// watcher is degraded, instead of using the stale view.
 	FailFast bool
@@ -142,6 +144,11 @@ func (o Options) withDefaults() (Options, error) {
 	if o.SlowStart.Window < 0 || o.SlowStart.Aggression < 0 || o.Outlier.BaseEjectionTime < 0 || o.Outlier.MaxEjectionTime < 0 {
 		return o, fmt.Errorf("consumer: Options: SlowStart.Window, SlowStart.Aggression, Outlier.BaseEjectionTime and Outlier.MaxEjectionTime must be >= 0")
 	}
+	z, err := o.Zones.withDefaults()
+	if err != nil {
+		return o, err
+	}
+	o.Zones = z
 	o.MaxAttempts = cmpOr(o.MaxAttempts, 3)
 	o.Budget.Percent = cmpOr(o.Budget.Percent, 20)
 	o.Budget.MinPerSecond = cmpOr(o.Budget.MinPerSecond, 10)

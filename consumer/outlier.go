@@ -40,14 +40,18 @@ func (t *Transport) failed(ep *endpoint, probe bool) {
 		return
 	}
 	set := t.set.Load()
-	ejected := 0
+	ejected, n := 0, 0
 	for _, e := range set.eps {
+		if set.zones != nil && e.zone != ep.zone { // the cap counts per zone
+			continue
+		}
+		n++
 		if e.state.Load() != stateHealthy {
 			ejected++
 		}
 	}
-	if ejected*100 >= len(set.eps)*t.opts.Outlier.MaxEjectionPercent { // Envoy's rule
-		t.refuseLocked(ep, ejected, len(set.eps))
+	if ejected*100 >= n*t.opts.Outlier.MaxEjectionPercent { // Envoy's rule
+		t.refuseLocked(ep, ejected, n)
 		return
 	}
 	t.unrefuseLocked(ep)
@@ -82,7 +86,7 @@ func (t *Transport) ejectLocked(ep *endpoint, why string, outage bool) {
 	ep.state.Store(stateEjected)
 	t.ejections.Add(1)
 	t.log.Warn("consumer: instance ejected (local outlier ejection; the registry is not changed)",
-		"service", t.service, "instance", ep.id, "addr", ep.addr, "reason", why,
+		"service", t.service, "instance", ep.id, "addr", ep.addr, "zone", ep.zone, "reason", why,
 		"for", d, "ejections", ep.ejections)
 }
 
@@ -114,7 +118,7 @@ func (t *Transport) refuseLocked(ep *endpoint, ejected, n int) {
 			}
 		}
 		t.log.Error("consumer: panic mode: more instances fail than max ejection percent allows to eject; ejection stops",
-			"service", t.service, "instance", ep.id, "addr", ep.addr, "ejected", ejected,
+			"service", t.service, "instance", ep.id, "addr", ep.addr, "zone", ep.zone, "ejected", ejected,
 			"instances", n, "max_ejection_percent", t.opts.Outlier.MaxEjectionPercent)
 	}
 }

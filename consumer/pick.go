@@ -8,21 +8,35 @@ import (
 
 // pick chooses an instance of set that is not in tried: a healthy one, or
 // an ejected one whose ejection is over, as its half-open probe (probe is
-// then true). nil when none is left.
-func (t *Transport) pick(set *endpointSet, tried []*endpoint) (ep *endpoint, probe bool) {
+// then true); with zone-aware picking, in the local zone first (see Zones).
+// nil when none is left; an error only when Zones.Strict forbids leaving
+// the local zone.
+func (t *Transport) pick(set *endpointSet, tried []*endpoint) (ep *endpoint, probe bool, err error) {
+	if len(set.eps) == 0 {
+		return nil, false, nil
+	}
+	if set.zones != nil {
+		if ep, probe, err = t.zonePick(set.zones, tried); ep != nil || err != nil {
+			return ep, probe, err
+		}
+	}
+	if ep, probe = t.pickIn(set, tried); ep == nil {
+		ep = t.panicPick(set, tried)
+	}
+	return ep, probe, nil
+}
+
+// pickIn picks a healthy instance of set, or one due for its probe, that is
+// not in tried; nil when none is.
+func (t *Transport) pickIn(set *endpointSet, tried []*endpoint) (*endpoint, bool) {
 	n := len(set.eps)
 	if n == 0 {
 		return nil, false
 	}
 	if t.opts.Balancing == LeastRequest && n > 1 {
-		ep, probe = t.pickLeast(set, tried)
-	} else {
-		ep, probe = t.scan(set, tried, int(t.rr.Add(1)%uint64(n)))
+		return t.pickLeast(set, tried)
 	}
-	if ep == nil {
-		ep = t.panicPick(set, tried)
-	}
-	return ep, probe
+	return t.scan(set, tried, int(t.rr.Add(1)%uint64(n)))
 }
 
 // panicPick is the last resort when every untried candidate is ejected
@@ -72,7 +86,7 @@ func (t *Transport) scan(set *endpointSet, tried []*endpoint, start int) (*endpo
 	case availDeclined:
 		return cmpOr(t.spill(set, tried, &now), ep), false
 	}
-	return t.spillOrProbe(set, tried, start, &now)
+	return t.spillOrProbe(set, tried, &now)
 }
 
 // Availability of an endpoint for one pick.
@@ -114,15 +128,22 @@ func (t *Transport) avail(set *endpointSet, ep *endpoint, tried []*endpoint, now
 
 // spillOrProbe is scan's path when the slot's instance is ejected or
 // tried: an instance due for its probe takes the pick, else spill does.
-func (t *Transport) spillOrProbe(set *endpointSet, tried []*endpoint, start int, now *time.Duration) (*endpoint, bool) {
-	n := len(set.eps)
-	for i := 1; i < n; i++ {
-		ep := set.eps[(start+i)%n]
-		if ep.state.Load() == stateEjected && t.avail(set, ep, tried, now) == availProbe {
-			return ep, true
-		}
+func (t *Transport) spillOrProbe(set *endpointSet, tried []*endpoint, now *time.Duration) (*endpoint, bool) {
+	if ep := t.dueProbe(set, tried, now); ep != nil {
+		return ep, true
 	}
 	return t.spill(set, tried, now), false
+}
+
+// dueProbe returns an instance of set whose ejection is over, now taken as
+// its probe; nil when none is due.
+func (t *Transport) dueProbe(set *endpointSet, tried []*endpoint, now *time.Duration) *endpoint {
+	for _, ep := range set.eps {
+		if ep.state.Load() == stateEjected && t.avail(set, ep, tried, now) == availProbe {
+			return ep
+		}
+	}
+	return nil
 }
 
 // spill gives a pick whose slot is unavailable to the healthy, untried

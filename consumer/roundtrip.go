@@ -62,7 +62,15 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	body := req.Body
 	var lastErr error
 	for n := 0; n < t.opts.MaxAttempts; n++ {
-		ep, probe := t.pick(t.set.Load(), tried[:n])
+		ep, probe, err := t.pick(t.set.Load(), tried[:n])
+		if err != nil {
+			closeBody(body)
+			t.failures.Add(1)
+			if lastErr != nil {
+				err = fmt.Errorf("%w; last attempt: %w", err, lastErr)
+			}
+			return nil, err
+		}
 		if ep == nil {
 			break
 		}

@@ -57,8 +57,9 @@ type Transport struct {
 
 // endpointSet is an immutable candidate set, swapped atomically.
 type endpointSet struct {
-	eps  []*endpoint
-	ramp bool // slow start applies to this set
+	eps   []*endpoint
+	ramp  bool       // slow start applies to this set
+	zones *zoneSplit // nil unless zone-aware picking applies
 }
 
 // NewTransport returns a Transport for the service whose instances w
@@ -123,8 +124,10 @@ func (t *Transport) update(v registry.View) {
 	ramping := 0
 	for _, in := range v.Instances {
 		ep := t.byID[in.ID]
-		if ready, _ := in.ReadyAt(); ep == nil || ep.addr != in.HostPort() || !ep.ready.Equal(ready) {
+		zone := in.Meta[t.opts.Zones.MetaKey]
+		if ready, _ := in.ReadyAt(); ep == nil || ep.addr != in.HostPort() || !ep.ready.Equal(ready) || ep.zone != zone {
 			ep = newEndpoint(in, t.opts.Base, t.clock, now, t.opts.SlowStart) // new, moved or restarted (fields stay immutable)
+			ep.zone = zone
 			t.logReadyAhead(ep, now)
 		}
 		if ep.inRamp(mono, t.opts.SlowStart) {
@@ -140,7 +143,8 @@ func (t *Transport) update(v registry.View) {
 	}
 	t.byID = next
 	t.viewed.Store(true)
-	t.set.Store(&endpointSet{eps: eps, ramp: ramping > 0 && 2*ramping <= len(eps)})
+	ramp := ramping > 0 && 2*ramping <= len(eps)
+	t.set.Store(&endpointSet{eps: eps, ramp: ramp, zones: t.opts.Zones.split(eps, ramp)})
 }
 
 // readyAheadLogged is how far in the future a READY time must be before the
