@@ -43,7 +43,7 @@ func TestEjectionEndsOnMonotonicClock(t *testing.T) {
 		set := tr.set.Load()
 		a := set.eps[0]
 		for range 3 {
-			tr.failed(a, false)
+			tr.failed(a, false, false)
 		}
 		if a.state.Load() != stateEjected {
 			t.Fatal("a not ejected after 3 connect-level failures")

@@ -19,8 +19,9 @@ func (t *Transport) succeeded(ep *endpoint, probe bool) {
 	t.unrefuseLocked(ep)
 }
 
-// failed records a connect-level failure of ep; it may eject ep.
-func (t *Transport) failed(ep *endpoint, probe bool) {
+// failed records a connect-level failure of ep; it may eject ep, at once
+// when wrong (the address answered as another service).
+func (t *Transport) failed(ep *endpoint, probe, wrong bool) {
 	if probe {
 		t.mu.Lock()
 		defer t.mu.Unlock()
@@ -31,7 +32,12 @@ func (t *Transport) failed(ep *endpoint, probe bool) {
 		t.ejectLocked(ep, "its half-open probe failed", false)
 		return
 	}
-	if t.opts.Outlier.Consecutive < 0 || int(ep.fails.Add(1)) < t.opts.Outlier.Consecutive {
+	if t.opts.Outlier.Consecutive < 0 {
+		return
+	}
+	if wrong {
+		ep.fails.Store(int32(t.opts.Outlier.Consecutive))
+	} else if int(ep.fails.Add(1)) < t.opts.Outlier.Consecutive {
 		return
 	}
 	t.mu.Lock()

@@ -22,6 +22,10 @@ type outReq struct {
 //
 //   - at once, whatever its method, when it failed before any byte of it
 //     was written (the dial was refused or timed out);
+//   - at once, whatever its method, when the answer came from another
+//     service (a provider built on drainkit names itself in the header
+//     registry.IdentityHeader): that answer is discarded, never returned,
+//     and the address ejected at once; the error wraps ErrWrongService;
 //   - when it failed after being written (connection reset, cut before the
 //     response) only if Options.WrittenRetry allows and the request is
 //     idempotent (see RetryIdempotent).
@@ -80,8 +84,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		resp, err := t.attempt(ep, req, body)
 		if err == nil {
-			t.succeeded(ep, probe)
-			return resp, nil
+			if err = t.checkIdentity(ep, resp); err == nil {
+				t.succeeded(ep, probe)
+				return resp, nil
+			}
 		}
 		lastErr = err
 		if body, err = t.retryable(ep, probe, req, err, requests, n+1); err != nil {
@@ -117,8 +123,8 @@ func (t *Transport) retryable(ep *endpoint, probe bool, req *http.Request, err e
 		t.abandoned(ep, probe)
 		return nil, err
 	}
-	t.failed(ep, probe)
-	if tries >= t.opts.MaxAttempts || !notWritten(err) && !t.idempotent(req) {
+	t.failed(ep, probe, misidentified(err))
+	if tries >= t.opts.MaxAttempts || !notWritten(err) && !misidentified(err) && !t.idempotent(req) {
 		return nil, err
 	}
 	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {

@@ -24,6 +24,9 @@ type Status struct {
 	// PanicEntries counts the times it began.
 	PanicMode    bool   `json:"panic_mode"`
 	PanicEntries uint64 `json:"panic_entries"`
+	// WrongService counts answers discarded because they came from another
+	// service than the one called (see registry.IdentityHeader).
+	WrongService uint64 `json:"wrong_service"`
 	// SlowStart is true while the candidates include ramping instances.
 	SlowStart bool `json:"slow_start"`
 }
@@ -35,7 +38,7 @@ func (t *Transport) Status() Status {
 		WatchStatus: t.w.Status(),
 		Requests:    t.requests.Load(), Retries: t.retries.Load(),
 		BudgetExhausted: t.budgetExhausted.Load(), Failures: t.failures.Load(),
-		Ejections: t.ejections.Load(), PanicEntries: t.panics.Load(),
+		Ejections: t.ejections.Load(), PanicEntries: t.panics.Load(), WrongService: t.mismatches.Load(),
 	}
 	set := t.set.Load()
 	for _, ep := range set.eps {

@@ -31,10 +31,14 @@ var ErrNoInstance = errors.New("consumer: no instance to send the request to")
 type Transport struct {
 	w       *Watcher
 	service string
-	opts    Options
-	log     *slog.Logger
-	budget  *budget
-	unsub   func()
+	// registryService is the service's name in the registry, which
+	// providers name in their identity header: the Watcher's Service, else
+	// service.
+	registryService string
+	opts            Options
+	log             *slog.Logger
+	budget          *budget
+	unsub           func()
 
 	clock  monoClock // ejection ends and slow-start ramps are its readings
 	set    atomic.Pointer[endpointSet]
@@ -48,6 +52,7 @@ type Transport struct {
 	failures        atomic.Uint64
 	ejections       atomic.Uint64
 	panics          atomic.Uint64
+	mismatches      atomic.Uint64
 
 	mu      sync.Mutex // guards byID, refused, closed and endpoints' outlier fields
 	byID    map[string]*endpoint
@@ -79,7 +84,7 @@ func NewTransport(w *Watcher, service string, opts Options) (*Transport, error) 
 	if err != nil {
 		return nil, err
 	}
-	t := &Transport{w: w, service: service, opts: opts, log: opts.Logger, clock: newMonoClock(),
+	t := &Transport{w: w, service: service, registryService: cmpOr(w.opts.Service, service), opts: opts, log: opts.Logger, clock: newMonoClock(),
 		budget: newBudget(opts.Budget, time.Now()), byID: map[string]*endpoint{}}
 	t.set.Store(&endpointSet{})
 	t.unsub = w.Subscribe(t.update)
