@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"net/http"
 	"syscall"
 	"testing"
@@ -25,24 +24,7 @@ func TestWrongServiceAtAddressEjected(t *testing.T) {
 			t.Fatalf("request %d: %d %s", i, code, body)
 		}
 	}
-	resp, err := c.Client.Get("http://" + c.Admin + "/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var s struct {
-		Requests     int `json:"requests"`
-		Failures     int `json:"failures"`
-		WrongService int `json:"wrong_service"`
-		Ejections    int `json:"ejections"`
-		Candidates   []struct {
-			Addr    string `json:"addr"`
-			Ejected bool   `json:"ejected"`
-		} `json:"candidates"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&s); err != nil {
-		t.Fatal(err)
-	}
+	s := readStatus(t, c)
 	ejected := false
 	for _, cand := range s.Candidates {
 		if cand.Addr == payments.HTTP {

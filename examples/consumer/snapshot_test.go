@@ -68,21 +68,7 @@ func TestSnapshotWhileEtcdStopped(t *testing.T) {
 			t.Fatalf("request %d with etcd stopped: %d %s", i, code, body)
 		}
 	}
-	var s struct {
-		Snapshot string  `json:"snapshot"`
-		Age      float64 `json:"age_ns"`
-		Source   string  `json:"source"`
-		Failures int     `json:"failures"`
-	}
-	resp, err := c2.Client.Get("http://" + c2.Admin + "/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = json.NewDecoder(resp.Body).Decode(&s)
-	resp.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := readStatus(t, c2)
 	if age := time.Duration(s.Age); s.Snapshot != path || age < 10*time.Second || age > time.Minute || s.Source != "etcd" || s.Failures != 0 {
 		t.Errorf("status %+v (age %v): want the snapshot %s from etcd, about 10s old (and older while etcd is down), 0 failures", s, age, path)
 	}
