@@ -23,7 +23,7 @@ import (
 	"github.com/drainkit/drainkit/registry"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, goleak.Cleanup(grpcService.RemoveAndExit)) }
 
 // testRegistry is an in-process registry: replicas' lifecycles register in
 // it (lifecycle.Registrar) and consumers watch it (registry.Source), with a
