@@ -2,7 +2,6 @@ package grpcresolver_test
 
 import (
 	"context"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -16,7 +15,6 @@ import (
 	"github.com/drainkit/drainkit/consumer"
 	"github.com/drainkit/drainkit/consumer/grpcresolver"
 	"github.com/drainkit/drainkit/internal/childtest"
-	"github.com/drainkit/drainkit/registry"
 )
 
 // grpcService is examples/grpcservice: grpc-go's interop TestService, whose
@@ -50,20 +48,7 @@ func TestKill9LosesNoIdempotentCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := grpcresolver.NewBuilder(grpcresolver.Options{
-		Source:  func(string) (registry.Source, error) { return src, nil },
-		Watcher: consumer.WatcherOptions{Logger: slog.New(slog.DiscardHandler)},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := grpc.NewClient("drainkit:///orders", append(grpcresolver.DialOptions(b, "grpc.testing.TestService/UnaryCall"),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	client := testpb.NewTestServiceClient(conn)
+	client := dial(t, src, "grpc.testing.TestService/UnaryCall")
 
 	var calls, failed atomic.Int64
 	var mu sync.Mutex
