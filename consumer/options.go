@@ -5,6 +5,9 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Balancing chooses how a Transport picks an instance per request.
@@ -120,6 +123,27 @@ type Options struct {
 	// FailFast makes requests fail at once with ErrDegraded while the
 	// watcher is degraded, instead of using the stale view.
 	FailFast bool
+	// MeterProvider and TracerProvider, when set, receive the Transport's
+	// metrics and spans through the OpenTelemetry API (the program brings
+	// the SDK); nil means none, and then the request path does no telemetry
+	// work at all (not even the global providers'). Metrics, each with
+	// drainkit.service: MetricRequests by drainkit.consumer.outcome
+	// (answered, failed) and drainkit.consumer.stage (Stage*, also as
+	// error.type for failures), MetricAttemptFailures by stage and
+	// server.address/server.port, MetricRetries, MetricBudgetDenials,
+	// MetricEjections by instance address and drainkit.zone,
+	// MetricPanicEntries, and gauges MetricPanicMode, MetricEjected and the
+	// candidate view's MetricViewAge (s), MetricViewRevision,
+	// MetricViewEpoch and MetricViewInstances (with drainkit.view.source).
+	// Spans: one client span per call, "<method> <service>", with the
+	// view's revision, epoch and source, an event per attempt
+	// (drainkit.consumer.pick: instance ID, server.address, server.port,
+	// zone, attempt, probe; drainkit.consumer.attempt_failed: stage,
+	// error.type), and the call's outcome and stage; the attempts'
+	// requests carry its context, so a base transport instrumented with
+	// otelhttp nests under it.
+	MeterProvider  metric.MeterProvider
+	TracerProvider trace.TracerProvider
 	// Logger receives ejections, restorations and panic mode. nil means
 	// slog.Default().
 	Logger *slog.Logger

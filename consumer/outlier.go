@@ -91,6 +91,7 @@ func (t *Transport) ejectLocked(ep *endpoint, why string, outage bool) {
 	ep.fails.Store(0)
 	ep.state.Store(stateEjected)
 	t.ejections.Add(1)
+	t.tel.ejected(ep)
 	t.log.Warn("consumer: instance ejected (local outlier ejection; the registry is not changed)",
 		"service", t.service, "instance", ep.id, "addr", ep.addr, "zone", ep.zone, "reason", why,
 		"for", d, "ejections", ep.ejections)
@@ -118,6 +119,7 @@ func (t *Transport) refuseLocked(ep *endpoint, ejected, n int) {
 	t.refused++
 	if t.refused == 1 {
 		t.panics.Add(1)
+		t.tel.panicked()
 		for _, e := range t.byID { // ejected before anyone could tell it was the whole service
 			if e.state.Load() != stateHealthy {
 				e.outage = true

@@ -38,7 +38,18 @@ type outReq struct {
 // is tried anyway (panic routing) rather than none. The error is the last
 // attempt's; ErrNoInstance when the view has no instance left to try,
 // ErrDegraded with FailFast while degraded.
+//
+// With Options.MeterProvider or TracerProvider, each call is counted by
+// outcome and stage and traced (see Options.MeterProvider).
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.tel != nil {
+		return t.tel.roundTrip(req)
+	}
+	return t.roundTrip(req, nil)
+}
+
+// roundTrip is RoundTrip's body; c records the call's telemetry (nil: none).
+func (t *Transport) roundTrip(req *http.Request, c *call) (*http.Response, error) {
 	if req.URL == nil || req.URL.Host != t.service {
 		closeBody(req.Body)
 		return nil, fmt.Errorf("consumer: request for host %q: this Transport serves %q (use http://%s/...)", hostOf(req), t.service, t.service)
@@ -79,6 +90,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			break
 		}
 		tried[n] = ep
+		c.picked(ep, n+1, probe)
 		if out != nil {
 			out.Addr, out.Attempts = ep.addr, n+1
 		}
@@ -90,7 +102,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		}
 		lastErr = err
-		if body, err = t.retryable(ep, probe, req, err, requests, n+1); err != nil {
+		c.failed(req, ep, err)
+		if body, err = t.retryable(ep, probe, req, err, requests, n+1, c); err != nil {
 			t.failures.Add(1)
 			return nil, err
 		}
@@ -118,7 +131,7 @@ func (t *Transport) attempt(ep *endpoint, req *http.Request, body io.ReadCloser)
 
 // retryable records a failed attempt and decides on a retry: it returns the
 // body for the next attempt, or the error to give the caller.
-func (t *Transport) retryable(ep *endpoint, probe bool, req *http.Request, err error, requests uint64, tries int) (io.ReadCloser, error) {
+func (t *Transport) retryable(ep *endpoint, probe bool, req *http.Request, err error, requests uint64, tries int, c *call) (io.ReadCloser, error) {
 	if req.Context().Err() != nil {
 		t.abandoned(ep, probe)
 		return nil, err
@@ -132,6 +145,7 @@ func (t *Transport) retryable(ep *endpoint, probe bool, req *http.Request, err e
 	}
 	if !t.budget.allow(requests, time.Now()) {
 		t.budgetExhausted.Add(1)
+		c.denied()
 		return nil, err
 	}
 	body := req.Body

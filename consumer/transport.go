@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -39,6 +40,7 @@ type Transport struct {
 	log             *slog.Logger
 	budget          *budget
 	unsub           func()
+	tel             *telemetry // nil without a MeterProvider or TracerProvider
 
 	clock  monoClock // ejection ends and slow-start ramps are its readings
 	set    atomic.Pointer[endpointSet]
@@ -87,6 +89,9 @@ func NewTransport(w *Watcher, service string, opts Options) (*Transport, error) 
 	t := &Transport{w: w, service: service, registryService: cmpOr(w.opts.Service, service), opts: opts, log: opts.Logger, clock: newMonoClock(),
 		budget: newBudget(opts.Budget, time.Now()), byID: map[string]*endpoint{}}
 	t.set.Store(&endpointSet{})
+	if t.tel, err = newTelemetry(t); err != nil {
+		return nil, fmt.Errorf("consumer: NewTransport: telemetry instruments: %w", err)
+	}
 	t.unsub = w.Subscribe(t.update)
 	return t, nil
 }
@@ -95,6 +100,7 @@ func NewTransport(w *Watcher, service string, opts Options) (*Transport, error) 
 // is idempotent; requests after it fail with ErrNoInstance.
 func (t *Transport) Close() error {
 	t.unsub()
+	t.tel.close()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.closed = true
