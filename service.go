@@ -174,15 +174,23 @@ func (s *service) wire(lc *lifecycle.Lifecycle, cfg *config.Config, lns map[stri
 	lc.OnWarmup("started", func(context.Context) error { s.logStart(lc, bound); return nil })
 	// Registrars first: the HTTP listeners name the instance they register
 	// (httpdrain.WithIdentity).
+	var closers []io.Closer
+	closeRegistrars := func() { // registrars built, never to run
+		for _, c := range closers {
+			c.Close()
+		}
+	}
 	for _, r := range s.registrations {
 		reg, err := r.r.Build(cfg, bound)
 		if err != nil {
+			closeRegistrars()
 			return fmt.Errorf("registrar %s: %w", r.name, err)
 		}
 		if reg != nil {
 			lc.AddRegistrar(r.name, reg)
 			if c, ok := reg.(io.Closer); ok { // after the drain's deregistration
 				lc.OnStop(r.name, func(context.Context) error { return c.Close() })
+				closers = append(closers, c)
 			}
 			if st, ok := reg.(interface{ Status() registry.Status }); ok && s.identity.Service == "" {
 				s.identity = st.Status()
@@ -192,6 +200,7 @@ func (s *service) wire(lc *lifecycle.Lifecycle, cfg *config.Config, lns map[stri
 	for _, l := range s.listeners {
 		srv, err := l.build(lc, lns[l.name])
 		if err != nil {
+			closeRegistrars()
 			return fmt.Errorf("listener %s: %w", l.name, err)
 		}
 		lc.AddServer(l.name, srv)

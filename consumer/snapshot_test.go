@@ -111,3 +111,23 @@ func TestSnapshotOlderThanMaxStalenessRefused(t *testing.T) {
 		t.Error("the refusal was not logged")
 	}
 }
+
+// A snapshot served at start is withdrawn once it grows older than
+// MaxStaleness while the source still fails: requests then fail with
+// ErrDegraded instead of using it.
+func TestSnapshotWithdrawnPastMaxStaleness(t *testing.T) {
+	a := newBackend(t, "a", nil)
+	path := filepath.Join(t.TempDir(), "orders.json")
+	writeSnapshotRun(t, path, 500*time.Millisecond, a)
+	w, tr, _ := newClient(t, down, consumer.WatcherOptions{SnapshotPath: path, MaxStaleness: time.Second, FullReadInterval: -1}, consumer.Options{})
+	if _, err := do(tr, "GET", ""); err != nil || w.Status().Snapshot != path {
+		t.Fatalf("GET on a fresh snapshot: %v (status %+v)", err, w.Status())
+	}
+	eventually(t, 5*time.Second, "the snapshot withdrawn", func() bool {
+		_, err := do(tr, "GET", "")
+		return errors.Is(err, consumer.ErrDegraded) && w.Degraded()
+	})
+	if age := w.Status().Age; age < time.Second {
+		t.Errorf("withdrawn at age %v, want past MaxStaleness 1s", age)
+	}
+}

@@ -51,12 +51,12 @@ func (w *Watcher) takeLocked(call uint64, v registry.View, now time.Time) {
 		return
 	}
 	w.endHoldLocked(now)
-	if s := w.snap.Load(); s != nil {
+	w.publishLocked(v)
+	if s := w.snap.Load(); s != nil { // after publishing: Wait then finds the view ready
 		w.snap.Store(nil)
 		w.log.Info("consumer: the source answered; its view replaces the last-good snapshot",
 			"service", w.opts.Service, "snapshot", s.path, "instances", len(v.Instances), "revision", v.Revision)
 	}
-	w.publishLocked(v)
 	if w.opts.SnapshotPath != "" && len(v.Instances) > 0 {
 		select {
 		case w.snapDirty <- struct{}{}:
