@@ -80,7 +80,7 @@ func (w *Watcher) loadSnapshotLocked(now time.Time, srcErr error) {
 			w.snap.Store(&snapState{path: path, received: v.Received, until: time.Nanosecond})
 			close(w.refused)
 			w.log.Error("consumer: the source failed before its first view and the last-good snapshot is older than the maximum staleness; refusing it",
-				"service", w.opts.Service, "snapshot", path, "snapshot_age", age.Round(time.Millisecond),
+				"service", w.opts.Service, "snapshot", path, "snapshot_age_ms", age.Milliseconds(),
 				"max_staleness", w.opts.MaxStaleness, "err", srcErr)
 			return
 		}
@@ -88,7 +88,7 @@ func (w *Watcher) loadSnapshotLocked(now time.Time, srcErr error) {
 	}
 	w.snap.Store(st)
 	w.log.Warn("consumer: the source failed before its first view; serving the last-good snapshot until it answers",
-		"service", w.opts.Service, "snapshot", path, "snapshot_age", age.Round(time.Millisecond),
+		"service", w.opts.Service, "snapshot", path, "snapshot_age_ms", age.Milliseconds(),
 		"instances", len(v.Instances), "revision", v.Revision, "source", v.Source,
 		"max_staleness", w.opts.MaxStaleness, "err", srcErr)
 	w.publishLocked(v)
