@@ -168,7 +168,7 @@ const readyAheadLogged = time.Second
 func (t *Transport) logReadyAhead(ep *endpoint, now time.Time) {
 	if ahead := ep.ready.Sub(now.Round(0)); ep.ramps && ahead > readyAheadLogged {
 		t.log.Warn("consumer: an instance's READY time is in the future (its host's clock is ahead of this one); its slow start begins now",
-			"service", t.service, "instance", ep.id, "addr", ep.addr, "ready_at", ep.ready, "ahead", ahead)
+			"service", t.service, "instance", ep.id, "addr", ep.addr, "ready_at", ep.ready, "ahead_ms", ahead.Milliseconds())
 	}
 }
 
