@@ -1,19 +1,44 @@
 # `make test` is the README's test command and what CI runs.
 GO ?= go
 
-.PHONY: test vet race fuzz consul drill bench
+# Every module of go.work: `./...` from the repository root covers only the
+# root module's packages, not the nested modules' (cmd/drainkit,
+# registry/consul, ...), so each target names all of them. bench/anchors and
+# tools/* are outside go.work on purpose (see their go.mod).
+MODULES := $(shell $(GO) list -m -f '{{.Dir}}' | sed "s|^$(CURDIR)|.|")
+PKGS := $(addsuffix /...,$(MODULES))
+
+# GO125 is the Go 1.25 toolchain that proves the modules' `go 1.25.0` line
+# (make go125); the go command fetches it from the Go module proxy once.
+GO125 ?= go1.25.14
+
+.PHONY: test vet race fuzz consul drill bench go125 tidy
 
 test: vet race fuzz
 
 vet:
-	$(GO) vet ./...
+	$(GO) vet $(PKGS)
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 
 race:
-	DRAINKIT_CONSUL_BIN="$$(./scripts/consul.sh)" DRAINKIT_ETCD_BIN="$$(./scripts/etcd.sh)" $(GO) test -race -count=1 -timeout 30m ./...
+	DRAINKIT_CONSUL_BIN="$$(./scripts/consul.sh)" DRAINKIT_ETCD_BIN="$$(./scripts/etcd.sh)" $(GO) test -race -count=1 -timeout 30m $(PKGS)
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime 5s -fuzzminimizetime 5s ./config
+	$(GO) test -run '^$$' -fuzz '^FuzzFromConfig$$' -fuzztime 5s -fuzzminimizetime 5s ./registry/consul
+
+# go125 builds, vets and runs the fast tests (-short: no servers, no child
+# builds) of every module with Go 1.25, the oldest release their go.mod
+# allows, so that no Go 1.26 API or dependency slips in.
+go125:
+	GOTOOLCHAIN=$(GO125) $(GO) version
+	GOTOOLCHAIN=$(GO125) $(GO) build $(PKGS)
+	GOTOOLCHAIN=$(GO125) $(GO) vet $(PKGS)
+	GOTOOLCHAIN=$(GO125) $(GO) test -short -count=1 -timeout 15m $(PKGS)
+
+# tidy runs `go mod tidy` in every module (scripts/tidy.sh).
+tidy:
+	./scripts/tidy.sh
 
 consul:
 	./scripts/consul.sh

@@ -62,8 +62,9 @@ func (e *env) ensureBuilt() error {
 	return e.err
 }
 
-// build compiles the binaries: the main module's with `go build`, the
-// anchors' with `go build -C bench/anchors` (their own module).
+// build compiles the binaries: drainkit's with `go build` in the
+// workspace (go.work), the anchors' with `GOWORK=off go build -C
+// bench/anchors` (their own module, outside the workspace).
 func (e *env) build() error {
 	if err := e.goBuild("", "./cmd/drainkit", "./examples/httpservice"); err != nil {
 		return err
@@ -84,6 +85,9 @@ func (e *env) goBuild(chdir string, pkgs ...string) error {
 	}
 	args = append(append(args, "-o", e.dir+"/"), pkgs...)
 	cmd := exec.Command("go", args...)
+	if chdir != "" {
+		cmd.Env = append(os.Environ(), "GOWORK=off")
+	}
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	fmt.Fprintf(os.Stderr, "benchrun: go %s\n", strings.Join(args, " "))
 	if err := cmd.Run(); err != nil {
