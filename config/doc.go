@@ -34,18 +34,72 @@
 // number other than 0 has no unit and is rejected, and no duration may exceed
 // 24h. The admin token never appears in an error, in String or in logs.
 //
-// The file is decoded with the format's own decoder (go.yaml.in/yaml/v3,
-// pelletier/go-toml/v2, encoding/json), not through viper: viper merges
-// "propagation: {min: 5s}" and "propagation.min: 6s" (or keys differing only
-// in case) into one value silently, where Load reports a key set twice, and
-// viper's lenient getters turn "banana" into 0. Values are converted and
-// range-checked here. String values (admin.addr, admin.token,
-// registry.service) are checked from every source, even one a higher source
-// overrides. config imports no registry client: RegistryConfig holds plain
+// Every source is read through github.com/spf13/viper: the file with
+// viper's codecs (go.yaml.in/yaml/v3, pelletier/go-toml/v2, encoding/json),
+// the process environment with viper's env binding (prefix DRAINKIT, key
+// replacer '.' -> '_'; a Sources.Env list, which viper cannot read, is looked
+// up under the same names), the flags with viper's pflag binding. drainkit's
+// strictness stays on top, because viper on its own is lenient: it merges
+// "propagation: {min: 5s}" and "propagation.min: 6s" (or keys differing
+// only in case) into one value silently, where Load reports the key set
+// twice, naming both spellings (it checks the document as decoded, before
+// viper merges it), and viper's getters turn "banana" into 0, where Load
+// asks viper only for the raw value and converts and range-checks it here.
+// String values (admin.addr, admin.token, registry.service, ...) are checked
+// from every source, even one a higher source overrides. config is the only
+// package of drainkit that imports viper, and imports none of its remote
+// providers. config imports no registry client: RegistryConfig holds plain
 // values that registry/consul.FromConfig converts.
 //
+// # An application's own viper configuration
+//
+// A program that keeps its configuration in viper (one file, its env
+// prefix, flags bound with BindPFlags) puts drainkit's keys under a sub-tree
+// of it, drainkit: by default, and passes its *viper.Viper as
+// Sources.Viper:
+//
+//	# greeter.yaml
+//	greeting: hello
+//	drainkit:
+//	  propagation:
+//	    min: 5s
+//	  grace_period: 25s
+//
+//	v := viper.New()
+//	v.SetEnvPrefix("GREETER")
+//	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_", "-", "_"))
+//	v.AutomaticEnv()
+//	config.BindFlags(cmd.Flags())           // --propagation-min, ...
+//	v.BindPFlags(cmd.Flags())               // the application's own flags
+//	config.BindViper(v, cmd.Flags(), "")    // drainkit's flags and GREETER_DRAINKIT_* under drainkit.
+//	v.SetConfigFile("greeter.yaml")
+//	err := v.ReadInConfig()
+//	...
+//	cfg, err := config.Load(config.Sources{Viper: v, Flags: cmd.Flags()})
+//
+// Each key then takes the application's precedence (v.Set, a flag set on
+// the command line, GREETER_DRAINKIT_PROPAGATION_MIN, the file's
+// drainkit.propagation.min, a remote provider, v.SetDefault), then
+// drainkit's default; DRAINKIT_* variables and --config are not read (a
+// key's own DRAINKIT_* variable set in the environment becomes a Warning
+// naming the variable the application reads). The checks are the same: the
+// sub-tree of the file (v.ConfigFileUsed) is decoded again to find a key set
+// twice or an unknown key, every value Load can see (the file's, the
+// variable's, the flag's) is converted and checked even when overridden,
+// and errors name the layer, e.g.
+//
+//	propagation.min: "banana" from env GREETER_DRAINKIT_PROPAGATION_MIN is not a duration (want e.g. 5s; range >= 0s, <= propagation.max)
+//	admin.addr: "nope" from file greeter.yaml at drainkit.admin.addr is not valid (must be host:port ...)
+//
+// A value set with v.Set, v.SetDefault or a remote provider is named
+// "viper key drainkit.<key>": viper does not say which layer answered, so
+// Load names the highest layer it reads itself that holds exactly the value
+// viper returned. examples/greeter is a complete cobra + viper program.
+//
 // Out of scope: watching the file for changes (settings are read once, at
-// start), remote configuration stores, and the Consul agent's address and ACL
+// start; an application's WatchConfig does not reload them), remote
+// configuration stores of drainkit's own (an application's viper may use
+// one; Load reads what it returns), and the Consul agent's address and ACL
 // token, which consul/api reads from CONSUL_HTTP_ADDR, CONSUL_HTTP_TOKEN and
 // friends.
 package config

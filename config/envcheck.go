@@ -39,7 +39,10 @@ type Warning struct {
 	// Suggestion is the key variable (or DRAINKIT_CONFIG) closest to Var
 	// when it is within edit distance 2 counting a swap of adjacent letters
 	// as 1, case ignored (e.g. "DRAINKIT_PROPAGATION_MIN"); empty when none
-	// is that close.
+	// is that close. With Sources.Viper, a key's own variable (which Load
+	// does not read then) is a Warning too, suggesting the variable the
+	// application's configuration reads (ViperEnvVar, e.g.
+	// "GREETER_DRAINKIT_PROPAGATION_MIN").
 	Suggestion string
 }
 

@@ -2,7 +2,6 @@ package config
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,9 +10,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/pelletier/go-toml/v2"
 	"github.com/spf13/pflag"
-	"go.yaml.in/yaml/v3"
+	"github.com/spf13/viper"
 )
 
 // Sources says where Load reads settings from. The zero value reads only the
@@ -26,11 +24,25 @@ type Sources struct {
 	// Flags is the caller's flag set, already parsed (see BindFlags); nil
 	// for none. Only flags set on the command line count (pflag's Changed),
 	// so a flag's default never hides an environment variable or the file.
+	// With Viper, Flags names a flag as a value's source, and a set
+	// flag's value is checked like every layer's.
 	Flags *pflag.FlagSet
 	// Env is the environment as "KEY=value" strings; nil means os.Environ().
 	// Only DRAINKIT_* variables are read; an empty value counts as unset.
 	// Other DRAINKIT_* variables become Warnings (see CheckEnv).
 	Env []string
+	// Viper, when set, is the application's own configuration, and
+	// drainkit's keys are read from its sub-tree ViperKey with its
+	// precedence (Set, flags, env, file, remote provider, SetDefault), then
+	// drainkit's defaults; File and Env must be empty (the application's
+	// viper reads its file and the environment), and DRAINKIT_* variables
+	// and --config are not read. Flags, if set, names a flag as a value's
+	// source. See "An application's own viper configuration" in the
+	// package documentation, and BindViper.
+	Viper *viper.Viper
+	// ViperKey is the sub-tree of Viper holding drainkit's keys, default
+	// DefaultViperKey ("drainkit"); keys are case-insensitive, as in viper.
+	ViperKey string
 }
 
 // EnvConfig is the environment variable naming the configuration file.
@@ -41,10 +53,14 @@ const maxFileSize = 1 << 20
 
 // Load reads the file, the environment and the flags of s, in that order of
 // increasing precedence, over the defaults (see Default), and validates the
-// result. Every value from every source is checked, even one a higher source
-// overrides. The first problem found is returned as an *Error naming the key,
-// the value, its source and the allowed range; the problems are: a file that
-// is missing, unreadable, empty, not parseable or has an unsupported
+// result. Every source is read through viper (the file with viper's codecs,
+// the environment with its env binding, the flags with its pflag binding);
+// the values are converted and checked here, never by viper's getters.
+// Every value from every source is checked, even one a higher source
+// overrides. The first problem found is returned as an *Error naming the
+// key, the value, its source and the allowed range; the problems are: a
+// file that is missing, unreadable, empty, not parseable, sets a key twice
+// (nested and dotted, or in two letter cases) or has an unsupported
 // extension (key "config"); an unknown key in the file; a value of the wrong
 // type; an unparseable duration, one without a unit or with an unknown unit,
 // one that overflows; and any value out of its range, including the grace
@@ -52,19 +68,19 @@ const maxFileSize = 1 << 20
 // Unknown DRAINKIT_* environment variables do not fail Load: each becomes a
 // Warning, with the closest key's variable when one is close (a typo), that
 // Config.Warnings returns for the caller to log (see CheckEnv for why it is
-// not an error).
+// not an error). With s.Viper set, Load reads the application's viper
+// configuration instead (see Sources.Viper).
 func Load(s Sources) (*Config, error) {
-	env := s.Env
-	if env == nil {
-		env = os.Environ()
+	if s.Viper != nil {
+		return loadViper(s)
 	}
-	envMap := parseEnv(env)
+	env, flags := newEnvLayer(s.Env), newFlagLayer(s.Flags)
 
 	c := Default()
 	c.sources = map[string]Source{}
 	raws := map[string][]rawValue{} // per key, lowest precedence first
 
-	path, pathSrc := configPath(s, envMap)
+	path, pathSrc := configPath(s.File, env, flags)
 	if path != "" {
 		c.sources[KeyConfig] = pathSrc
 		fileVals, err := readFile(path, pathSrc)
@@ -76,20 +92,32 @@ func Load(s Sources) (*Config, error) {
 		}
 	}
 	for _, k := range keys {
-		if v := envMap[EnvVar(k.name)]; v != "" {
-			raws[k.name] = append(raws[k.name], rawValue{v, Source{Kind: FromEnv, Name: EnvVar(k.name)}})
+		if v, src, ok := env.get(k.name); ok {
+			raws[k.name] = append(raws[k.name], rawValue{v, src})
 		}
-		if s.Flags != nil {
-			if f := s.Flags.Lookup(FlagName(k.name)); f != nil && f.Changed {
-				raws[k.name] = append(raws[k.name], rawValue{f.Value.String(), Source{Kind: FromFlag, Name: "--" + f.Name}})
-			}
+		if v, src, ok := flags.get(k.name); ok {
+			raws[k.name] = append(raws[k.name], rawValue{v, src})
 		}
 	}
 	given := map[string]string{}
+	if err := c.applyAll(raws, given); err != nil {
+		return nil, err
+	}
+	if err := c.validate(given); err != nil {
+		return nil, err
+	}
+	c.warnings = CheckEnv(s.Env)
+	return c, nil
+}
+
+// applyAll converts every raw value of every key, in the order of keys and,
+// per key, of precedence, so that the last one stays; given records each
+// key's value as spelled, for errors.
+func (c *Config) applyAll(raws map[string][]rawValue, given map[string]string) *Error {
 	for _, k := range keys {
 		for _, r := range raws[k.name] {
 			if err := k.apply(c, r); err != nil {
-				return nil, err
+				return err
 			}
 			c.sources[k.name] = r.src
 			given[k.name] = r.display(k)
@@ -97,16 +125,12 @@ func Load(s Sources) (*Config, error) {
 			// value, even one a higher source overrides.
 			if k.kind == kindString || k.kind == kindSecret {
 				if msg := c.checkOwn(k); msg != "" {
-					return nil, c.rangeError(k, given, msg, nil)
+					return c.rangeError(k, given, msg, nil)
 				}
 			}
 		}
 	}
-	if err := c.validate(given); err != nil {
-		return nil, err
-	}
-	c.warnings = CheckEnv(env)
-	return c, nil
+	return nil
 }
 
 // parseEnv maps "KEY=value" strings; the first occurrence of a key wins, as
@@ -127,26 +151,24 @@ func parseEnv(env []string) map[string]string {
 
 // configPath picks the file: flag --config, then DRAINKIT_CONFIG, then
 // Sources.File.
-func configPath(s Sources, env map[string]string) (string, Source) {
-	if s.Flags != nil {
-		if f := s.Flags.Lookup(KeyConfig); f != nil && f.Changed {
-			return f.Value.String(), Source{Kind: FromFlag, Name: "--" + KeyConfig}
-		}
+func configPath(file string, env envLayer, flags flagLayer) (string, Source) {
+	if p, src, ok := flags.get(KeyConfig); ok {
+		return p, src
 	}
-	if p := env[EnvConfig]; p != "" {
-		return p, Source{Kind: FromEnv, Name: EnvConfig}
+	if p, src, ok := env.get(KeyConfig); ok {
+		return p, src
 	}
-	if s.File != "" {
-		return s.File, Source{Kind: FromCaller}
+	if file != "" {
+		return file, Source{Kind: FromCaller}
 	}
 	return "", Source{}
 }
 
-// formats maps file extensions to decoders.
+// formats maps file extensions to viper's config types.
 var formats = map[string]string{".yaml": "yaml", ".yml": "yaml", ".toml": "toml", ".json": "json"}
 
-// readFile decodes the file and returns its settings flattened to
-// dotted, lower-case keys. Unknown keys are an error.
+// readFile reads the file through viper and returns its settings by dotted,
+// lower-case key. A key set twice and unknown keys are errors.
 func readFile(path string, src Source) (map[string]any, error) {
 	fileErr := func(problem, allowed string, err error) error {
 		return &Error{Key: KeyConfig, Value: quoteValue(path), Source: src, Problem: problem, Allowed: allowed, Err: err}
@@ -174,74 +196,78 @@ func readFile(path string, src Source) (map[string]any, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, fileErr("is empty", "want at least one key, e.g. propagation.min: 5s; see config.Example", nil)
 	}
-	settings, err := decode(data, format)
+	v, flat, dup, err := readDocument(data, format, "")
+	if dup != nil {
+		return nil, fileErr(dup.Error(), "set each key once", nil)
+	}
 	if err != nil {
 		return nil, fileErr("is not valid "+format+": "+shorten(err.Error()), "see config.Example", err)
-	}
-	flat := map[string]any{}
-	if err := flatten("", "", settings, flat, map[string]string{}); err != nil {
-		return nil, fileErr(err.Error(), "set each key once", nil)
 	}
 	if len(flat) == 0 {
 		return nil, fileErr("has no settings", "want at least one key, e.g. propagation.min: 5s; see config.Example", nil)
 	}
-	var unknown []string
+	if err := checkKeys(flat, "", Source{Kind: FromFile, Name: path}); err != nil {
+		return nil, err
+	}
+	vals := make(map[string]any, len(flat))
 	for k := range flat {
-		if strings.Trim(k, ". \t") == "" || strings.Contains(k, "..") {
-			return nil, fileErr(fmt.Sprintf("has an empty key (%q)", k), "every key names a setting, e.g. propagation.min: 5s", nil)
-		}
-		if _, ok := lookupKey(k); !ok {
-			unknown = append(unknown, k)
-		}
+		vals[k] = v.Get(k) // the raw value: never a lenient getter
 	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		k := unknown[0]
-		allowed := "known keys: " + strings.Join(Keys(), ", ")
-		if s := suggest(k); s != "" {
-			allowed = "did you mean " + s + "?"
-		}
-		return nil, &Error{Key: k, Source: Source{Kind: FromFile, Name: path}, Problem: "is not a known key", Allowed: allowed}
-	}
-	return flat, nil
+	return vals, nil
 }
 
-// decode parses data as format into a tree of tables. It uses the format's
-// own decoder rather than viper's merged view, which would silently fold
-// "propagation: {min: 5s}" and "propagation.min: 6s" (or keys differing only
-// in case) into one value. A decoder panic (there should be none) becomes an
-// error rather than crashing the program at start.
-func decode(data []byte, format string) (settings map[string]any, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("decoder failed: %v", r)
+// checkKeys fails on an empty or unknown key of flat, whose keys are sub.key
+// (or key when sub is ""); it names the first unknown key in sorted order and
+// the closest known one.
+func checkKeys(flat map[string]any, sub string, src Source) error {
+	var unknown []string
+	for fk := range flat {
+		k := strings.TrimPrefix(fk, sub+".")
+		if sub == "" {
+			k = fk
 		}
-	}()
-	switch format {
-	case "yaml":
-		err = yaml.Unmarshal(data, &settings)
-	case "toml":
-		err = toml.Unmarshal(data, &settings)
-	default:
-		err = json.Unmarshal(data, &settings)
+		if strings.Trim(k, ". \t") == "" || strings.Contains(k, "..") {
+			return &Error{Key: KeyConfig, Value: quoteValue(src.Name), Source: src,
+				Problem: fmt.Sprintf("has an empty key (%q)", fk), Allowed: "every key names a setting, e.g. propagation.min: 5s"}
+		}
+		if _, ok := lookupKey(k); !ok || k == fk && sub != "" {
+			unknown = append(unknown, fk)
+		}
 	}
-	return settings, err
+	if len(unknown) == 0 {
+		return nil
+	}
+	sort.Strings(unknown)
+	fk := unknown[0]
+	allowed := "known keys: " + strings.Join(Keys(), ", ")
+	if sub != "" {
+		allowed = "known keys under " + sub + ": " + strings.Join(Keys(), ", ")
+	}
+	if s := suggest(strings.TrimPrefix(fk, sub+".")); s != "" {
+		allowed = "did you mean " + subKey(sub, s) + "?"
+	}
+	return &Error{Key: fk, Source: src, Problem: "is not a known key", Allowed: allowed}
 }
 
 // flatten turns nested tables into dotted, lower-case keys, remembering how
-// the file spelled each (spelled). An empty table, or a table where a known
+// the file spelled each (spelled); with sub set, the keys are drainkit's
+// under sub. An empty table, or a table where a known
 // key wants a scalar, is kept as a value so that it is reported rather than
 // silently ignored. Two spellings of one key (nested and dotted, or
 // differing in case) are an error naming both.
-func flatten(prefix, spelling string, m map[string]any, out map[string]any, spelled map[string]string) error {
+func flatten(sub, prefix, spelling string, m map[string]any, out map[string]any, spelled map[string]string) error {
 	for k, v := range m {
 		key, sp := strings.ToLower(k), k
 		if prefix != "" {
 			key, sp = prefix+"."+key, spelling+": {"+k
 		}
 		_, known := lookupKey(key)
-		if sub, ok := table(v); ok && len(sub) > 0 && !known {
-			if err := flatten(key, sp, sub, out, spelled); err != nil {
+		if sub != "" {
+			_, known = lookupKey(strings.TrimPrefix(key, sub+"."))
+			known = known && strings.HasPrefix(key, sub+".")
+		}
+		if t, ok := table(v); ok && len(t) > 0 && !known {
+			if err := flatten(sub, key, sp, t, out, spelled); err != nil {
 				return err
 			}
 			continue

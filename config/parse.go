@@ -98,6 +98,8 @@ func toDuration(v any) (d time.Duration, problem, hint string) {
 	switch x := v.(type) {
 	case string:
 		return parseDuration(x)
+	case time.Duration: // an application's viper.Set or SetDefault
+		return x, "", ""
 	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64:
 		if f, _ := strconv.ParseFloat(fmt.Sprint(x), 64); f == 0 {
 			return 0, "", ""

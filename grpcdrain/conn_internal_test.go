@@ -4,6 +4,7 @@ import (
 	"github.com/drainkit/drainkit/internal/syncx"
 	"log/slog"
 	"net"
+	"runtime"
 	"testing"
 	"time"
 
@@ -96,5 +97,63 @@ func TestInFlightSnapshot(t *testing.T) {
 	c.End(5, stream)
 	if calls, streams := c.Snapshot(); calls != 0 || streams != 1 {
 		t.Fatalf("snapshot = %d, %d; want 0, 1", calls, streams)
+	}
+}
+
+// A connection offered to a generation that has been closed (rotated out)
+// goes to its successor, never to it, even when Accept's select finds the
+// hand-off and the close ready at once (it picks at random, so this repeats
+// it): a retired window generation's connections get GOAWAY goAwayAfter
+// after its close, so one it took later would be told to move too young.
+func TestClosedGenerationHandsOnWhatItIsOffered(t *testing.T) {
+	s := newTestServer(t)
+	for range 64 {
+		old := &generation{s: s, ch: make(chan *conn), done: make(chan struct{})}
+		next := &generation{s: s, ch: make(chan *conn), done: make(chan struct{})}
+		s.mu.Lock()
+		s.cur = next
+		s.mu.Unlock()
+		_ = old.Close()
+
+		server, client := net.Pipe()
+		c := &conn{Conn: server, s: s}
+		if !s.track(c) {
+			t.Fatal("track refused")
+		}
+		got := make(chan net.Conn, 1)
+		go func() {
+			if nc, err := next.Accept(); err == nil {
+				got <- nc
+			}
+		}()
+		offered := make(chan struct{})
+		go func() { // a dispatch that read s.cur just before the rotation
+			defer close(offered)
+			old.ch <- c
+		}()
+		// Until the offer is taken, each Accept finds the close ready, and
+		// the offer too once the sender waits.
+		for taken := false; !taken; {
+			if nc, err := old.Accept(); err == nil {
+				t.Fatalf("the closed generation accepted %v", nc)
+			}
+			select {
+			case <-offered:
+				taken = true
+			default:
+				runtime.Gosched()
+			}
+		}
+		select {
+		case nc := <-got:
+			if nc != c {
+				t.Fatal("the successor accepted another connection")
+			}
+		case <-time.After(time.Second):
+			t.Fatal("the connection the closed generation was offered never reached its successor")
+		}
+		client.Close()
+		_ = c.close()
+		_ = next.Close()
 	}
 }

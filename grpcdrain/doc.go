@@ -21,6 +21,12 @@
 // its connections only, and ends when their calls have ended. The listener
 // stays open until the window ends.
 //
+// A *grpc.Server that the caller or a framework builds (its own
+// interceptors, recovery, stats handlers) is drained the same way with
+// Adopt: the caller's function builds it from the options drainkit gives.
+// A server that can be built only once is adopted with WithSingleServer,
+// which tells clients to move only when the listener closes (see there).
+//
 // # What clients see
 //
 // STARTING (warm-up): nothing is served yet; the health status of "" (the
@@ -76,10 +82,14 @@
 //
 // Every grpc.Server gets a unary and a stream interceptor, installed with
 // grpc.ChainUnaryInterceptor and grpc.ChainStreamInterceptor before the
-// caller's own (given with WithServerOptions), which keep working. For each
-// call they report the arrival to the lifecycle and count the call as in
-// flight while its handler runs (InFlight: unary calls as Calls, streaming
-// calls as Streams). They allocate nothing. Their cost is two atomic adds
+// caller's own chained interceptors (given with WithServerOptions), which
+// keep working; one set with grpc.UnaryInterceptor or
+// grpc.StreamInterceptor runs outside them. For each call they report the
+// arrival to the lifecycle and count the call as in flight while the rest
+// of the chain and the handler run (InFlight: unary calls as Calls,
+// streaming calls as Streams). The count ends in a defer, so a handler's
+// panic that a recovery interceptor outside them recovers leaves nothing
+// counted. They allocate nothing. Their cost is two atomic adds
 // (about 8 ns each on this project's machine) on a stripe of a striped
 // counter chosen from the memory page of the call's grpc.UnaryServerInfo or
 // grpc.StreamServerInfo, which grpc-go allocates per call on the core serving

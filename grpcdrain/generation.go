@@ -32,15 +32,23 @@ type generation struct {
 
 // newGeneration builds a grpc.Server with drainkit's interceptors first, the
 // caller's options, the caller's services and the health service (unless
-// the caller registered one).
+// the caller registered one). An adopted server is built by the caller's
+// build function from the same options.
 func (s *Server) newGeneration(window bool) *generation {
 	opts := append([]grpc.ServerOption{
 		grpc.ChainUnaryInterceptor(s.unary),
 		grpc.ChainStreamInterceptor(s.stream),
 	}, s.grpcOpts...)
-	gs := grpc.NewServer(opts...)
-	if s.register != nil {
-		s.register(gs)
+	var gs *grpc.Server
+	if s.build != nil {
+		if gs = s.build(opts...); gs == nil {
+			panic("grpcdrain: Adopt's build function returned a nil *grpc.Server")
+		}
+	} else {
+		gs = grpc.NewServer(opts...)
+		if s.register != nil {
+			s.register(gs)
+		}
 	}
 	if _, ok := gs.GetServiceInfo()[healthgrpc.Health_ServiceDesc.ServiceName]; !ok {
 		healthgrpc.RegisterHealthServer(gs, s.health)
@@ -49,13 +57,24 @@ func (s *Server) newGeneration(window bool) *generation {
 }
 
 // Accept returns the next connection the Server hands to this generation.
+// A connection received after Close (the select below picks at random when
+// both are ready) goes to the successor instead: a window generation is
+// retired goAwayAfter after its Close, and a connection it took later would
+// get GOAWAY younger than goAwayAfter.
 func (g *generation) Accept() (net.Conn, error) {
 	select {
 	case c := <-g.ch:
-		return c, nil
+		select {
+		case <-g.done:
+			if !g.s.dispatch(c) {
+				_ = c.close()
+			}
+		default:
+			return c, nil
+		}
 	case <-g.done:
-		return nil, &net.OpError{Op: "accept", Net: g.s.ln.Addr().Network(), Addr: g.s.ln.Addr(), Err: net.ErrClosed}
 	}
+	return nil, &net.OpError{Op: "accept", Net: g.s.ln.Addr().Network(), Addr: g.s.ln.Addr(), Err: net.ErrClosed}
 }
 
 // Close stops this generation's accepting; the caller's listener stays open.

@@ -30,7 +30,8 @@ func timings(window, drain time.Duration) lifecycle.Timings {
 
 // testService is grpc-go's interop TestService: EmptyCall answers at once,
 // UnaryCall sleeps req.ResponseSize milliseconds (or until its context
-// ends), StreamingOutputCall runs the test's stream function.
+// ends) and panics for a negative size (a handler bug), StreamingOutputCall
+// runs the test's stream function.
 type testService struct {
 	testpb.UnimplementedTestServiceServer
 	stream func(*testpb.StreamingOutputCallRequest, grpc.ServerStreamingServer[testpb.StreamingOutputCallResponse]) error
@@ -41,6 +42,9 @@ func (*testService) EmptyCall(context.Context, *testpb.Empty) (*testpb.Empty, er
 }
 
 func (*testService) UnaryCall(ctx context.Context, req *testpb.SimpleRequest) (*testpb.SimpleResponse, error) {
+	if req.ResponseSize < 0 {
+		panic("handler bug")
+	}
 	t := time.NewTimer(time.Duration(req.ResponseSize) * time.Millisecond)
 	defer t.Stop()
 	select {
@@ -75,6 +79,17 @@ type instance struct {
 // setup creates the lifecycle and the server without running them.
 func setup(t *testing.T, tm lifecycle.Timings, svc *testService, opts ...grpcdrain.Option) *instance {
 	t.Helper()
+	if svc == nil {
+		svc = &testService{}
+	}
+	return setupWith(t, tm, func(lc *lifecycle.Lifecycle, ln net.Listener) *grpcdrain.Server {
+		return grpcdrain.New(lc, ln, func(gs *grpc.Server) { testpb.RegisterTestServiceServer(gs, svc) }, opts...)
+	})
+}
+
+// setupWith is setup with the server that newServer makes on the listener.
+func setupWith(t *testing.T, tm lifecycle.Timings, newServer func(*lifecycle.Lifecycle, net.Listener) *grpcdrain.Server) *instance {
+	t.Helper()
 	rec := drainsteps.New()
 	lc, err := lifecycle.New(lifecycle.WithTimings(tm), lifecycle.WithObserver(rec),
 		lifecycle.WithLogger(slog.New(slog.DiscardHandler)))
@@ -85,10 +100,7 @@ func setup(t *testing.T, tm lifecycle.Timings, svc *testService, opts ...grpcdra
 	if err != nil {
 		t.Fatal(err)
 	}
-	if svc == nil {
-		svc = &testService{}
-	}
-	gd := grpcdrain.New(lc, ln, func(gs *grpc.Server) { testpb.RegisterTestServiceServer(gs, svc) }, opts...)
+	gd := newServer(lc, ln)
 	lc.AddServer("grpc", gd)
 	return &instance{t: t, lc: lc, gd: gd, ln: ln, addr: ln.Addr().String(), steps: rec, runErr: make(chan error, 1)}
 }

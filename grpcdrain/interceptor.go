@@ -24,20 +24,24 @@ const (
 
 // unary is the request path of a unary call: it reports the arrival to the
 // lifecycle (except health checks, which are not traffic) and counts the
-// call as in flight while its handler runs. It allocates nothing. Its
-// stripe comes from the address of info, which grpc-go allocates per call
-// on the core serving it (syncx.StripeOf).
+// call as in flight while its handler runs. The count ends in a defer, so
+// a handler that panics ends it too: a recovery interceptor may sit outside
+// this one (grpc-go runs the interceptor set with grpc.UnaryInterceptor
+// before every chained one), recover, and keep the process serving; a count left behind would
+// hold every later AwaitIdle until drain.timeout. It allocates nothing (the
+// defer is open-coded). Its stripe comes from the address of info, which
+// grpc-go allocates per call on the core serving it (syncx.StripeOf).
 func (s *Server) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	if !isHealth(info.FullMethod) {
 		s.lc.Arrived()
 	}
 	i := syncx.StripeOf(unsafe.Pointer(info))
 	s.counts.Begin(i, call)
+	defer s.done(i, call)
 	resp, err := handler(ctx, req)
 	if err != nil && ctx.Err() != nil {
 		s.noteCancelled(ctx)
 	}
-	s.done(i, call)
 	return resp, err
 }
 
@@ -59,19 +63,19 @@ func (s *Server) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerIn
 	}
 	i := syncx.StripeOf(unsafe.Pointer(info))
 	s.counts.Begin(i, stream)
+	defer s.done(i, stream) // on every path, panics included: see unary
 	err := handler(srv, ss)
 	if err != nil && ss.Context().Err() != nil {
 		s.noteCancelled(ss.Context())
 	}
-	s.done(i, stream)
 	return err
 }
 
 // done ends a handler's in-flight life: an atomic add and an atomic load.
-// It is called without defer: a panic in a handler is not recovered by
-// grpc-go and ends the process (a recovery interceptor of the caller's runs
-// inside this one and returns an error instead).
-// From the listeners' closing on, it wakes AwaitIdle. (A call that failed
+// unary and stream defer it, so it runs however the handler ends. grpc-go
+// does not recover a handler's panic: unless an interceptor of the
+// caller's recovers it (before or after this one in the chain), the process
+// ends. From the listeners' closing on, it wakes AwaitIdle. (A call that failed
 // with its context cancelled is examined before, see noteCancelled, at any
 // time: whatever cancelled it, the application's signal among them, may have
 // acted just before the drain's t0. A call that succeeded lost nothing.)

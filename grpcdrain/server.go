@@ -23,6 +23,8 @@ type Server struct {
 	lc          *lifecycle.Lifecycle
 	ln          net.Listener
 	register    func(*grpc.Server)
+	build       func(...grpc.ServerOption) *grpc.Server // Adopt's; nil for New
+	single      bool                                    // WithSingleServer
 	grpcOpts    []grpc.ServerOption
 	health      *health.Server
 	services    []string
@@ -57,9 +59,14 @@ type Option func(*Server)
 
 // WithServerOptions adds grpc.ServerOptions (credentials, keepalive,
 // interceptors, stats handlers, ...) to every grpc.Server that New's Server
-// builds. They come after drainkit's own interceptors, which are installed
-// with grpc.ChainUnaryInterceptor and grpc.ChainStreamInterceptor, so the
-// caller's interceptors, chained or not, keep working. Pass stats handlers
+// builds, after drainkit's own interceptors, which are installed with
+// grpc.ChainUnaryInterceptor and grpc.ChainStreamInterceptor. The caller's
+// interceptors keep working, chained or not: chained ones run inside
+// drainkit's, and one set with grpc.UnaryInterceptor or
+// grpc.StreamInterceptor runs outside them (grpc-go runs it first). Either
+// way a call stays counted as in flight exactly while drainkit's
+// interceptor runs, panics included, so a recovery interceptor of the
+// caller's, wherever it sits, leaves no call counted. Pass stats handlers
 // with WithStatsHandler instead of grpc.StatsHandler, so that a connection
 // context of the application's cannot cancel calls at its signal.
 func WithServerOptions(opts ...grpc.ServerOption) Option {
@@ -79,6 +86,36 @@ func WithHealthServer(hs *health.Server) Option {
 // NOT_SERVING.
 func WithHealthServices(names ...string) Option {
 	return func(s *Server) { s.services = append(s.services, names...) }
+}
+
+// WithSingleServer makes the Server build one grpc.Server only (one call
+// of New's register or Adopt's build, when Serve starts), for a server that
+// cannot be built twice, such as one a framework builds and registers once.
+// That server serves from Serve to the end of the drain, which costs the
+// drain its earliest way to move clients: grpc-go sends GOAWAY only by
+// stopping a whole grpc.Server (GracefulStop), so a single server cannot
+// send it while the listener stays open. Compared with the default
+// (several servers, see New):
+//
+//   - connections opened before t0 get GOAWAY when the listener closes at
+//     the end of the propagation window, not at t0; until then a client
+//     that has not learned of the drain keeps calling on them (and is
+//     served), and a client whose resolver re-resolves only on GOAWAY or a
+//     lost connection (grpc-go's dns resolver) learns of the drain only then;
+//   - connections opened during the window are not rotated (WithGoAwayAfter
+//     has no effect);
+//   - health still goes NOT_SERVING at t0, so clients that check health
+//     (client-side health checking, a health-checking load balancer, the
+//     kubelet's gRPC probe) move at t0, and Draining channels close at t0.
+//
+// Everything else is unchanged: the count of calls in flight, the window's
+// arrivals, GracefulStop when the listener closes, AwaitIdle, and the force
+// stop at drain.timeout. A server option
+// keepalive.ServerParameters{MaxConnectionAge: ...} makes grpc-go send each
+// connection GOAWAY at that age whatever the drain, which bounds how long a
+// client stays on one connection.
+func WithSingleServer() Option {
+	return func(s *Server) { s.single = true }
 }
 
 // DefaultGoAwayAfter is the default for WithGoAwayAfter.
@@ -113,7 +150,10 @@ func WithGoAwayAfter(d time.Duration) Option {
 // called twice when Serve starts and once more for each rotation during the
 // propagation window, from the Server's goroutines; it must only register
 // services (the same implementations each time) and must not serve, stop
-// or keep the *grpc.Server. A nil register serves only the health service.
+// or keep the *grpc.Server (WithSingleServer builds one only, at a cost in
+// how early clients are told to move). A nil register serves only the
+// health service. To drain a *grpc.Server that the caller or a framework
+// builds, use Adopt.
 //
 // ln must be a listener that nothing else accepts from or closes; the Server
 // closes it when the propagation window ends. New panics if lc or ln is nil.
@@ -123,10 +163,57 @@ func New(lc *lifecycle.Lifecycle, ln net.Listener, register func(*grpc.Server), 
 	if lc == nil || ln == nil {
 		panic("grpcdrain: New needs a non-nil *lifecycle.Lifecycle and net.Listener")
 	}
+	return newServer(lc, ln, register, nil, opts)
+}
+
+// Adopt is New for a *grpc.Server that the caller (or a framework) builds:
+// build returns a new grpc.Server made with grpc.NewServer(opts...) plus any
+// options of the caller's, with the caller's services registered, not yet
+// served. opts holds drainkit's unary and stream interceptors and the
+// options given with WithServerOptions and WithStatsHandler; Adopt returns
+// the lifecycle.Server to add to lc, as New does:
+//
+//	lc.AddServer("grpc", grpcdrain.Adopt(lc, ln, func(opts ...grpc.ServerOption) *grpc.Server {
+//		gs := grpc.NewServer(append(opts, grpc.UnaryInterceptor(recovery))...)
+//		pb.RegisterGreeterServer(gs, greeter)
+//		return gs
+//	}))
+//
+// The caller's interceptors may come before or after opts, chained or set
+// with grpc.UnaryInterceptor and grpc.StreamInterceptor, and may recover
+// panics: a call is counted as in flight exactly while drainkit's
+// interceptor runs, panics included. Placing opts first makes drainkit's
+// interceptors the outermost chained ones, so calls that a caller's chained
+// interceptor rejects or delays still count as arrivals and in flight. A
+// server a framework builds is adopted the same way, by passing opts through
+// the framework's option for raw grpc.ServerOptions and returning its
+// *grpc.Server.
+//
+// build is called as New calls register: twice when Serve starts and once
+// more for each rotation during the propagation window, from the Server's
+// goroutines, because telling clients to move while the listener stays open
+// takes more than one grpc.Server (see New). With WithSingleServer it is
+// called once, and the drain moves clients later; see WithSingleServer for
+// what that loses. The Server serves each grpc.Server itself (on a listener
+// of its own over ln) and stops it; build must not serve, stop or keep it.
+// If the built server has no grpc.health.v1.Health service, the Server
+// registers its health server (see WithHealthServer); if it has one, that
+// must be the server given with WithHealthServer, or the drain's NOT_SERVING
+// never reaches it. The Server panics, in the goroutine that called build,
+// if build returns nil. Adopt panics if lc, ln or build is nil.
+func Adopt(lc *lifecycle.Lifecycle, ln net.Listener, build func(opts ...grpc.ServerOption) *grpc.Server, opts ...Option) *Server {
+	if lc == nil || ln == nil || build == nil {
+		panic("grpcdrain: Adopt needs a non-nil *lifecycle.Lifecycle, net.Listener and build function")
+	}
+	return newServer(lc, ln, nil, build, opts)
+}
+
+func newServer(lc *lifecycle.Lifecycle, ln net.Listener, register func(*grpc.Server), build func(...grpc.ServerOption) *grpc.Server, opts []Option) *Server {
 	s := &Server{
 		lc:          lc,
 		ln:          ln,
 		register:    register,
+		build:       build,
 		goAwayAfter: DefaultGoAwayAfter,
 		phase:       syncx.NewPhase(finished),
 		wake:        syncx.NewWake(),
@@ -168,13 +255,17 @@ func (s *Server) Serve() error {
 	stopFollowing := s.followLifecycle()
 	defer stopFollowing()
 
-	first, spare := s.newGeneration(false), s.newGeneration(true)
+	first := s.newGeneration(false)
+	var spare *generation
+	if !s.single {
+		spare = s.newGeneration(true)
+	}
 	s.mu.Lock()
 	var unused []*generation
 	switch {
 	case s.phase.Reached(closed):
 		unused = []*generation{first, spare}
-	case s.phase.Reached(lameDuck): // the drain began before this goroutine ran
+	case s.phase.Reached(lameDuck) && spare != nil: // the drain began before this goroutine ran
 		s.startLocked(spare)
 		unused = []*generation{first}
 	default:
@@ -183,7 +274,9 @@ func (s *Server) Serve() error {
 	}
 	s.mu.Unlock()
 	for _, g := range unused {
-		g.gs.Stop()
+		if g != nil {
+			g.gs.Stop()
+		}
 	}
 
 	if err := s.acceptLoop(); err != nil {
