@@ -33,9 +33,19 @@ type ServerFunc func(lc *lifecycle.Lifecycle, ln net.Listener) (lifecycle.Server
 // name (a port 0 resolved), and returns the registrar; it returns nil, nil to
 // register nowhere (e.g. when no agent is configured). A registrar that is
 // an io.Closer is closed by a stop hook, after the drain deregistered it.
+//
+// Enabled, if set, reports before any listener opens whether Build will
+// return a registrar with these settings. When one will (Enabled nil counts
+// as yes), Main also checks the deregistration budget then
+// (config.Config.CheckDeregisterBudget: with no propagation window,
+// registry.deregister_timeout must fit grace_period) and exits 2 naming the
+// key, rather than letting Run fail after the listeners opened. Set Enabled
+// when Build may return nil, so that a service registering nowhere is not
+// held to a budget it does not spend.
 type Registration struct {
-	Check func(cfg *config.Config) error
-	Build func(cfg *config.Config, addrs map[string]net.Addr) (lifecycle.Registrar, error)
+	Check   func(cfg *config.Config) error
+	Build   func(cfg *config.Config, addrs map[string]net.Addr) (lifecycle.Registrar, error)
+	Enabled func(cfg *config.Config) bool
 }
 
 // listenerSpec is one named service listener.

@@ -27,6 +27,7 @@ import (
 func consulRegistration(service string, logger *slog.Logger) drainkit.Registration {
 	enabled := os.Getenv("CONSUL_HTTP_ADDR") != ""
 	return drainkit.Registration{
+		Enabled: func(*config.Config) bool { return enabled },
 		Check: func(cfg *config.Config) error {
 			if !enabled {
 				return nil
@@ -77,6 +78,7 @@ func etcdRegistration(service string, logger *slog.Logger) drainkit.Registration
 		return o, true, err
 	}
 	return drainkit.Registration{
+		Enabled: func(cfg *config.Config) bool { _, enabled, _ := options(cfg, 1); return enabled },
 		Check: func(cfg *config.Config) error {
 			o, enabled, err := options(cfg, 1)
 			if !enabled || err != nil {
