@@ -11,8 +11,6 @@
 # Environment: DRAINKIT_CACHE overrides the cache directory (default
 # $XDG_CACHE_HOME/drainkit or ~/.cache/drainkit); DRAINKIT_GO overrides the
 # go command used to build (default go; the script's tests use a fake).
-# tools/consul is a module outside go.work (its requirements must not mix
-# with the workspace's), hence GOWORK=off for its build.
 set -euo pipefail
 ver=1.14.0
 cache="${DRAINKIT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/drainkit}"
@@ -26,6 +24,7 @@ build() {
   tmp="$(mktemp "$bin.tmp.XXXXXX")"
   trap 'rm -f "$tmp"' EXIT
   echo "building consul $ver into $bin (once)" >&2
+  # tools/consul is a module of its own, outside the root go.work.
   (cd "$root/tools/consul" && GOWORK=off "$gocmd" build -o "$tmp" github.com/hashicorp/consul) >&2
   chmod +x "$tmp"
   mv -f "$tmp" "$bin" # rename(2): atomic within the directory

@@ -8,7 +8,6 @@
 # and renames it into place (rename is atomic on one file system), under an
 # exclusive flock so a second caller waits for the first build instead of
 # compiling etcd again.
-# tools/etcd is a module outside go.work, hence GOWORK=off for its build.
 set -euo pipefail
 ver=3.7.3
 cache="${DRAINKIT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/drainkit}"
@@ -22,6 +21,7 @@ if [ ! -x "$bin" ]; then
     tmp="$(mktemp "$bin.tmp.XXXXXX")"
     trap 'rm -f "$tmp"' EXIT
     echo "building etcd $ver into $bin (once)" >&2
+    # tools/etcd is a module of its own, outside the root go.work.
     (cd "$root/tools/etcd" && GOWORK=off go build -o "$tmp" go.etcd.io/etcd/server/v3) >&2
     chmod 755 "$tmp"
     mv -f "$tmp" "$bin"

@@ -32,7 +32,7 @@ var heavy = map[string][]string{
 	"Consul": {"github.com/hashicorp/", "github.com/drainkit/drainkit/registry/consul", "github.com/drainkit/drainkit/internal/consultest"},
 	"etcd":   {"go.etcd.io/", "github.com/drainkit/drainkit/registry/etcd", "github.com/drainkit/drainkit/internal/etcdtest"},
 	"Nacos":  {"github.com/nacos-group/", "github.com/drainkit/drainkit/registry/nacos"},
-	"NATS":   {"github.com/nats-io/"},
+	"NATS":   {"github.com/nats-io/", "github.com/drainkit/drainkit/workdrain/natsdrain"},
 }
 
 func TestRootPackageModuleGraph(t *testing.T) {

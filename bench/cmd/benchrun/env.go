@@ -62,9 +62,8 @@ func (e *env) ensureBuilt() error {
 	return e.err
 }
 
-// build compiles the binaries: drainkit's with `go build` in the
-// workspace (go.work), the anchors' with `GOWORK=off go build -C
-// bench/anchors` (their own module, outside the workspace).
+// build compiles the binaries: the main module's with `go build`, the
+// anchors' with `go build -C bench/anchors` (their own module).
 func (e *env) build() error {
 	if err := e.goBuild("", "./cmd/drainkit", "./examples/httpservice"); err != nil {
 		return err
@@ -86,6 +85,8 @@ func (e *env) goBuild(chdir string, pkgs ...string) error {
 	args = append(append(args, "-o", e.dir+"/"), pkgs...)
 	cmd := exec.Command("go", args...)
 	if chdir != "" {
+		// A module of its own, outside the root's go.work: built alone,
+		// so its requirements never mix with the workspace's.
 		cmd.Env = append(os.Environ(), "GOWORK=off")
 	}
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
