@@ -37,7 +37,7 @@ MODULES125 := $(shell for m in $(MODULES); do grep -q '^go 1\.25' $$m/go.mod && 
 GO125_TESTS := ./... ./telemetry/... ./consumer/grpcresolver/outlierdetection/... ./bench/...
 go125:
 	cp go.work .go125.work && cp go.work.sum .go125.work.sum
-	GOWORK=$(CURDIR)/.go125.work $(GO) work edit -go=1.25.0 $(foreach m,$(filter-out $(MODULES125),$(MODULES)),-dropuse $(m))
+	GOWORK=$(CURDIR)/.go125.work $(GO) work edit -go=1.25.0 -dropreplace google.golang.org/genproto $(foreach m,$(filter-out $(MODULES125),$(MODULES)),-dropuse $(m))
 	GOWORK=$(CURDIR)/.go125.work GOTOOLCHAIN=$(GO125) $(GO) version
 	GOWORK=$(CURDIR)/.go125.work GOTOOLCHAIN=$(GO125) $(GO) build $(addsuffix /...,$(MODULES125))
 	GOWORK=$(CURDIR)/.go125.work GOTOOLCHAIN=$(GO125) $(GO) vet $(addsuffix /...,$(MODULES125))
