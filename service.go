@@ -27,6 +27,7 @@ type service struct {
 	env           []string
 	logger        *slog.Logger
 	listeners     []listenerSpec
+	schemes       [][2]string // WithEndpointScheme: listener name, scheme
 	registrations []namedRegistration
 	lcSetup       []func(*lifecycle.Lifecycle)
 	lcHooks       []func(*lifecycle.Lifecycle) error
@@ -105,6 +106,9 @@ func (s *service) prepare(args []string) (*config.Config, map[string]string, err
 	if _, err := s.adminMux(http.NotFoundHandler()); err != nil { // the real probes come in start
 		return nil, nil, err
 	}
+	if err := s.applySchemes(); err != nil {
+		return nil, nil, err
+	}
 	addrs, err := s.listenAddrs(cfg, addrFlags)
 	if err != nil {
 		return nil, nil, err
@@ -119,6 +123,9 @@ func (s *service) prepare(args []string) (*config.Config, map[string]string, err
 		registers = registers || r.r.Enabled == nil || r.r.Enabled(cfg)
 	}
 	if registers {
+		if err := s.checkSchemes(); err != nil {
+			return nil, nil, err
+		}
 		if err := cfg.CheckDeregisterBudget(); err != nil {
 			return nil, nil, err
 		}
@@ -195,8 +202,9 @@ func (s *service) wire(lc *lifecycle.Lifecycle, cfg *config.Config, lns map[stri
 		}
 		lc.AddServer(l.name, srv)
 	}
+	b := Bound{Addrs: bound, Endpoints: s.endpoints(bound)}
 	for _, r := range s.registrations {
-		reg, err := r.r.Build(cfg, bound)
+		reg, err := r.r.Build(cfg, b)
 		if err != nil {
 			return fmt.Errorf("registrar %s: %w", r.name, err)
 		}

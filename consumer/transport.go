@@ -121,6 +121,10 @@ func (t *Transport) update(v registry.View) {
 	eps := make([]*endpoint, 0, len(v.Instances))
 	ramping := 0
 	for _, in := range v.Instances {
+		in, ok := in.ForScheme(t.opts.Scheme)
+		if !ok {
+			continue // serves no endpoint of this scheme
+		}
 		ep := t.byID[in.ID]
 		if ready, _ := in.ReadyAt(); ep == nil || ep.addr != in.HostPort() || !ep.ready.Equal(ready) {
 			ep = newEndpoint(in, t.opts.Base, t.clock, now, t.opts.SlowStart) // new, moved or restarted (fields stay immutable)
