@@ -61,7 +61,10 @@ func TestOneRegistrationHoldsEveryListener(t *testing.T) {
 // no listener, exit 2 before any listener opens, naming the listeners.
 func TestEndpointScheme(t *testing.T) {
 	var got []registry.Endpoint
-	build := func(_ *config.Config, b drainkit.Bound) (lifecycle.Registrar, error) { got = b.Endpoints; return nil, nil }
+	build := func(_ *config.Config, b drainkit.Bound) (lifecycle.Registrar, error) {
+		got = b.Endpoints
+		return nil, nil
+	}
 	addrs, drain := run(t, []drainkit.Option{secondServer("h2"), drainkit.WithEndpointScheme("h2", "H2C"),
 		drainkit.WithEndpointScheme("http", ""), drainkit.WithRegistrar("r", drainkit.Registration{Build: build})})
 	drain()
