@@ -11,6 +11,8 @@ vet:
 
 race:
 	DRAINKIT_CONSUL_BIN="$$(./scripts/consul.sh)" DRAINKIT_ETCD_BIN="$$(./scripts/etcd.sh)" $(GO) test -race -count=1 -timeout 30m ./...
+	# kratos's etcd discovery against examples/grpcservice: a nested module, so drainkit's go.mod never requires kratos
+	cd registry/etcd/internal/kratoswatch && DRAINKIT_ETCD_BIN="$$(../../../../scripts/etcd.sh)" GOWORK=off $(GO) vet ./... && DRAINKIT_ETCD_BIN="$$(../../../../scripts/etcd.sh)" GOWORK=off $(GO) test -race -count=1 ./...
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime 5s -fuzzminimizetime 5s ./config
