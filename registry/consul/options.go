@@ -176,14 +176,9 @@ func ValidServiceName(name string) bool { return registry.ValidServiceName(name)
 // drainkit.Bound.Endpoints, every service listener of the process. An empty
 // eps changes nothing.
 func (o *Options) SetEndpoints(eps []registry.Endpoint) {
-	if len(eps) == 0 {
-		return
+	if len(eps) > 0 {
+		o.Scheme, o.Address, o.Port, o.Extra = eps[0].Scheme, cmp.Or(eps[0].Address, o.Address), eps[0].Port, eps[1:]
 	}
-	o.Scheme, o.Port = eps[0].Scheme, eps[0].Port
-	if eps[0].Address != "" {
-		o.Address = eps[0].Address
-	}
-	o.Extra = eps[1:]
 }
 
 // endpoints returns every endpoint registered as a tagged address, the
