@@ -84,6 +84,10 @@ func (e *env) goBuild(chdir string, pkgs ...string) error {
 	}
 	args = append(append(args, "-o", e.dir+"/"), pkgs...)
 	cmd := exec.Command("go", args...)
+	if chdir != "" {
+		// A module of its own (bench/anchors), outside the root go.work.
+		cmd.Env = append(os.Environ(), "GOWORK=off")
+	}
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	fmt.Fprintf(os.Stderr, "benchrun: go %s\n", strings.Join(args, " "))
 	if err := cmd.Run(); err != nil {
