@@ -2,6 +2,7 @@ package etcd
 
 import (
 	"cmp"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -151,7 +152,7 @@ func (o Options) Validate() error {
 		return re("registry.id", strconv.Quote(o.ID), "must not contain '/'")
 	}
 	if err := registry.CheckEndpoints(o.endpoints()); err != nil {
-		return re("Options.Extra", strconv.Quote(o.endpointList()), err.Error())
+		return re("Options.Extra", strconv.Quote(fmt.Sprint(o.endpoints())), err.Error())
 	}
 	if _, ok := o.Meta[metaReadyAtKey]; ok {
 		return re("registry.meta", metaReadyAtKey, "meta key "+metaReadyAtKey+" is reserved by drainkit")
@@ -193,13 +194,4 @@ func (o Options) endpoints() []registry.Endpoint {
 		eps[i].Address = cmp.Or(eps[i].Address, o.Address)
 	}
 	return eps
-}
-
-// endpointList is endpoints as kratos's endpoint strings, comma-separated.
-func (o Options) endpointList() string {
-	var ss []string
-	for _, e := range o.endpoints() {
-		ss = append(ss, e.String())
-	}
-	return strings.Join(ss, ",")
 }
