@@ -86,6 +86,15 @@ func WithServer(name, addr string, build ServerFunc) Option {
 	return func(s *service) { s.listeners = append(s.listeners, listenerSpec{name, addr, build, "grpc"}) }
 }
 
+// WithWorker adds a participant with no listener under name, in logs and GET
+// /state: background work drained by workdrain (a queue consumer, a ticker),
+// or any lifecycle.Server that opens no port.
+func WithWorker(name string, w lifecycle.Server) Option {
+	return func(s *service) {
+		s.lcSetup = append(s.lcSetup, func(lc *lifecycle.Lifecycle) { lc.AddServer(name, w) })
+	}
+}
+
 // WithRegistrar adds a registrar (Consul, etcd) under name; see Registration.
 func WithRegistrar(name string, r Registration) Option {
 	return func(s *service) { s.registrations = append(s.registrations, namedRegistration{name, r}) }

@@ -12,18 +12,21 @@ type InFlight struct {
 	Calls    int64 `json:"calls"`    // unary gRPC calls
 	Streams  int64 `json:"streams"`  // streaming gRPC calls
 	Hijacked int64 `json:"hijacked"` // hijacked HTTP connections (WebSocket)
+	Work     int64 `json:"work"`     // units of background work (workdrain: queue messages, loop ticks)
 }
 
 // Total is the sum of all counts.
-func (f InFlight) Total() int64 { return f.Requests + f.Calls + f.Streams + f.Hijacked }
+func (f InFlight) Total() int64 { return f.Requests + f.Calls + f.Streams + f.Hijacked + f.Work }
 
 // add returns the field-wise sum of f and g.
 func (f InFlight) add(g InFlight) InFlight {
-	return InFlight{f.Requests + g.Requests, f.Calls + g.Calls, f.Streams + g.Streams, f.Hijacked + g.Hijacked}
+	return InFlight{f.Requests + g.Requests, f.Calls + g.Calls, f.Streams + g.Streams, f.Hijacked + g.Hijacked, f.Work + g.Work}
 }
 
 // Server is a participant that owns listeners: an HTTP or gRPC server
-// (httpdrain, grpcdrain). The lifecycle calls its methods in this order:
+// (httpdrain, grpcdrain); or background work with no listener (workdrain),
+// for which "listeners" are the intake of new work. The lifecycle calls its
+// methods in this order:
 //
 //	Serve (in its own goroutine, after warm-up succeeded, before READY)
 //	LameDuck (at the drain's start, t0)

@@ -38,8 +38,9 @@ type Timeline struct {
 	LastLateArrival time.Duration `json:"last_late_arrival_ns"`
 	// InFlightAtClose is the work in progress when the listeners closed.
 	InFlightAtClose InFlight `json:"in_flight_at_close"`
-	// ForceClosed counts requests, calls, streams and connections cut at the
-	// drain timeout; non-zero makes Run exit with code 1.
+	// ForceClosed counts requests, calls, streams, connections and units of
+	// background work cut at the drain timeout; non-zero makes Run exit with
+	// code 1.
 	ForceClosed int `json:"force_closed"`
 	// CancelledEarly counts requests, calls and streams whose context was
 	// cancelled while they ran by something other than
