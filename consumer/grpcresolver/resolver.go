@@ -42,6 +42,10 @@ import (
 // Scheme is the default target scheme: "drainkit:///<service>".
 const Scheme = "drainkit"
 
+// DefaultEndpointScheme is the endpoint a resolver dials by default: an
+// instance's "grpc" endpoint, as kratos's gRPC servers register it.
+const DefaultEndpointScheme = "grpc"
+
 // ServiceConfig is the default service config DialOptions installs:
 // round_robin under grpc-go's outlier detection (an instance failing 50 %
 // of at least 5 calls in a 1s interval is ejected for 5s times its
@@ -66,6 +70,12 @@ const ServiceConfig = `{
 type Options struct {
 	// Scheme of the targets; "" means Scheme ("drainkit").
 	Scheme string
+	// EndpointScheme selects the endpoint dialled among an instance's
+	// registry.Instance.Endpoints (a process serving HTTP and gRPC registers
+	// one instance listing both); "" means "grpc". An instance whose
+	// endpoints lack the scheme is left out; one that lists no endpoints is
+	// dialled at its Address and Port.
+	EndpointScheme string
 	// Source returns the registry.Source of the service a target names
 	// (its path without the leading '/'). Required unless the Builder is
 	// made with FromWatcher.
@@ -90,17 +100,21 @@ func NewBuilder(o Options) (*Builder, error) {
 	if o.Scheme == "" {
 		o.Scheme = Scheme
 	}
+	if o.EndpointScheme == "" {
+		o.EndpointScheme = DefaultEndpointScheme
+	}
 	return &Builder{opts: o}, nil
 }
 
 // FromWatcher returns a Builder of scheme whose every target resolves from
-// w (shared with, say, an HTTP consumer.Transport); the resolvers do not
-// close w. "" means Scheme.
+// w (shared with, say, an HTTP consumer.Transport, which takes the
+// instances' "http" endpoints where this takes their "grpc" ones); the
+// resolvers do not close w. "" means Scheme.
 func FromWatcher(scheme string, w *consumer.Watcher) *Builder {
 	if scheme == "" {
 		scheme = Scheme
 	}
-	return &Builder{opts: Options{Scheme: scheme}, fixed: w}
+	return &Builder{opts: Options{Scheme: scheme, EndpointScheme: DefaultEndpointScheme}, fixed: w}
 }
 
 // DialOptions returns the options that make a grpc.ClientConn use b and
@@ -128,7 +142,7 @@ func (b *Builder) Build(target resolver.Target, cc resolver.ClientConn, _ resolv
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &res{cc: cc, w: w, owned: owned, cancel: cancel, next: make(chan registry.View, 1), done: make(chan struct{})}
+	r := &res{cc: cc, w: w, owned: owned, scheme: b.opts.EndpointScheme, cancel: cancel, next: make(chan registry.View, 1), done: make(chan struct{})}
 	go r.run(ctx)
 	r.stop = w.Subscribe(r.offer)
 	return r, nil
@@ -156,6 +170,7 @@ type res struct {
 	cc     resolver.ClientConn
 	w      *consumer.Watcher
 	owned  bool
+	scheme string // the endpoint dialled (Options.EndpointScheme)
 	cancel context.CancelFunc
 	stop   func()
 	next   chan registry.View // latest-wins mailbox
@@ -186,15 +201,19 @@ func (r *res) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case v := <-r.next:
-			r.cc.UpdateState(state(v))
+			r.cc.UpdateState(state(v, r.scheme))
 		}
 	}
 }
 
-func state(v registry.View) resolver.State {
+// state is v's instances as endpoints: each at its endpoint of scheme,
+// those without one left out.
+func state(v registry.View, scheme string) resolver.State {
 	eps := make([]resolver.Endpoint, 0, len(v.Instances))
 	for _, in := range v.Instances {
-		eps = append(eps, resolver.Endpoint{Addresses: []resolver.Address{{Addr: in.HostPort()}}})
+		if in, ok := in.ForScheme(scheme); ok {
+			eps = append(eps, resolver.Endpoint{Addresses: []resolver.Address{{Addr: in.HostPort()}}})
+		}
 	}
 	return resolver.State{Endpoints: eps}
 }
