@@ -3,6 +3,7 @@ package modgraph
 import (
 	"bufio"
 	"bytes"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+	"golang.org/x/mod/semver"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -47,6 +49,87 @@ func TestRootPackageModuleGraph(t *testing.T) {
 	for what, prefixes := range heavy {
 		if m := matching(mods, prefixes); m != nil {
 			t.Errorf("the graph holds %s modules: %v", what, m)
+		}
+	}
+}
+
+// oldPins are requirements a program importing drainkit may already have,
+// each pinned at an old release, with a package of it that the program
+// imports (`go mod tidy` drops a requirement no package uses).
+var oldPins = []struct{ module, version, pkg string }{
+	{"golang.org/x/text", "v0.3.7", "golang.org/x/text/language"}, // the issue's example
+	{"golang.org/x/net", "v0.7.0", "golang.org/x/net/html"},
+	{"google.golang.org/protobuf", "v1.27.1", "google.golang.org/protobuf/proto"},
+}
+
+// TestRootPackageRaisesNoUnbuiltRequirement is the issue's check that a
+// program importing only the root package has no requirement raised by a
+// module it does not build: a fresh module requiring oldPins and importing
+// the root package keeps each pin after `go mod tidy`, unless a module whose
+// packages the program builds, other than drainkit's, requires more; then
+// it gets exactly that and no more. Only golang.org/x/text is such a case
+// today: viper's afero (x/text/runes, unicode/norm) and gotenv
+// (x/text/encoding) are compiled into the program, and viper v1.21.0,
+// afero v1.15.0 and locafero v0.11.0 require x/text v0.28.0, so it is
+// raised from v0.3.7 to v0.28.0, the floor of viper that config needs. A
+// requirement in drainkit's go.mod beyond that (grpc-go's, or x/net's for
+// httpdrain's HTTP/2 tests) would show up here as a higher version.
+func TestRootPackageRaisesNoUnbuiltRequirement(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a module graph with the go command")
+	}
+	imports := []string{`_ "github.com/drainkit/drainkit"`}
+	pins := map[string]string{}
+	for _, p := range oldPins {
+		imports = append(imports, `_ "`+p.pkg+`"`)
+		pins[p.module] = p.version
+	}
+	dir := newModule(t, "package main\n\nimport (\n\t"+strings.Join(imports, "\n\t")+"\n)\n\nfunc main() {}\n", pins)
+
+	// The modules the program builds, at their selected versions, and what
+	// each of them (drainkit's aside) requires of the pinned modules.
+	built := map[string]bool{}
+	for _, m := range strings.Fields(string(goCmd(t, dir, "list", "-deps", "-f", "{{with .Module}}{{.Path}}@{{.Version}}{{end}}", "."))) {
+		if !strings.HasPrefix(m, "github.com/drainkit/drainkit") && !strings.HasPrefix(m, "example.com/program") {
+			built[m] = true
+		}
+	}
+	// A pinned module counts as a raiser only at the version it may have:
+	// x/net raised to v0.58.0 by drainkit would otherwise excuse the x/text
+	// it requires. Hence a fixpoint, as in minimal version selection.
+	var edges [][2]string
+	sc := bufio.NewScanner(bytes.NewReader(goCmd(t, dir, "mod", "graph")))
+	for sc.Scan() {
+		if from, to, ok := strings.Cut(sc.Text(), " "); ok && built[from] {
+			edges = append(edges, [2]string{from, to})
+		}
+	}
+	want := maps.Clone(pins)
+	why := map[string]string{}
+	for changed := true; changed; {
+		changed = false
+		for _, e := range edges {
+			fromPath, fromV, _ := strings.Cut(e[0], "@")
+			path, v, _ := strings.Cut(e[1], "@")
+			if want[path] == "" || (want[fromPath] != "" && want[fromPath] != fromV) || semver.Compare(v, want[path]) <= 0 {
+				continue
+			}
+			want[path], why[path], changed = v, e[0], true
+		}
+	}
+	got := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(goCmd(t, dir, "list", "-m", "all"))), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && pins[f[0]] != "" {
+			got[f[0]] = f[1]
+		}
+	}
+	for _, p := range oldPins {
+		if why[p.module] != "" {
+			t.Logf("%s: pinned at %s, raised to %s by %s, which the program builds", p.module, p.version, want[p.module], why[p.module])
+		}
+		if got[p.module] != want[p.module] {
+			t.Errorf("%s: pinned at %s, selected %s after go mod tidy, want %s: a module the program does not build raised it (go mod graph in %s)",
+				p.module, p.version, got[p.module], want[p.module], dir)
 		}
 	}
 }
@@ -196,15 +279,20 @@ func newProgram(t *testing.T, imports ...string) string {
 	return newModule(t, "package main\n\nimport (\n\t"+strings.Join(imports, "\n\t")+"\n)\n\nfunc main() {}\n")
 }
 
-// newModule writes a module example.com/program with main.go = src,
-// replacing every drainkit module with its directory in this checkout, and
-// runs `go mod tidy` in it. Its go.sum starts from the checkout's, so that
+// newModule writes a module example.com/program with main.go = src and the
+// given requirements (module path to version), replacing every drainkit
+// module with its directory in this checkout, and runs `go mod tidy` in it. Its go.sum starts from the checkout's, so that
 // no checksum the checkout already has is fetched again.
-func newModule(t *testing.T, src string) string {
+func newModule(t *testing.T, src string, require ...map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
 	var mod strings.Builder
 	mod.WriteString("module example.com/program\n\ngo 1.25.0\n\n")
+	for _, r := range require {
+		for path, v := range r {
+			mod.WriteString("require " + path + " " + v + "\n")
+		}
+	}
 	for path, d := range localModules(t) {
 		mod.WriteString("replace " + path + " => " + d + "\n")
 	}
