@@ -4,8 +4,11 @@ go 1.25.0
 
 require (
 	github.com/drainkit/drainkit v0.0.0-00010101000000-000000000000
+	github.com/drainkit/drainkit/consumer v0.0.0-00010101000000-000000000000
+	github.com/drainkit/drainkit/grpcdrain v0.0.0-00010101000000-000000000000
 	github.com/drainkit/drainkit/internal/consultest v0.0.0-00010101000000-000000000000
 	github.com/drainkit/drainkit/internal/etcdtest v0.0.0-00010101000000-000000000000
+	github.com/drainkit/drainkit/internal/loadtest v0.0.0-00010101000000-000000000000
 	github.com/drainkit/drainkit/registry/consul v0.0.0-00010101000000-000000000000
 	github.com/drainkit/drainkit/registry/etcd v0.0.0-00010101000000-000000000000
 	github.com/drainkit/drainkit/telemetry v0.0.0-00010101000000-000000000000
@@ -61,7 +64,7 @@ require (
 	github.com/prometheus/otlptranslator v1.0.0 // indirect
 	github.com/prometheus/procfs v0.21.1 // indirect
 	github.com/spf13/cobra v1.10.2
-	go.etcd.io/etcd/api/v3 v3.6.14 // indirect
+	go.etcd.io/etcd/api/v3 v3.6.14
 	go.etcd.io/etcd/client/pkg/v3 v3.6.14 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/otel v1.46.0 // indirect

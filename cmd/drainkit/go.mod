@@ -4,6 +4,7 @@ go 1.25.0
 
 require (
 	github.com/drainkit/drainkit v0.0.0-00010101000000-000000000000
+	github.com/drainkit/drainkit/consumer v0.0.0-00010101000000-000000000000
 	github.com/drainkit/drainkit/examples v0.0.0-00010101000000-000000000000
 	github.com/drainkit/drainkit/internal/consultest v0.0.0-00010101000000-000000000000
 	github.com/drainkit/drainkit/internal/etcdtest v0.0.0-00010101000000-000000000000
@@ -28,6 +29,7 @@ require (
 	git.sr.ht/~sbinet/gg v0.7.0 // indirect
 	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect
 	github.com/armon/go-metrics v0.4.1 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/coreos/go-semver v0.3.1 // indirect
 	github.com/coreos/go-systemd/v22 v22.5.0 // indirect
 	github.com/fatih/color v1.16.0 // indirect
@@ -59,6 +61,9 @@ require (
 	github.com/subosito/gotenv v1.6.0 // indirect
 	go.etcd.io/etcd/api/v3 v3.6.14 // indirect
 	go.etcd.io/etcd/client/pkg/v3 v3.6.14 // indirect
+	go.opentelemetry.io/otel v1.46.0 // indirect
+	go.opentelemetry.io/otel/metric v1.46.0 // indirect
+	go.opentelemetry.io/otel/trace v1.46.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	golang.org/x/exp v0.0.0-20250106191152-7588d65b2ba8 // indirect
 	golang.org/x/image v0.30.0 // indirect

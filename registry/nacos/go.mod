@@ -6,7 +6,9 @@ module github.com/drainkit/drainkit/registry/nacos
 go 1.26.0
 
 require (
-	github.com/drainkit/drainkit v0.0.0
+	github.com/drainkit/drainkit v0.0.0-00010101000000-000000000000
+	github.com/drainkit/drainkit/consumer v0.0.0-00010101000000-000000000000
+	github.com/drainkit/drainkit/examples v0.0.0-00010101000000-000000000000
 	github.com/spf13/pflag v1.1.0
 	go.uber.org/goleak v1.3.0
 )
@@ -21,6 +23,9 @@ require (
 	github.com/spf13/cast v1.10.0 // indirect
 	github.com/spf13/viper v1.21.0 // indirect
 	github.com/subosito/gotenv v1.6.0 // indirect
+	go.opentelemetry.io/otel v1.46.0 // indirect
+	go.opentelemetry.io/otel/metric v1.46.0 // indirect
+	go.opentelemetry.io/otel/trace v1.46.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 )
 
@@ -80,5 +85,3 @@ require (
 	gopkg.in/ini.v1 v1.67.0 // indirect
 	gopkg.in/natefinch/lumberjack.v2 v2.0.0 // indirect
 )
-
-replace github.com/drainkit/drainkit => ../..

@@ -5,7 +5,7 @@ module github.com/drainkit/drainkit/workdrain/natsdrain
 go 1.26.0
 
 require (
-	github.com/drainkit/drainkit v0.0.0
+	github.com/drainkit/drainkit v0.0.0-00010101000000-000000000000
 	github.com/nats-io/nats-server/v2 v2.15.3
 	github.com/nats-io/nats.go v1.55.0
 	go.uber.org/goleak v1.3.0
@@ -35,5 +35,3 @@ require (
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
 )
-
-replace github.com/drainkit/drainkit => ../..

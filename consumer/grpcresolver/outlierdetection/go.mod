@@ -3,8 +3,13 @@ module github.com/drainkit/drainkit/consumer/grpcresolver/outlierdetection
 go 1.25.0
 
 require (
-	github.com/drainkit/drainkit v0.0.0-00010101000000-000000000000
+	github.com/drainkit/drainkit/consumer/grpcresolver v0.0.0-00010101000000-000000000000
 	google.golang.org/grpc v1.84.0
+)
+
+require (
+	github.com/drainkit/drainkit v0.0.0-00010101000000-000000000000 // indirect
+	github.com/drainkit/drainkit/consumer v0.0.0-00010101000000-000000000000 // indirect
 )
 
 require (

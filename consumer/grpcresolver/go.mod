@@ -1,0 +1,23 @@
+module github.com/drainkit/drainkit/consumer/grpcresolver
+
+go 1.25.0
+
+require (
+	github.com/drainkit/drainkit v0.0.0-00010101000000-000000000000
+	github.com/drainkit/drainkit/consumer v0.0.0-00010101000000-000000000000
+	github.com/drainkit/drainkit/grpcdrain v0.0.0-00010101000000-000000000000
+	go.uber.org/goleak v1.3.0
+	google.golang.org/grpc v1.84.0
+)
+
+require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	go.opentelemetry.io/otel v1.46.0 // indirect
+	go.opentelemetry.io/otel/metric v1.46.0 // indirect
+	go.opentelemetry.io/otel/trace v1.46.0 // indirect
+	golang.org/x/net v0.57.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
+	golang.org/x/text v0.40.0 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260706201446-f0a921348800 // indirect
+	google.golang.org/protobuf v1.36.11 // indirect
+)
