@@ -21,6 +21,7 @@ import (
 // methods. All methods are safe for concurrent use.
 type Server struct {
 	lc          *lifecycle.Lifecycle
+	hooks       lifecycle.ServerHooks // from Serve, before the first call
 	ln          net.Listener
 	register    func(*grpc.Server)
 	build       func(...grpc.ServerOption) *grpc.Server // Adopt's; nil for New
@@ -248,10 +249,11 @@ func (s *Server) Health() *health.Server { return s.health }
 // returns an error naming its address; the connections already open keep
 // being served through the drain that the lifecycle then starts. Calling
 // Serve twice is an error.
-func (s *Server) Serve() error {
+func (s *Server) Serve(h lifecycle.ServerHooks) error {
 	if !s.serving.CompareAndSwap(false, true) {
 		return errors.New("grpcdrain: Serve called twice")
 	}
+	s.hooks = h // before the first call: grpc-go starts handlers from Serve below
 	stopFollowing := s.followLifecycle()
 	defer stopFollowing()
 

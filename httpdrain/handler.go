@@ -6,7 +6,6 @@ import (
 	"unsafe"
 
 	"github.com/drainkit/drainkit/internal/syncx"
-	"github.com/drainkit/drainkit/lifecycle"
 )
 
 // tracker is the request path: it reports each arrival to the lifecycle,
@@ -15,7 +14,6 @@ import (
 // HTTP/2 server turns into GOAWAY). It allocates nothing.
 type tracker struct {
 	s    *Server
-	lc   *lifecycle.Lifecycle
 	next http.Handler
 }
 
@@ -27,7 +25,7 @@ var connectionClose = []string{"close"}
 
 func (t *tracker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s := t.s
-	t.lc.Arrived()
+	s.hooks.Arrived()
 	if s.phase.Reached(lameDuck) {
 		if _, upgrade := r.Header["Upgrade"]; !upgrade {
 			w.Header()["Connection"] = connectionClose

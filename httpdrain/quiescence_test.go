@@ -123,7 +123,7 @@ func benchQuiescenceDrainkit(b *testing.B, idle int) {
 		ln := listenBench(b)
 		hs := httpdrain.New(lc, &http.Server{Handler: q.handler()}, ln)
 		served := make(chan error, 1)
-		go func() { served <- hs.Serve() }()
+		go func() { served <- hs.Serve(noHooks{}) }()
 		release := holdIdle(b, ln.Addr().String(), idle)
 		tr := &http.Transport{}
 		q.run(b, ln.Addr().String(), tr)
@@ -208,3 +208,10 @@ func benchQuiescenceShutdown(b *testing.B, idle int) {
 	}
 	reportLags(b, lags)
 }
+
+// noHooks is a ServerHooks that counts nothing, for a server driven without
+// a lifecycle's Run.
+type noHooks struct{}
+
+func (noHooks) Arrived()        {}
+func (noHooks) CancelledEarly() {}

@@ -19,7 +19,7 @@ import (
 // it with New and add it with Lifecycle.AddServer; the lifecycle calls its
 // methods. All methods are safe for concurrent use.
 type Server struct {
-	lc     *lifecycle.Lifecycle
+	hooks  lifecycle.ServerHooks // from Serve; arrivals before it are not traffic the lifecycle sees
 	srv    *http.Server
 	ln     net.Listener // the caller's listener
 	wl     *listener    // what net/http accepts from
@@ -93,7 +93,6 @@ func WithNewConnGrace(d time.Duration) Option {
 // srv.Shutdown. Use Draining instead.
 func New(lc *lifecycle.Lifecycle, srv *http.Server, ln net.Listener, opts ...Option) *Server {
 	s := &Server{
-		lc:    lc,
 		srv:   srv,
 		ln:    ln,
 		grace: DefaultNewConnGrace,
@@ -113,7 +112,7 @@ func New(lc *lifecycle.Lifecycle, srv *http.Server, ln net.Listener, opts ...Opt
 	if next == nil {
 		next = http.DefaultServeMux
 	}
-	srv.Handler = &tracker{s: s, lc: lc, next: next}
+	srv.Handler = &tracker{s: s, next: next}
 
 	s.userConnState = srv.ConnState
 	srv.ConnState = s.connState
@@ -134,10 +133,11 @@ func New(lc *lifecycle.Lifecycle, srv *http.Server, ln net.Listener, opts ...Opt
 // them up to 1s unless the client closes them, and Go's client does not);
 // anything left after 2s is closed. Any other end is an error naming the
 // listener's address; calling Serve twice is an error.
-func (s *Server) Serve() error {
+func (s *Server) Serve(h lifecycle.ServerHooks) error {
 	if !s.serving.CompareAndSwap(false, true) {
 		return errors.New("httpdrain: Serve called twice")
 	}
+	s.hooks = h // before the first request: net/http starts handlers from Serve below
 	var err error
 	if s.useTLS {
 		err = s.srv.ServeTLS(s.wl, "", "")

@@ -162,7 +162,7 @@ func TestSyncRunningAtDrainStartIsDeregistered(t *testing.T) {
 	reg := newStubborn("sync")
 	defer reg.unblock(t)
 	lc := newLifecycle(t, lifecycle.WithTimings(shortTimings()), lifecycle.WithLogger(logger))
-	lc.AddServer("fake", lifecycletest.NewServer(lc))
+	lc.AddServer("fake", lifecycletest.NewServer())
 	lc.AddRegistrar("slow", reg)
 	done := runAsync(context.Background(), lc)
 	<-reg.syncing
@@ -200,7 +200,7 @@ func TestRegistrarIgnoringContextIsAbandoned(t *testing.T) {
 	obs := newAfterStop()
 	tm := shortTimings()
 	lc := newLifecycle(t, lifecycle.WithTimings(tm), lifecycle.WithLogger(logger), lifecycle.WithObserver(obs))
-	lc.AddServer("fake", lifecycletest.NewServer(lc))
+	lc.AddServer("fake", lifecycletest.NewServer())
 	lc.AddRegistrar("stubborn", reg)
 	took, ranStopHooks, err := drainTimed(t, lc, reg.syncing)
 	reg.unblock(t) // the abandoned calls return now
@@ -267,7 +267,7 @@ func TestServerIgnoringContextIsAbandoned(t *testing.T) {
 	tm := shortTimings()
 	tm.PropagationMin, tm.PropagationMax = 0, 0
 	lc := newLifecycle(t, lifecycle.WithTimings(tm), lifecycle.WithLogger(logger), lifecycle.WithObserver(obs))
-	srv := &stuckServer{lifecycletest.NewServer(lc), make(chan struct{})}
+	srv := &stuckServer{lifecycletest.NewServer(), make(chan struct{})}
 	lc.AddServer("stuck", srv)
 	took, ranStopHooks, err := drainTimed(t, lc, obs.ready)
 	close(srv.release)

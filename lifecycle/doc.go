@@ -7,9 +7,10 @@
 //	signal / POST /drain / Drain()  ->  Lifecycle  ->  probes, registrars, servers
 //
 // A Lifecycle moves through five states (see State). Participants plug in
-// through small interfaces defined here (Server, Registrar, Checker, Observer),
-// so this package imports nothing else from the module; every other package
-// depends on it.
+// through small interfaces defined here (Server, Registrar, Checker,
+// Observer); Run hands each Server the ServerHooks through which it reports
+// its traffic. Of the module, this package imports only internal/syncx;
+// every other package depends on it.
 //
 // The drain sequence, started by the first signal, POST /drain or Drain:
 //

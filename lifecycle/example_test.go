@@ -39,7 +39,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	lc.AddServer("api", lifecycletest.NewServer(lc)) // a fake with no request in flight
+	lc.AddServer("api", lifecycletest.NewServer()) // a fake with no request in flight
 	lc.OnWarmup("caches", func(context.Context) error { return nil })
 
 	done := make(chan error, 1)

@@ -25,7 +25,7 @@ func newFakeServer(rec *recorder, name string) *fakeServer {
 	return &fakeServer{rec: rec, name: name, started: make(chan struct{}), closed: make(chan struct{})}
 }
 
-func (f *fakeServer) Serve() error {
+func (f *fakeServer) Serve(ServerHooks) error {
 	f.rec.add(f.name + ".serve")
 	close(f.started)
 	if f.serveErr != nil {

@@ -35,8 +35,9 @@ func (f InFlight) add(g InFlight) InFlight {
 //	ForceClose (only if AwaitIdle returned an error)
 //
 // If the drain starts before warm-up finished, Serve is never called and
-// neither are the others. A server reports request arrivals with
-// Lifecycle.Arrived so that the propagation window can wait for quiet.
+// neither are the others. A server reports each request's arrival
+// through the ServerHooks that Serve receives, so that the propagation
+// window can wait for quiet.
 //
 // The drain bounds each call itself, never trusting the server to: LameDuck,
 // CloseListeners, InFlight and ForceClose get 1s each, AwaitIdle its
@@ -45,10 +46,10 @@ func (f InFlight) add(g InFlight) InFlight {
 // abandoned" with the participant, the call and waited_ms, and the drain
 // goes on (an abandoned AwaitIdle counts as not idle).
 type Server interface {
-	// Serve accepts and serves connections. It blocks until CloseListeners
-	// has been called, then returns nil. Any other return is a failure: the
+	// Serve accepts and serves connections, reporting its traffic to h. It
+	// blocks until CloseListeners has been called, then returns nil. Any other return is a failure: the
 	// lifecycle starts a drain and Run exits with code 1.
-	Serve() error
+	Serve(h ServerHooks) error
 	// LameDuck keeps serving but asks clients to move: HTTP/1.1 responses
 	// carry Connection: close, HTTP/2 and gRPC connections get GOAWAY, and
 	// long-lived handlers get their drain signal. It must return promptly.

@@ -64,7 +64,7 @@ func awaitRun(t *testing.T, done <-chan error) error {
 // with only the exported API, as a service's main and its admin listener do.
 func TestDrainThroughThePublicAPI(t *testing.T) {
 	lc := newLifecycle(t)
-	srv := lifecycletest.NewServer(lc)
+	srv := lifecycletest.NewServer()
 	lc.AddServer("api", srv)
 	end := srv.Begin() // in flight until the test ends it, so the drain waits
 	sub := lc.Subscribe()
@@ -90,7 +90,7 @@ func TestDrainThroughThePublicAPI(t *testing.T) {
 	if err := lc.WaitPropagation(context.Background()); err != nil { // no window: at once
 		t.Fatal(err)
 	}
-	lc.Arrived() // a stale client still sends
+	srv.Begin()() // a stale client still sends
 	st := lc.Status()
 	if st.State != lifecycle.Draining || st.InFlight.Requests != 1 || st.Timeline == nil ||
 		st.Timeline.Reason != "rollout" || st.Timeline.LateArrivals != 1 {
@@ -126,7 +126,7 @@ func TestDrainThroughThePublicAPI(t *testing.T) {
 // of rotation and back, as POST /eject and /restore do.
 func TestEjectRestoreThroughThePublicAPI(t *testing.T) {
 	lc := newLifecycle(t)
-	lc.AddServer("api", lifecycletest.NewServer(lc))
+	lc.AddServer("api", lifecycletest.NewServer())
 	sub := lc.Subscribe()
 	defer sub.Close()
 	if err := lc.Restore("before READY"); !errors.As(err, new(*lifecycle.TransitionError)) {

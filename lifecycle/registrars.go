@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/drainkit/drainkit/internal/syncx"
 )
 
 type registrarState struct {
@@ -84,7 +86,7 @@ func (l *Lifecycle) stopSync(r *run) []*registrarState {
 	l.mu.Unlock()
 	if r.cancelSync != nil {
 		r.cancelSync()
-		waitBounded(&r.syncing, syncGrace)
+		syncx.WaitFor(&r.syncing, syncGrace)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

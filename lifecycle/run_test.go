@@ -65,7 +65,7 @@ func TestRunDrainSequenceOrder(t *testing.T) {
 		t.Fatalf("state %s, transitions %v", l.State(), obs.ts)
 	}
 	select {
-	case <-l.phase.wait(phaseStopped):
+	case <-l.phase.Done(phaseStopped):
 	default:
 		t.Fatal("stopped not closed")
 	}
@@ -81,7 +81,7 @@ func TestQuietKeepsWindowOpen(t *testing.T) {
 	tick := time.NewTicker(50 * time.Millisecond)
 	for start := time.Now(); time.Since(start) < 600*time.Millisecond; {
 		<-tick.C
-		l.Arrived()
+		hooks(l).Arrived()
 	}
 	tick.Stop()
 	if err := waitResult(t, res, 5*time.Second); err != nil {
@@ -163,7 +163,7 @@ func TestWarmupFailure(t *testing.T) {
 		t.Fatalf("state %s calls %v", l.State(), rec.list())
 	}
 	select { // POST /drain?wait=propagation must not hang after a failed warm-up
-	case <-l.phase.wait(phaseWindowEnded):
+	case <-l.phase.Done(phaseWindowEnded):
 	default:
 		t.Fatal("WindowEnded not closed after a failed warm-up")
 	}
@@ -623,7 +623,7 @@ func TestPreStopWaiterMarkedOnEntry(t *testing.T) {
 	if err := l.WaitPropagation(gaveUp); err == nil {
 		t.Fatal("WaitPropagation with a cancelled context returned nil")
 	}
-	<-l.phase.wait(phaseWindowEnded)
+	<-l.phase.Done(phaseWindowEnded)
 	select {
 	case err := <-res:
 		t.Fatalf("Run returned (%v) without waiting for the signal that follows the hook", err)

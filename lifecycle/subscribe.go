@@ -1,5 +1,7 @@
 package lifecycle
 
+import "github.com/drainkit/drainkit/internal/syncx"
+
 // Subscription delivers transitions without ever blocking them: C holds at
 // most one value, and a newer transition replaces an unread one (latest value
 // wins, as in grpc-go's health Watch). The first value is the transition that
@@ -29,14 +31,6 @@ func (s *Subscription) Close() {
 	s.l.mu.Unlock()
 }
 
-// offer replaces any unread value with t. Called with l.mu held, so it is the
-// only sender and the send below cannot block. A private copy of
-// internal/syncx's latest-wins notifier: lifecycle imports nothing of the
-// module (layout rule).
-func (s *Subscription) offer(t Transition) {
-	select {
-	case <-s.c:
-	default:
-	}
-	s.c <- t
-}
+// offer replaces any unread value with t (latest wins). Called with l.mu
+// held, so it is the only sender.
+func (s *Subscription) offer(t Transition) { syncx.Offer(s.c, t) }

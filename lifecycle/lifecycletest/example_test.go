@@ -23,7 +23,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	srv := lifecycletest.NewServer(lc)
+	srv := lifecycletest.NewServer()
 	lc.AddServer("api", srv)
 
 	sub := lc.Subscribe()

@@ -28,7 +28,6 @@ const (
 // ForceClose cuts what is left. Serve blocks until CloseListeners. Create it
 // with NewServer; all methods are safe for concurrent use.
 type Server struct {
-	lc       *lifecycle.Lifecycle
 	serveErr error
 
 	serving, closed chan struct{}
@@ -36,16 +35,17 @@ type Server struct {
 	closeOnce       sync.Once
 
 	mu       sync.Mutex
+	hooks    lifecycle.ServerHooks // from Serve
 	calls    []string
 	inFlight map[*int]struct{} // one key per request begun and not yet ended or cut
 	idle     chan struct{}     // closed while inFlight is empty
 }
 
-// NewServer returns a Server with no work in flight. If lc is not nil, Begin
-// reports each request to lc.Arrived, as a real server does, so late requests
-// keep the propagation window open.
-func NewServer(lc *lifecycle.Lifecycle) *Server {
-	s := &Server{lc: lc, serving: make(chan struct{}), closed: make(chan struct{}),
+// NewServer returns a Server with no work in flight. Once the lifecycle has
+// called Serve, Begin reports each request to its ServerHooks.Arrived, as a
+// real server does, so late requests keep the propagation window open.
+func NewServer() *Server {
+	s := &Server{serving: make(chan struct{}), closed: make(chan struct{}),
 		inFlight: map[*int]struct{}{}, idle: make(chan struct{})}
 	close(s.idle)
 	return s
@@ -59,11 +59,11 @@ func (s *Server) FailServe(err error) { s.serveErr = err }
 // Begin starts one request and returns end, which finishes it; calling end
 // again, or after ForceClose cut the request, does nothing.
 func (s *Server) Begin() (end func()) {
-	if s.lc != nil {
-		s.lc.Arrived()
-	}
 	key := new(int)
 	s.mu.Lock()
+	if s.hooks != nil {
+		s.hooks.Arrived()
+	}
 	if len(s.inFlight) == 0 {
 		s.idle = make(chan struct{})
 	}
@@ -110,7 +110,10 @@ func (s *Server) record(call string) {
 
 // Serve implements lifecycle.Server: it returns the FailServe error at once,
 // or nil once CloseListeners was called.
-func (s *Server) Serve() error {
+func (s *Server) Serve(h lifecycle.ServerHooks) error {
+	s.mu.Lock()
+	s.hooks = h
+	s.mu.Unlock()
 	s.serveOnce.Do(func() { close(s.serving) })
 	if s.serveErr != nil {
 		return s.serveErr
