@@ -76,9 +76,19 @@ func TestDrainThroughThePublicAPI(t *testing.T) {
 	defer stop()
 	done := runAsync(ctx, lc)
 	awaitState(t, sub, lifecycle.Ready)
+	select {
+	case <-lc.Draining():
+		t.Fatal("Draining closed while READY")
+	default:
+	}
 
 	if err := lc.Drain("rollout"); err != nil {
 		t.Fatal(err)
+	}
+	select {
+	case <-lc.Draining(): // closed once Drain returned
+	default:
+		t.Fatal("Draining not closed once Drain returned")
 	}
 	tr := awaitState(t, sub, lifecycle.Draining)
 	if tr.From != lifecycle.Ready || tr.Cause != lifecycle.CauseOperator || tr.Reason != "rollout" {
