@@ -3,7 +3,6 @@ package lifecycle
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"sync"
@@ -86,9 +85,6 @@ func New(opts ...Option) (*Lifecycle, error) {
 	l.last = Transition{From: Starting, To: Starting, Cause: CauseWarmup, Reason: "created", At: time.Now()}
 	return l, nil
 }
-
-// Timings returns the validated timings in force.
-func (l *Lifecycle) Timings() Timings { return l.opts.timings }
 
 // State returns the current state without taking a lock.
 func (l *Lifecycle) State() State { return State(l.state.Load()) }
@@ -456,10 +452,4 @@ func (l *Lifecycle) step(name string, err error) {
 	for _, o := range l.opts.observers {
 		o.OnDrainStep(tl, s)
 	}
-}
-
-// String returns "lifecycle(STATE)" with the current state, e.g.
-// "lifecycle(READY)", for logs and test failures.
-func (l *Lifecycle) String() string {
-	return fmt.Sprintf("lifecycle(%s)", l.State())
 }

@@ -125,17 +125,18 @@ type Checker interface {
 	Check(ctx context.Context) error
 }
 
-// CheckFunc adapts a function to a Checker.
-type CheckFunc struct {
-	CheckName string
-	Fn        func(ctx context.Context) error
+// CheckFunc returns a Checker named name that runs fn.
+func CheckFunc(name string, fn func(ctx context.Context) error) Checker {
+	return checkFunc{name, fn}
 }
 
-// Name returns c.CheckName.
-func (c CheckFunc) Name() string { return c.CheckName }
+type checkFunc struct {
+	name string
+	fn   func(ctx context.Context) error
+}
 
-// Check calls c.Fn.
-func (c CheckFunc) Check(ctx context.Context) error { return c.Fn(ctx) }
+func (c checkFunc) Name() string                    { return c.name }
+func (c checkFunc) Check(ctx context.Context) error { return c.fn(ctx) }
 
 // CheckResult is the cached outcome of a Checker's last run.
 type CheckResult struct {

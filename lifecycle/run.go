@@ -33,7 +33,7 @@ import (
 //     exec and make the kubelet report a failed preStop hook;
 //  6. finishes: moves to STOPPED, logs the timeline and returns.
 //
-// It returns nil when the drain completed, or an *ExitError; pass the result
+// It returns nil when the drain completed, or an error; pass the result
 // to ExitCode. Deferred functions in main run after Run returns, so call
 // os.Exit(ExitCode(err)) last. Run may be called once; a second call returns an
 // error.
@@ -87,7 +87,7 @@ func (l *Lifecycle) begin() (*run, error) {
 	r.serveErrs = make(chan error, len(r.servers))
 	if err := l.checkDeregisterBudget(len(r.registrars)); err != nil {
 		l.phase.Advance(phaseWindowEnded)
-		return nil, &ExitError{Code: 1, Err: err}
+		return nil, &exitError{code: 1, err: err}
 	}
 	return r, nil
 }
@@ -108,7 +108,7 @@ func (l *Lifecycle) warmUp(ctx context.Context, r *run) (ok bool, err error) {
 	if err != nil {
 		l.runStopHooks(time.Now().Add(l.opts.timings.StopTimeout))
 		_, _ = l.transition(Stopped, CauseWarmup, "warm-up failed: "+err.Error(), nil)
-		return false, &ExitError{Code: 1, Err: err}
+		return false, &exitError{code: 1, err: err}
 	}
 	return true, nil
 }
@@ -221,9 +221,9 @@ func (l *Lifecycle) finish(cut bool, failure error) error {
 	var err error
 	switch {
 	case failure != nil:
-		err = &ExitError{Code: 1, Err: failure}
+		err = &exitError{code: 1, err: failure}
 	case cut:
-		err = &ExitError{Code: 1, Err: fmt.Errorf("drain.timeout reached: %d force-closed", tl.ForceClosed)}
+		err = &exitError{code: 1, err: fmt.Errorf("drain.timeout reached: %d force-closed", tl.ForceClosed)}
 	}
 	if err != nil {
 		l.opts.logger.Warn("drainkit: drain complete", "exit_code", ExitCode(err), "error", err.Error(), "timeline", tl)

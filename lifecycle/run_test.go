@@ -417,14 +417,14 @@ func TestRestoreNeverEndsWarmup(t *testing.T) {
 func TestHungCheckDoesNotDelayDeregistration(t *testing.T) {
 	release := make(chan struct{})
 	entered := make(chan struct{}, 1)
-	hung := CheckFunc{CheckName: "ping", Fn: func(context.Context) error {
+	hung := CheckFunc("ping", func(context.Context) error {
 		select {
 		case entered <- struct{}{}:
 		default:
 		}
 		<-release // ignores its context, like a Ping without a timeout
 		return nil
-	}}
+	})
 	rec := &recorder{}
 	reg := newFakeRegistrar(rec)
 	l := newTest(t, WithTimings(fastTimings(0, 0, time.Second)), WithDeregisterTimeout(time.Second),
