@@ -8,6 +8,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -71,50 +72,65 @@ func TestRunDrainSequenceOrder(t *testing.T) {
 	}
 }
 
+// TestQuietKeepsWindowOpen runs on synctest's clock: the window's bounds are
+// checked exactly, and the test takes no real time.
 func TestQuietKeepsWindowOpen(t *testing.T) {
-	l := newTest(t, WithTimings(fastTimings(100*time.Millisecond, 300*time.Millisecond, 3*time.Second)))
-	l.AddServer("http", newFakeServer(&recorder{}, "http"))
-	res := runAsync(l)
-	waitState(t, l, Ready)
-	_ = l.Drain("test")
-	// Stale consumers keep sending for 600 ms after t0.
-	tick := time.NewTicker(50 * time.Millisecond)
-	for start := time.Now(); time.Since(start) < 600*time.Millisecond; {
-		<-tick.C
-		hooks(l).Arrived()
-	}
-	tick.Stop()
-	if err := waitResult(t, res, 5*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	tl, _ := l.Timeline()
-	end, _ := tl.Offset(StepWindowEnded)
-	if end < tl.LastLateArrival+300*time.Millisecond || end > 2*time.Second {
-		t.Fatalf("window ended at %v; last late arrival %v, quiet 300ms", end, tl.LastLateArrival)
-	}
-	if tl.LateArrivals < 5 {
-		t.Fatalf("late arrivals %d", tl.LateArrivals)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		l := newTest(t, WithTimings(fastTimings(100*time.Millisecond, 300*time.Millisecond, 3*time.Second)), WithSignals())
+		l.AddServer("http", newFakeServer(&recorder{}, "http"))
+		res := runAsync(l)
+		waitState(t, l, Ready)
+		_ = l.Drain("test")
+		// Stale consumers keep sending for 600 ms after t0.
+		tick := time.NewTicker(50 * time.Millisecond)
+		for start := time.Now(); time.Since(start) < 600*time.Millisecond; {
+			<-tick.C
+			hooks(l).Arrived()
+		}
+		tick.Stop()
+		if err := waitResult(t, res, 5*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		tl, _ := l.Timeline()
+		end, _ := tl.Offset(StepWindowEnded)
+		if tl.LastLateArrival != 600*time.Millisecond || end != tl.LastLateArrival+300*time.Millisecond {
+			t.Fatalf("window ended at %v; last late arrival %v, want 600ms, and quiet 300ms after it", end, tl.LastLateArrival)
+		}
+		if tl.LateArrivals != 12 {
+			t.Fatalf("late arrivals %d, want 12 (every 50ms for 600ms)", tl.LateArrivals)
+		}
+	})
 }
 
+// TestWaitPropagation runs on synctest's clock: the preStop linger that
+// follows (5s with no signal) takes no real time.
 func TestWaitPropagation(t *testing.T) {
-	l := newTest(t, WithTimings(fastTimings(300*time.Millisecond, 0, 300*time.Millisecond)))
-	l.AddServer("http", newFakeServer(&recorder{}, "http"))
-	res := runAsync(l)
-	waitState(t, l, Ready)
-	start := time.Now()
-	_ = l.Drain("prestop")
-	if err := l.WaitPropagation(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if d := time.Since(start); d < 300*time.Millisecond {
-		t.Fatalf("WaitPropagation returned after %v, before the window", d)
-	}
-	_ = l.Drain("SIGTERM joins")
-	// No signal follows in this test: Run waits up to preStopLinger for it.
-	if err := waitResult(t, res, preStopLinger+5*time.Second); err != nil {
-		t.Fatal(err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		tm := fastTimings(300*time.Millisecond, 0, 300*time.Millisecond)
+		l := newTest(t, WithTimings(tm), WithSignals())
+		l.AddServer("http", newFakeServer(&recorder{}, "http"))
+		res := runAsync(l)
+		waitState(t, l, Ready)
+		start := time.Now()
+		_ = l.Drain("prestop")
+		if err := l.WaitPropagation(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d != 300*time.Millisecond {
+			t.Fatalf("WaitPropagation returned after %v, want the window's 300ms", d)
+		}
+		_ = l.Drain("SIGTERM joins")
+		// No signal follows in this test: Run waits for it up to
+		// preStopLinger, and never past half the margin before the grace
+		// period's end.
+		if err := waitResult(t, res, preStopLinger+5*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		want := min(300*time.Millisecond+preStopLinger, tm.GracePeriod-tm.Margin()/2)
+		if d := time.Since(start); d != want {
+			t.Fatalf("Run returned %v after the drain began, want %v", d, want)
+		}
+	})
 }
 
 func TestDrainDuringWarmup(t *testing.T) {
