@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/drainkit/drainkit/internal/syncx"
+	"github.com/drainkit/drainkit/registry"
 )
 
 // tracker is the request path: it reports each arrival to the lifecycle,
@@ -13,8 +14,9 @@ import (
 // has begun, asks the client to move (Connection: close, which net/http's
 // HTTP/2 server turns into GOAWAY). It allocates nothing.
 type tracker struct {
-	s    *Server
-	next http.Handler
+	s     *Server
+	next  http.Handler
+	ident []string // WithIdentity's header value; nil: none
 }
 
 // connectionClose is shared by all draining responses to stay free of
@@ -26,6 +28,9 @@ var connectionClose = []string{"close"}
 func (t *tracker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s := t.s
 	s.hooks.Arrived()
+	if t.ident != nil {
+		t.identify(w, r)
+	}
 	if s.phase.Reached(lameDuck) {
 		if _, upgrade := r.Header["Upgrade"]; !upgrade {
 			w.Header()["Connection"] = connectionClose
@@ -35,6 +40,17 @@ func (t *tracker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.handlers.Begin(i, 0)
 	defer t.done(r, i)
 	t.next.ServeHTTP(w, r)
+}
+
+// identify sets the identity header on the first response of r's
+// connection: a connection has one peer, so the consumer that checks its
+// first response knows who answers the rest, and the request path does not
+// pay a header per response. A request without a tracked connection (never
+// under Serve) gets it every time.
+func (t *tracker) identify(w http.ResponseWriter, r *http.Request) {
+	if c, _ := r.Context().Value(connKey{}).(*trackedConn); c == nil || c.identSent.CompareAndSwap(false, true) {
+		w.Header()[registry.IdentityHeader] = t.ident
+	}
 }
 
 // done ends the handler's in-flight life. If it hijacked its connection, it
