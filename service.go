@@ -257,7 +257,7 @@ func (s *service) fail(err error) int {
 // the registrars by name ("none" when the instance registers nowhere, e.g.
 // because the registry's address is unset or misspelt).
 func (s *service) logStart(lc *lifecycle.Lifecycle, bound map[string]net.Addr) {
-	attrs := []any{"pid", os.Getpid(), "version", Version()}
+	attrs := []any{"pid", os.Getpid(), "version", mainVersion(), "drainkit_version", Version()}
 	attrs = append(attrs, "admin", bound[adminName].String())
 	for _, l := range s.listeners {
 		attrs = append(attrs, l.name, bound[l.name].String())
