@@ -8,7 +8,7 @@ import (
 	"github.com/drainkit/drainkit"
 	"github.com/drainkit/drainkit/config"
 	"github.com/drainkit/drainkit/lifecycle"
-	"github.com/drainkit/drainkit/registry"
+	"github.com/drainkit/drainkit/registry/registrytest"
 )
 
 // TestStartLineNamesRegistrars: the start line names the registrars the
@@ -16,7 +16,7 @@ import (
 // returned nil (registering nowhere) is not named.
 func TestStartLineNamesRegistrars(t *testing.T) {
 	memory := func(cfg *config.Config, _ map[string]net.Addr) (lifecycle.Registrar, error) {
-		return registry.NewMemory("svc"), nil
+		return registrytest.NewMemory("svc"), nil
 	}
 	nowhere := func(*config.Config, map[string]net.Addr) (lifecycle.Registrar, error) { return nil, nil }
 	log := startedLogged(t,

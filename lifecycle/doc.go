@@ -31,6 +31,6 @@
 // Out of scope: this package does not open listeners, speak HTTP or gRPC, or
 // talk to a registry; see the httpdrain, grpcdrain, probes and registry
 // packages. To test a service's wiring and drain without sockets,
-// lifecycletest.Server is a fake Server (and registry.Memory a fake
+// lifecycletest.Server is a fake Server (and registrytest.Memory a fake
 // Registrar).
 package lifecycle

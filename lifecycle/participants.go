@@ -67,7 +67,7 @@ type Server interface {
 }
 
 // Registrar announces the instance to a service registry (registry/consul,
-// registry/etcd, or registry.Memory in tests). The lifecycle calls Sync from
+// registry/etcd, or registrytest.Memory in tests). The lifecycle calls Sync from
 // one goroutine, one call at a time, with the latest READY or EJECTED
 // transition (latest wins: intermediate transitions may be skipped); it
 // never calls Sync once the drain has started, and cancels a running Sync's

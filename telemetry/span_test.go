@@ -13,6 +13,7 @@ import (
 
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/registry"
+	"github.com/drainkit/drainkit/registry/registrytest"
 	"github.com/drainkit/drainkit/telemetry"
 )
 
@@ -40,7 +41,7 @@ func TestDrainSpanHasTimelineEventsInOrder(t *testing.T) {
 	if err := tel.Attach(lc); err != nil {
 		t.Fatal(err)
 	}
-	mem := registry.NewMemory("svc")
+	mem := registrytest.NewMemory("svc")
 	lc.AddRegistrar("memory", mem) // deregistered + confirmed steps, confirmed concurrent with the window
 	srv := newFakeServer(lc)
 	lc.AddServer("fake", srv)

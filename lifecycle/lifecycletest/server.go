@@ -1,6 +1,6 @@
 // Package lifecycletest provides a fake lifecycle.Server, for testing a
 // service's wiring and its drain without sockets, in the spirit of
-// tableflip's testing fake and registry.Memory (the fake Registrar).
+// tableflip's testing fake and registrytest.Memory (the fake Registrar).
 //
 // Out of scope: it speaks no protocol; to test HTTP or gRPC behaviour through
 // a drain (Connection: close, GOAWAY), use httpdrain or grpcdrain on a
