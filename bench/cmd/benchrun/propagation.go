@@ -1,7 +1,5 @@
 package main
 
-// Imports alike the root service.go's and examples/consumer's: an HTTP client
-// and server with logging; no code in common.
 import (
 	"context"
 	"errors"

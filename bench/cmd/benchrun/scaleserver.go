@@ -1,8 +1,5 @@
 package main
 
-// Imports alike cmd/drainkit/internal/serve/shutdown.go's: both are HTTP
-// servers stopped by a signal; this one is a load target with no drain
-// strategy, so nothing is shared.
 import (
 	"context"
 	"errors"
