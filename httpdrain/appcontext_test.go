@@ -91,12 +91,12 @@ func testAppContext(t *testing.T, hook string) {
 	}
 	lc.AddServer("http", httpdrain.New(lc, srv, ln))
 	runErr := make(chan error, 1)
-	sub := lc.Subscribe()
+	sub, unsubscribe := lc.Subscribe()
 	go func() { runErr <- lc.Run(context.Background()) }()
 	for lc.State() != lifecycle.Ready {
-		<-sub.C
+		<-sub
 	}
-	sub.Close()
+	unsubscribe()
 
 	url := "http://" + ln.Addr().String() + "/?d="
 	c := &http.Client{Transport: &http.Transport{}, Timeout: 10 * time.Second}

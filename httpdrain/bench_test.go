@@ -36,7 +36,7 @@ func drainkitHandler(b *testing.B) http.Handler {
 	}
 	b.Cleanup(func() { ln.Close() })
 	srv := &http.Server{Handler: bare}
-	httpdrain.New(lc, srv, ln)
+	httpdrain.CountNothing(httpdrain.New(lc, srv, ln))
 	return srv.Handler
 }
 

@@ -28,13 +28,13 @@ func Example_drain() {
 		io.WriteString(w, "hello")
 	})}
 	lc.AddServer("http", httpdrain.New(lc, srv, ln))
-	sub := lc.Subscribe()
+	sub, unsubscribe := lc.Subscribe()
 	runErr := make(chan error, 1)
 	go func() { runErr <- lc.Run(context.Background()) }()
 	for lc.State() != lifecycle.Ready {
-		<-sub.C
+		<-sub
 	}
-	sub.Close()
+	unsubscribe()
 
 	client := &http.Client{Transport: &http.Transport{}}
 	get := func(when string) {

@@ -67,13 +67,13 @@ func start(t *testing.T, tm lifecycle.Timings, h http.Handler, configure func(*h
 	lc.AddServer("http", hs)
 	ctx, cancel := context.WithCancel(context.Background())
 	in := &instance{t: t, lc: lc, srv: srv, hs: hs, addr: ln.Addr().String(), steps: rec, runErr: make(chan error, 1), cancel: cancel}
-	sub := lc.Subscribe()
-	defer sub.Close()
+	sub, unsubscribe := lc.Subscribe()
+	defer unsubscribe()
 	go func() { in.runErr <- lc.Run(ctx) }()
 	deadline := time.After(5 * time.Second)
 	for lc.State() != lifecycle.Ready {
 		select {
-		case <-sub.C:
+		case <-sub:
 		case <-deadline:
 			t.Fatalf("not READY after 5s: %s", lc.State())
 		}

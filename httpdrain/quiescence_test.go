@@ -123,7 +123,7 @@ func benchQuiescenceDrainkit(b *testing.B, idle int) {
 		ln := listenBench(b)
 		hs := httpdrain.New(lc, &http.Server{Handler: q.handler()}, ln)
 		served := make(chan error, 1)
-		go func() { served <- hs.Serve(noHooks{}) }()
+		go func() { served <- hs.Serve(httpdrain.NoHooks) }()
 		release := holdIdle(b, ln.Addr().String(), idle)
 		tr := &http.Transport{}
 		q.run(b, ln.Addr().String(), tr)
@@ -160,13 +160,13 @@ func benchQuiescenceLifecycle(b *testing.B, idle int) {
 		q := &quiescenceWorkload{requests: quiescenceRequests}
 		ln := listenBench(b)
 		lc.AddServer("http", httpdrain.New(lc, &http.Server{Handler: q.handler()}, ln))
-		sub := lc.Subscribe()
+		sub, unsubscribe := lc.Subscribe()
 		runErr := make(chan error, 1)
 		go func() { runErr <- lc.Run(context.Background()) }()
 		for lc.State() != lifecycle.Ready {
-			<-sub.C
+			<-sub
 		}
-		sub.Close()
+		unsubscribe()
 		release := holdIdle(b, ln.Addr().String(), idle)
 		tr := &http.Transport{}
 		q.run(b, ln.Addr().String(), tr)
@@ -208,10 +208,3 @@ func benchQuiescenceShutdown(b *testing.B, idle int) {
 	}
 	reportLags(b, lags)
 }
-
-// noHooks is a ServerHooks that counts nothing, for a server driven without
-// a lifecycle's Run.
-type noHooks struct{}
-
-func (noHooks) Arrived()        {}
-func (noHooks) CancelledEarly() {}

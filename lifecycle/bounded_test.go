@@ -309,13 +309,13 @@ func TestWindowEndingAtMaxWithArrivalsWarns(t *testing.T) {
 			t.Fatal(err)
 		}
 		lc.AddServer("http", httpdrain.New(lc, &http.Server{Handler: http.NotFoundHandler(), ReadHeaderTimeout: time.Second}, ln))
-		sub := lc.Subscribe()
+		sub, unsubscribe := lc.Subscribe()
 		// Cancelled once the window is over, as the kubelet's SIGTERM would
 		// end the wait that follows a preStop hook's WaitPropagation.
 		runCtx, sigterm := context.WithCancel(context.Background())
 		done := runAsync(runCtx, lc)
 		awaitState(t, sub, lifecycle.Ready)
-		sub.Close()
+		unsubscribe()
 		if err := lc.Drain("test"); err != nil {
 			t.Fatal(err)
 		}

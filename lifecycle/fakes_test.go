@@ -141,12 +141,12 @@ func runAsync(l *Lifecycle) <-chan error {
 
 func waitState(t *testing.T, l *Lifecycle, s State) {
 	t.Helper()
-	sub := l.Subscribe()
-	defer sub.Close()
+	sub, unsubscribe := l.Subscribe()
+	defer unsubscribe()
 	deadline := time.After(5 * time.Second)
 	for {
 		select {
-		case tr := <-sub.C:
+		case tr := <-sub:
 			if tr.To == s {
 				return
 			}

@@ -30,7 +30,7 @@ type Lifecycle struct {
 
 	mu             sync.Mutex
 	last           Transition // the one into the current state; see operatorEjectedLocked
-	subs           map[*Subscription]struct{}
+	subs           map[*subscription]struct{}
 	warmups, stops []hook
 	servers        []namedServer
 	registrars     []*registrarState
@@ -80,7 +80,7 @@ func New(opts ...Option) (*Lifecycle, error) {
 		opts:     o,
 		phase:    syncx.NewPhase(phaseStopped),
 		signaled: make(chan struct{}),
-		subs:     map[*Subscription]struct{}{},
+		subs:     map[*subscription]struct{}{},
 	}
 	l.last = Transition{From: Starting, To: Starting, Cause: CauseWarmup, Reason: "created", At: time.Now()}
 	return l, nil

@@ -34,12 +34,12 @@ func runAsync(ctx context.Context, lc *lifecycle.Lifecycle) <-chan error {
 }
 
 // awaitState reads sub until a transition to want, for at most 5s.
-func awaitState(t *testing.T, sub *lifecycle.Subscription, want lifecycle.State) lifecycle.Transition {
+func awaitState(t *testing.T, sub <-chan lifecycle.Transition, want lifecycle.State) lifecycle.Transition {
 	t.Helper()
 	deadline := time.After(5 * time.Second)
 	for {
 		select {
-		case tr := <-sub.C:
+		case tr := <-sub:
 			if tr.To == want {
 				return tr
 			}
@@ -67,8 +67,8 @@ func TestDrainThroughThePublicAPI(t *testing.T) {
 	srv := lifecycletest.NewServer()
 	lc.AddServer("api", srv)
 	end := srv.Begin() // in flight until the test ends it, so the drain waits
-	sub := lc.Subscribe()
-	defer sub.Close()
+	sub, unsubscribe := lc.Subscribe()
+	defer unsubscribe()
 	if _, ok := lc.Timeline(); ok {
 		t.Fatal("a timeline before the drain")
 	}
@@ -137,8 +137,8 @@ func TestDrainThroughThePublicAPI(t *testing.T) {
 func TestEjectRestoreThroughThePublicAPI(t *testing.T) {
 	lc := newLifecycle(t)
 	lc.AddServer("api", lifecycletest.NewServer())
-	sub := lc.Subscribe()
-	defer sub.Close()
+	sub, unsubscribe := lc.Subscribe()
+	defer unsubscribe()
 	if err := lc.Restore("before READY"); !errors.As(err, new(*lifecycle.TransitionError)) {
 		t.Errorf("Restore in STARTING: %v, want a *TransitionError", err)
 	}

@@ -48,13 +48,13 @@ func (l *Lifecycle) beginSync(rs *registrarState) bool {
 // syncRegistrar feeds the latest READY/EJECTED transition to rs until ctx is
 // done (the drain's start). One Sync at a time; latest wins.
 func (l *Lifecycle) syncRegistrar(ctx context.Context, rs *registrarState) {
-	sub := l.Subscribe()
-	defer sub.Close()
+	sub, unsubscribe := l.Subscribe()
+	defer unsubscribe()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case t := <-sub.C:
+		case t := <-sub:
 			if t.To != Ready && t.To != Ejected {
 				continue
 			}

@@ -111,11 +111,11 @@ func TestEjectRestore(t *testing.T) {
 // transitions, and a reader sees the latest value.
 func TestSubscribersNeverBlock(t *testing.T) {
 	l := newTest(t)
-	idle := l.Subscribe()
-	defer idle.Close()
-	reader := l.Subscribe()
-	defer reader.Close()
-	first := <-reader.C
+	_, stopIdle := l.Subscribe() // never read
+	defer stopIdle()
+	reader, stopReader := l.Subscribe()
+	defer stopReader()
+	first := <-reader
 	if first.To != Starting {
 		t.Fatalf("first value %v, want the current state", first)
 	}
@@ -139,12 +139,12 @@ func TestSubscribersNeverBlock(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("transitions blocked on a subscriber that never reads")
 	}
-	got := <-reader.C
+	got := <-reader
 	if got.To != Ready || got.From != Ejected {
 		t.Fatalf("latest value %v, want EJECTED -> READY", got)
 	}
 	select {
-	case extra := <-reader.C:
+	case extra := <-reader:
 		t.Fatalf("more than one buffered value: %v", extra)
 	default:
 	}

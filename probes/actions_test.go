@@ -187,8 +187,8 @@ func TestStateJSON(t *testing.T) {
 func TestActionsNotBlockedByIdleSubscribers(t *testing.T) {
 	hs := newHarness(t, probes.Options{})
 	for range 3 {
-		sub := hs.lc.Subscribe() // never read
-		defer sub.Close()
+		_, unsubscribe := hs.lc.Subscribe() // never read
+		defer unsubscribe()
 	}
 	hs.run(t)
 	for _, step := range []struct {

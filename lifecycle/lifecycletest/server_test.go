@@ -49,11 +49,11 @@ func TestRequestFinishesWithinDrain(t *testing.T) {
 	lc := newLifecycle(t, lifecycle.WithObserver(endAtClose{end: func() { (<-ended)() }}))
 	srv := lifecycletest.NewServer()
 	lc.AddServer("api", srv)
-	sub := lc.Subscribe()
-	defer sub.Close()
+	sub, unsubscribe := lc.Subscribe()
+	defer unsubscribe()
 	done := make(chan error, 1)
 	go func() { done <- lc.Run(context.Background()) }()
-	for tr := range sub.C {
+	for tr := range sub {
 		if tr.To == lifecycle.Ready {
 			break
 		}

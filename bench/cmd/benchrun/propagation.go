@@ -116,12 +116,12 @@ func (p *propInstance) addRegistrars(regs registries) error {
 }
 
 func (p *propInstance) waitReady(timeout time.Duration) error {
-	sub := p.lc.Subscribe()
-	defer sub.Close()
+	sub, unsubscribe := p.lc.Subscribe()
+	defer unsubscribe()
 	deadline := time.After(timeout)
 	for p.lc.State() != lifecycle.Ready {
 		select {
-		case <-sub.C:
+		case <-sub:
 		case err := <-p.runErr:
 			return fmt.Errorf("lifecycle ended before READY: %v", err)
 		case <-deadline:
