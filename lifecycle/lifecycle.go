@@ -83,6 +83,13 @@ func New(opts ...Option) (*Lifecycle, error) {
 		subs:     map[*subscription]struct{}{},
 	}
 	l.last = Transition{From: Starting, To: Starting, Cause: CauseWarmup, Reason: "created", At: time.Now()}
+	for _, obs := range o.observers {
+		if a, ok := obs.(interface{ Attach(*Lifecycle) error }); ok {
+			if err := a.Attach(l); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return l, nil
 }
 

@@ -43,7 +43,6 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	_ = tel.Attach(lc)
 	lc.AddServer("api", newFakeServer(lc))
 
 	sub, unsubscribe := lc.Subscribe()

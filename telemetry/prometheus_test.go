@@ -88,9 +88,6 @@ func TestPrometheusMatchesTimelineUnderLoad(t *testing.T) {
 	}
 	defer tel.Close()
 	lc := newLifecycle(t, lifecycle.WithObserver(tel))
-	if err := tel.Attach(lc); err != nil {
-		t.Fatal(err)
-	}
 
 	// Admin listener with GET /metrics, serving through the whole drain.
 	adminLn, err := net.Listen("tcp", "127.0.0.1:0")

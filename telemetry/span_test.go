@@ -38,9 +38,6 @@ func TestDrainSpanHasTimelineEventsInOrder(t *testing.T) {
 	}
 	defer tel.Close()
 	lc := newLifecycle(t, lifecycle.WithObserver(tel))
-	if err := tel.Attach(lc); err != nil {
-		t.Fatal(err)
-	}
 	mem := registrytest.NewMemory("svc")
 	lc.AddRegistrar("memory", mem) // deregistered + confirmed steps, confirmed concurrent with the window
 	srv := newFakeServer(lc)
@@ -129,7 +126,6 @@ func TestFlushFromStopHookTruncatesSpan(t *testing.T) {
 	}
 	defer tel.Close()
 	lc := newLifecycle(t, lifecycle.WithObserver(tel))
-	_ = tel.Attach(lc)
 	lc.AddServer("fake", newFakeServer(lc))
 	exported := -1
 	lc.OnStop("flush telemetry", func(ctx context.Context) error {
