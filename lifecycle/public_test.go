@@ -100,7 +100,8 @@ func TestDrainThroughThePublicAPI(t *testing.T) {
 	if err := lc.WaitPropagation(context.Background()); err != nil { // no window: at once
 		t.Fatal(err)
 	}
-	srv.Begin()() // a stale client still sends
+	<-srv.Serving() // Serve has its ServerHooks, which Begin reports to
+	srv.Begin()()   // a stale client still sends
 	st := lc.Status()
 	if st.State != lifecycle.Draining || st.InFlight.Requests != 1 || st.Timeline == nil ||
 		st.Timeline.Reason != "rollout" || st.Timeline.LateArrivals != 1 {

@@ -96,7 +96,8 @@ func (s *Server) Calls() []string {
 	return slices.Clone(s.calls)
 }
 
-// Serving returns a channel closed once Serve has been called.
+// Serving returns a channel closed once Serve has been called: from then on,
+// Begin reports to the lifecycle's ServerHooks.
 func (s *Server) Serving() <-chan struct{} { return s.serving }
 
 // Closed returns a channel closed once CloseListeners has been called.

@@ -42,6 +42,7 @@ func TestTimelineFromRealLifecycle(t *testing.T) {
 	if err := lc.Drain("test"); err != nil {
 		t.Fatal(err)
 	}
+	<-srv.Serving() // Serve has its ServerHooks, which Begin reports to
 	for range 3 {
 		srv.Begin()() // a late arrival
 	}
