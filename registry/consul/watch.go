@@ -17,7 +17,7 @@ import (
 // delivers.
 const SourceName = "consul"
 
-// WatchOptions tune Watch and NewSource. The zero value is ready
+// WatchOptions tune Watch, NewWatcher and NewSource. The zero value is ready
 // to use.
 type WatchOptions struct {
 	// WaitTime is the longest one blocking query waits for a change. 0 means

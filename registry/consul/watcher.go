@@ -12,8 +12,7 @@ import (
 // ErrWatcherClosed is returned by Watcher.WaitFor after Close.
 var ErrWatcherClosed = errors.New("consul: watcher closed")
 
-// Watcher, for the tests, runs Watch in its own goroutine and keeps the
-// latest view. C
+// Watcher runs Watch in its own goroutine and keeps the latest view. C
 // receives views, latest wins: it holds at most one, and a newer view
 // replaces an unread one, so a slow reader never stalls the watch. C is
 // closed after Close.
