@@ -1,5 +1,7 @@
 package httpdrain
 
+import "github.com/drainkit/drainkit/lifecycle"
+
 // ReadingConns counts connections whose next HTTP/1.1 request is being read,
 // for tests.
 func ReadingConns(s *Server) int {
@@ -14,15 +16,6 @@ func ReadingConns(s *Server) int {
 	return n
 }
 
-// CountNothing hands s hooks that count nothing, for benchmarks that call
-// its handler without Serve (which hands it the lifecycle's ServerHooks).
-func CountNothing(s *Server) { s.hooks = noHooks{} }
-
 // NoHooks is a lifecycle.ServerHooks that counts nothing, for a server
 // driven without a lifecycle's Run.
-var NoHooks noHooks
-
-type noHooks struct{}
-
-func (noHooks) Arrived()        {}
-func (noHooks) CancelledEarly() {}
+var NoHooks lifecycle.ServerHooks = unserved{}

@@ -86,6 +86,14 @@ func WithIdentity(service, instanceID string) Option {
 	}
 }
 
+// unserved is the ServerHooks of a Server until Serve hands it the
+// lifecycle's: a handler called without Serve (a benchmark of the request
+// path) reports nothing.
+type unserved struct{}
+
+func (unserved) Arrived()        {}
+func (unserved) CancelledEarly() {}
+
 // New prepares srv to be served on ln and drained by lc, and returns the
 // lifecycle.Server to pass to lc.AddServer; Add does both in one call:
 //
@@ -109,6 +117,7 @@ func WithIdentity(service, instanceID string) Option {
 // srv.Shutdown. Use Draining instead.
 func New(lc *lifecycle.Lifecycle, srv *http.Server, ln net.Listener, opts ...Option) *Server {
 	s := &Server{
+		hooks: unserved{},
 		srv:   srv,
 		ln:    ln,
 		grace: DefaultNewConnGrace,
