@@ -24,7 +24,7 @@ var apiLimits = map[string]int{"lifecycle": 81}
 // non-test files) with testdata/api/<dir>.txt, so that adding or removing a
 // name is a deliberate change of that list. Packages of the nested modules
 // (registry/nacos, workdrain/natsdrain) are read from source too; internal,
-// testdata, examples, tools and main packages are not public API. `go test -run TestAPI
+// testdata, examples, tools, bench and main packages are not public API. `go test -run TestAPI
 // -update .` rewrites the lists.
 func TestAPI(t *testing.T) {
 	pkgs := exportedNames(t, ".")
@@ -97,7 +97,7 @@ func exportedNames(t *testing.T, root string) map[string][]string {
 			return nil
 		}
 		base := d.Name()
-		if path != root && (base == "internal" || base == "testdata" || base == "examples" || base == "tools" || strings.HasPrefix(base, ".") || strings.HasPrefix(base, "_")) {
+		if path != root && (base == "internal" || base == "testdata" || base == "examples" || base == "tools" || base == "bench" || strings.HasPrefix(base, ".") || strings.HasPrefix(base, "_")) {
 			return filepath.SkipDir
 		}
 		names, ok, err := packageNames(path)
