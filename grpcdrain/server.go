@@ -239,8 +239,9 @@ func (s *Server) Health() *health.Server { return s.health }
 
 // Serve builds the first two grpc.Servers (calling register), then accepts
 // connections on the listener and hands each to the grpc.Server currently
-// accepting. It keeps health in step with the lifecycle: SERVING in READY,
-// NOT_SERVING otherwise. After CloseListeners, it waits until the drain is
+// accepting. It reports each call and stream other than health checks to h
+// (the lifecycle's ServerHooks). It keeps health in step with the
+// lifecycle: SERVING in READY, NOT_SERVING otherwise. After CloseListeners, it waits until the drain is
 // over for this server (AwaitIdle succeeded or ForceClose ran) and every
 // grpc.Server has stopped (up to 2s more, after which the remaining
 // connections are closed), then returns nil.

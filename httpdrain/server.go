@@ -151,7 +151,8 @@ func New(lc *lifecycle.Lifecycle, srv *http.Server, ln net.Listener, opts ...Opt
 }
 
 // Serve serves srv on the listener (with TLS when srv.TLSConfig has a
-// certificate). After CloseListeners it waits until the drain is over for this
+// certificate), reporting each request to h (the lifecycle's ServerHooks).
+// After CloseListeners it waits until the drain is over for this
 // server (AwaitIdle succeeded or ForceClose ran) and its connections have
 // closed, then returns nil. HTTP/2 connections, idle after GOAWAY, are closed
 // once they have written nothing for 50-100ms (net/http itself would keep
