@@ -22,7 +22,7 @@ import (
 // httpdrain: any lifecycle.Server does for the registration.
 func secondServer(name string) drainkit.Option {
 	return drainkit.WithServer(name, "127.0.0.1:0", func(lc *lifecycle.Lifecycle, ln net.Listener) (lifecycle.Server, error) {
-		return httpdrain.New(lc, &http.Server{Handler: http.NotFoundHandler()}, ln), nil
+		return httpdrain.New(&http.Server{Handler: http.NotFoundHandler()}, ln), nil
 	})
 }
 

@@ -287,6 +287,6 @@ func (s *service) logStart(lc *lifecycle.Lifecycle, bound map[string]net.Addr) {
 // instance the program registers, if any (httpdrain.WithIdentity).
 func (s *service) httpServer(srv *http.Server) ServerFunc {
 	return func(lc *lifecycle.Lifecycle, ln net.Listener) (lifecycle.Server, error) {
-		return httpdrain.New(lc, srv, ln, httpdrain.WithIdentity(s.identity.Service, s.identity.ID)), nil
+		return httpdrain.New(srv, ln, httpdrain.WithIdentity(s.identity.Service, s.identity.ID)), nil
 	}
 }

@@ -89,7 +89,7 @@ func testAppContext(t *testing.T, hook string) {
 	case "ConnContext":
 		srv.ConnContext = func(context.Context, net.Conn) context.Context { return appCtx }
 	}
-	lc.AddServer("http", httpdrain.New(lc, srv, ln))
+	lc.AddServer("http", httpdrain.New(srv, ln))
 	runErr := make(chan error, 1)
 	sub, unsubscribe := lc.Subscribe()
 	go func() { runErr <- lc.Run(context.Background()) }()

@@ -63,7 +63,7 @@ func start(t *testing.T, tm lifecycle.Timings, h http.Handler, configure func(*h
 	if configure != nil {
 		configure(srv)
 	}
-	hs := httpdrain.New(lc, srv, ln, opts...)
+	hs := httpdrain.New(srv, ln, opts...)
 	lc.AddServer("http", hs)
 	ctx, cancel := context.WithCancel(context.Background())
 	in := &instance{t: t, lc: lc, srv: srv, hs: hs, addr: ln.Addr().String(), steps: rec, runErr: make(chan error, 1), cancel: cancel}

@@ -115,13 +115,9 @@ func listenBench(b *testing.B) net.Listener {
 func benchQuiescenceDrainkit(b *testing.B, idle int) {
 	var lags, serveLags []time.Duration
 	for b.Loop() {
-		lc, err := lifecycle.New(lifecycle.WithLogger(slog.New(slog.DiscardHandler)))
-		if err != nil {
-			b.Fatal(err)
-		}
 		q := &quiescenceWorkload{requests: quiescenceRequests}
 		ln := listenBench(b)
-		hs := httpdrain.New(lc, &http.Server{Handler: q.handler()}, ln)
+		hs := httpdrain.New(&http.Server{Handler: q.handler()}, ln)
 		served := make(chan error, 1)
 		go func() { served <- hs.Serve(httpdrain.NoHooks) }()
 		release := holdIdle(b, ln.Addr().String(), idle)
@@ -159,7 +155,7 @@ func benchQuiescenceLifecycle(b *testing.B, idle int) {
 		}
 		q := &quiescenceWorkload{requests: quiescenceRequests}
 		ln := listenBench(b)
-		lc.AddServer("http", httpdrain.New(lc, &http.Server{Handler: q.handler()}, ln))
+		lc.AddServer("http", httpdrain.New(&http.Server{Handler: q.handler()}, ln))
 		sub, unsubscribe := lc.Subscribe()
 		runErr := make(chan error, 1)
 		go func() { runErr <- lc.Run(context.Background()) }()

@@ -94,7 +94,7 @@ type unserved struct{}
 func (unserved) Arrived()        {}
 func (unserved) CancelledEarly() {}
 
-// New prepares srv to be served on ln and drained by lc, and returns the
+// New prepares srv to be served on ln and drained by a lifecycle, and returns the
 // lifecycle.Server to pass to lc.AddServer; Add does both in one call:
 //
 //	httpdrain.Add(lc, "http", srv, ln)
@@ -115,7 +115,7 @@ func (unserved) CancelledEarly() {}
 //
 // srv.RegisterOnShutdown functions are never called: httpdrain does not call
 // srv.Shutdown. Use Draining instead.
-func New(lc *lifecycle.Lifecycle, srv *http.Server, ln net.Listener, opts ...Option) *Server {
+func New(srv *http.Server, ln net.Listener, opts ...Option) *Server {
 	s := &Server{
 		hooks: unserved{},
 		srv:   srv,

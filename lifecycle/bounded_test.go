@@ -308,7 +308,7 @@ func TestWindowEndingAtMaxWithArrivalsWarns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lc.AddServer("http", httpdrain.New(lc, &http.Server{Handler: http.NotFoundHandler(), ReadHeaderTimeout: time.Second}, ln))
+		lc.AddServer("http", httpdrain.New(&http.Server{Handler: http.NotFoundHandler(), ReadHeaderTimeout: time.Second}, ln))
 		sub, unsubscribe := lc.Subscribe()
 		// Cancelled once the window is over, as the kubelet's SIGTERM would
 		// end the wait that follows a preStop hook's WaitPropagation.

@@ -113,7 +113,7 @@ func TestPrometheusMatchesTimelineUnderLoad(t *testing.T) {
 		served.Add(1)
 		_, _ = io.WriteString(w, "ok")
 	})}
-	lc.AddServer("http", httpdrain.New(lc, srv, ln))
+	lc.AddServer("http", httpdrain.New(srv, ln))
 	done := run(lc)
 	waitState(t, lc, lifecycle.Ready)
 

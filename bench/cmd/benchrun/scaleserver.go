@@ -79,7 +79,7 @@ func serveDrainkit(srv *http.Server, ln net.Listener) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	lc.AddServer("http", httpdrain.New(lc, srv, ln))
+	lc.AddServer("http", httpdrain.New(srv, ln))
 	return lifecycle.ExitCode(lc.Run(context.Background()))
 }
 

@@ -28,7 +28,7 @@ func TestEventsEndWithDrainEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lc.AddServer("http", httpdrain.New(lc, &http.Server{Handler: Handler()}, ln))
+	lc.AddServer("http", httpdrain.New(&http.Server{Handler: Handler()}, ln))
 	sub, unsubscribe := lc.Subscribe()
 	defer unsubscribe()
 	runErr := make(chan error, 1)
