@@ -1,5 +1,5 @@
 // Package registrytest provides Memory, an in-memory fake of a registry
-// registrar (lifecycle.Registrar) for testing a service's wiring and drain
-// without a registry server. drainkit's own registry tests run against real
-// Consul, etcd and Nacos servers; this is for users' unit tests.
+// registrar (lifecycle.Registrar), for tests of a service's wiring and drain
+// where the registry is not what is under test. The registry integrations
+// themselves are tested against real Consul, etcd and Nacos servers.
 package registrytest
