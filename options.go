@@ -75,7 +75,9 @@ func WithHTTPServer(name, addr string, srv *http.Server) Option {
 	if srv.TLSConfig != nil {
 		scheme = "https"
 	}
-	return func(s *service) { s.listeners = append(s.listeners, listenerSpec{name, addr, s.httpServer(srv), scheme}) }
+	return func(s *service) {
+		s.listeners = append(s.listeners, listenerSpec{name, addr, s.httpServer(srv), scheme})
+	}
 }
 
 // WithServer adds a listener name (flag --<name>-addr, default addr) and the
