@@ -1,10 +1,17 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/drainkit/drainkit/internal/nacostest"
+	"github.com/drainkit/drainkit/internal/testpoll"
 )
 
 // TestDrillNacosOfflineThenKill reproduces the first incident behind
@@ -53,4 +60,72 @@ func TestDrillNacosOfflineThenKill(t *testing.T) {
 	if failed["drainkit"] != 0 {
 		t.Errorf("the drainkit consumers failed %d requests, want 0", failed["drainkit"])
 	}
+}
+
+// TestServeNacosOperatorOffline: `drainkit serve --strategy drainkit`
+// registers in Nacos when NACOS_SERVER_ADDR is set, and an operator's
+// offline in the console (the admin API's enabled=false) ejects it: GET
+// /state shows EJECTED with cause operator, and readiness fails, until the
+// operator puts it online again.
+func TestServeNacosOperatorOffline(t *testing.T) {
+	s := nacostest.Start(t)
+	const svc = "serve-offline"
+	admin, _ := startExample(t, "NACOS_SERVER_ADDR="+s.Addr, "DRAINKIT_REGISTRY_SERVICE="+svc, "CONSUL_HTTP_ADDR=", "ETCD_ENDPOINTS=")
+	var port string
+	testpoll.Eventually(t, 10*time.Second, "registered in Nacos", func() (bool, string) {
+		var l struct {
+			Hosts []struct {
+				Port int `json:"port"`
+			} `json:"hosts"`
+		}
+		err := nacosCall(http.MethodGet, s.BaseURL+"/v1/ns/instance/list", url.Values{"serviceName": {svc}}, &l)
+		if err == nil && len(l.Hosts) == 1 {
+			port = strconv.Itoa(l.Hosts[0].Port)
+		}
+		return port != "", fmt.Sprint(l, err)
+	})
+	setEnabled := func(enabled bool) {
+		q := url.Values{"serviceName": {svc}, "ip": {"127.0.0.1"}, "port": {port}, "ephemeral": {"true"},
+			"enabled": {strconv.FormatBool(enabled)}, "weight": {"1"}}
+		// Refused until the server's Raft group has elected itself.
+		testpoll.Eventually(t, 30*time.Second, "PUT /v3/admin/ns/instance enabled="+strconv.FormatBool(enabled), func() (bool, string) {
+			var r struct {
+				Code int `json:"code"`
+			}
+			err := nacosCall(http.MethodPut, s.BaseURL+"/v3/admin/ns/instance", q, &r)
+			return err == nil && r.Code == 0, fmt.Sprint(err, r)
+		})
+	}
+	state := func(want, cause string) {
+		testpoll.Eventually(t, 10*time.Second, "state "+want, func() (bool, string) {
+			var st struct {
+				State string `json:"state"`
+				Cause string `json:"cause"`
+			}
+			err := nacosCall(http.MethodGet, "http://"+admin+"/state", nil, &st)
+			return err == nil && st.State == want && st.Cause == cause, fmt.Sprint(st, err)
+		})
+	}
+	setEnabled(false)
+	state("EJECTED", "operator")
+	setEnabled(true)
+	state("READY", "operator")
+}
+
+// nacosCall sends method u?q and decodes a 200's JSON body into out.
+func nacosCall(method, u string, q url.Values, out any) error {
+	req, err := http.NewRequest(method, u+"?"+q.Encode(), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := (&http.Client{Timeout: 3 * time.Second}).Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s %s: %s: %s", method, u, resp.Status, b)
+	}
+	return json.Unmarshal(b, out)
 }
