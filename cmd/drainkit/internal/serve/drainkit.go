@@ -29,7 +29,7 @@ func runDrainkit(o Options, logger *slog.Logger) (int, error) {
 		return 1, err
 	}
 	srv := &http.Server{Handler: handler(), ReadHeaderTimeout: 10 * time.Second}
-	lc.AddServer("http", httpdrain.New(lc, srv, httpLn))
+	lc.AddServer("http", httpdrain.New(srv, httpLn))
 
 	// An operator's offline in Nacos ejects the instance (cause operator,
 	// /state shows it) until an operator puts it online again.

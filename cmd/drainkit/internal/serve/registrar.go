@@ -57,7 +57,10 @@ func newRegistrar(o Options, httpLn net.Listener, logger *slog.Logger, onOperato
 		}
 		return r, "nacos", nil
 	}
-	opts := consul.FromConfig(reg, o.Service, port)
+	opts, err := consul.OptionsFrom(reg, o.Service, port)
+	if err != nil {
+		return nil, "", err
+	}
 	opts.Address, opts.Logger = host, logger
 	r, err := consul.New(opts)
 	if err != nil {
