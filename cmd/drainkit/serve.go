@@ -30,9 +30,9 @@ func newServeCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.Strategy, "strategy", "drainkit", "shutdown strategy: drainkit, shutdown, exit or kill")
+	f.StringVar(&o.Strategy, "strategy", "drainkit", "shutdown strategy: drainkit, shutdown, exit, kill or offline-kill")
 	f.StringVar(&o.HTTPAddr, "http-addr", "127.0.0.1:8080", "service listener address")
-	f.StringVar(&o.Service, "service", "", "register under this service name: in etcd when ETCD_ENDPOINTS is set, else in Consul (CONSUL_HTTP_ADDR)")
+	f.StringVar(&o.Service, "service", "", "register under this service name: in etcd when ETCD_ENDPOINTS is set, else in Nacos when NACOS_SERVER_ADDR is, else in Consul (CONSUL_HTTP_ADDR)")
 	config.BindFlags(f)
 	return cmd
 }
