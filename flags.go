@@ -38,7 +38,7 @@ func (s *service) parseFlags(args []string) (*pflag.FlagSet, map[string]*string,
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(s.out, "Usage: %s [flags]\n", s.name)
+			fmt.Fprintf(s.out, "Usage: %s [flags]\n       %s %s [flags]   the Kubernetes preStop hook (see %[1]s %[3]s --help)\n\n", s.name, s.name, PrestopCommand)
 			fs.SetOutput(s.out)
 			fs.PrintDefaults()
 			return nil, nil, errDone

@@ -50,6 +50,9 @@ var errDone = errors.New("done")
 
 // run is Run's body: prepare (no side effects but output), start, serve.
 func (s *service) run(ctx context.Context, args []string) int {
+	if len(args) > 0 && args[0] == PrestopCommand {
+		return s.runPrestop(ctx, args[1:])
+	}
 	cfg, addrs, err := s.prepare(args)
 	if errors.Is(err, errDone) {
 		return 0

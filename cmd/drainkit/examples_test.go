@@ -148,8 +148,9 @@ func TestKubernetesExampleIsConsistent(t *testing.T) {
 	if err := json.Unmarshal([]byte(m[1]), &entry); err != nil {
 		t.Fatalf("ENTRYPOINT is not exec form: %v", err)
 	}
-	if !strings.Contains(string(df), "/out/drainkit /drainkit") {
-		t.Error("the image does not ship /drainkit for the preStop hook")
+	// One binary: the service, which answers the preStop hook itself.
+	if copies := regexp.MustCompile(`(?m)^COPY --from=build \S+ (\S+)$`).FindAllStringSubmatch(string(df), -1); len(copies) != 1 || copies[0][1] != entry[0] {
+		t.Errorf("the image copies %v from the builder: want exactly the entrypoint's binary %s", copies, entry[0])
 	}
 	flag := func(name string) string {
 		for i, a := range entry {
@@ -231,9 +232,9 @@ func TestKubernetesExampleIsConsistent(t *testing.T) {
 	}
 	pre := c.Lifecycle.PreStop.Exec.Command
 	switch {
-	case len(pre) == 2 && pre[0] == "/drainkit" && pre[1] == "prestop":
-		// Reads DRAINKIT_ADMIN_ADDR, checked above.
-	case len(pre) == 4 && pre[0] == "/drainkit" && pre[1] == "prestop" && pre[2] == "--admin-addr" && portOf(pre[3]) == ports["admin"]:
+	case len(pre) == 2 && pre[0] == entry[0] && pre[1] == "prestop":
+		// The service binary's own hook; reads DRAINKIT_ADMIN_ADDR, checked above.
+	case len(pre) == 4 && pre[0] == entry[0] && pre[1] == "prestop" && pre[2] == "--admin-addr" && portOf(pre[3]) == ports["admin"]:
 	default:
 		t.Errorf("preStop %v", pre)
 	}
