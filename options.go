@@ -25,17 +25,49 @@ type Option func(*service)
 //	}
 type ServerFunc func(lc *lifecycle.Lifecycle, ln net.Listener) (lifecycle.Server, error)
 
-// Registration plugs a registrar in. Check runs after the settings load and
-// before any listener opens: it validates everything the registrar will need
-// (its settings, its client's environment) and returns an error naming the
-// setting and its source, which makes Main exit 2 with nothing started. Build
-// runs once the listeners are bound, with their real addresses by listener
-// name (a port 0 resolved), and returns the registrar; it returns nil, nil to
+// Registration plugs a registrar in: the hook a registry plugin implements
+// (registry/consul.Register and registry/etcd.Register return a
+// WithRegistrar of one, so that a program wires a registrar from the loaded
+// settings in one line). The root package imports no registry client.
+//
+// Keys lists the registry.* settings the registrar reads (config.Keys'
+// names, e.g. "registry.etcd.endpoints"). Main defines the flags of a
+// registry.* key, and accepts a value for it from the file or the
+// environment, only when a wired Registration lists it: `--help` of a
+// program that wires no registrar shows no registry flag, and a registry
+// setting given to it (DRAINKIT_REGISTRY_ETCD_ENDPOINTS, say) makes Main
+// exit 2 before any listener opens, naming the setting and its source,
+// instead of doing nothing silently. A registrar added by a WithSetup
+// function claims its keys' file and environment values; their flags were
+// defined before it existed, so they have none.
+//
+// Listener, when set, names the listener whose bound address Build
+// registers; Main exits 2 before any listener opens when the program has
+// no listener of that name.
+//
+// Check runs after the settings load and before any listener opens: it
+// validates everything the registrar will need (its settings, its client's
+// environment) and returns an error naming the setting and its source,
+// which makes Main exit 2 with nothing started. Build runs once the
+// listeners are bound and returns the registrar; it returns nil, nil to
 // register nowhere (e.g. when no agent is configured). A registrar that is
 // an io.Closer is closed by a stop hook, after the drain deregistered it.
 type Registration struct {
-	Check func(cfg *config.Config) error
-	Build func(cfg *config.Config, addrs map[string]net.Addr) (lifecycle.Registrar, error)
+	Keys     []string
+	Listener string
+	Check    func(cfg *config.Config) error
+	Build    func(cfg *config.Config, b Bound) (lifecycle.Registrar, error)
+}
+
+// Bound is what a Registration's Build gets besides the settings, once the
+// listeners are bound.
+type Bound struct {
+	// Addrs are every listener's bound address by name, "admin" included
+	// (a port 0 resolved).
+	Addrs map[string]net.Addr
+	// Logger is the program's logger (WithLogger, or Main's JSON lines),
+	// for the registrar's own lines.
+	Logger *slog.Logger
 }
 
 // listenerSpec is one named service listener.

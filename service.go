@@ -112,7 +112,13 @@ func (s *service) prepare(args []string) (*config.Config, map[string]string, err
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := s.checkRegistrySettings(cfg); err != nil {
+		return nil, nil, err
+	}
 	for _, r := range s.registrations {
+		if r.r.Listener != "" && !s.hasListener(r.r.Listener) {
+			return nil, nil, fmt.Errorf("registrar %s: registers listener %q, which this program does not have (its listeners: %s)", r.name, r.r.Listener, s.listenerNames())
+		}
 		if r.r.Check != nil {
 			if err := r.r.Check(cfg); err != nil {
 				return nil, nil, fmt.Errorf("registrar %s: %w", r.name, err)
@@ -181,7 +187,7 @@ func (s *service) wire(lc *lifecycle.Lifecycle, cfg *config.Config, lns map[stri
 		lc.AddServer(l.name, srv)
 	}
 	for _, r := range s.registrations {
-		reg, err := r.r.Build(cfg, bound)
+		reg, err := r.r.Build(cfg, Bound{Addrs: bound, Logger: s.logger})
 		if err != nil {
 			return fmt.Errorf("registrar %s: %w", r.name, err)
 		}

@@ -57,6 +57,13 @@ type RegistryConfig struct {
 	// empty, meaning the program's own default). Letters, digits, '-', '_'
 	// and '.', at most 255 bytes.
 	Service string
+	// Address is the address registered for consumers to dial (key
+	// registry.address, default empty: the listener's IP when it is bound
+	// to one, else the registrar's own default, see registry/consul and
+	// registry/etcd). On Kubernetes, the pod IP from the downward API
+	// (DRAINKIT_REGISTRY_ADDRESS from status.podIP). An IP address or a DNS
+	// name.
+	Address string
 	// TTL is the TTL check's time to live (key registry.ttl, default 10s,
 	// 1s..24h).
 	TTL time.Duration

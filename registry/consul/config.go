@@ -4,9 +4,10 @@ import "github.com/drainkit/drainkit/config"
 
 // FromConfig returns Options for an instance serving on port, with the
 // registration settings of r (keys registry.*): the service name is
-// r.Service, or defaultService when r.Service is empty; TTL,
+// r.Service, or defaultService when r.Service is empty; Address is
+// r.Address (registry.address; empty: the agent's node address); TTL,
 // HeartbeatInterval, CallTimeout and DeregisterCriticalServiceAfter come from
-// r. The caller sets what config does not cover (Address, Tags, Meta, Logger,
+// r. The caller sets what config does not cover (Tags, Meta, Logger,
 // the consul/api configuration); New validates the result. r's
 // DeregisterTimeout is the lifecycle's (config.Config.LifecycleOptions).
 func FromConfig(r config.RegistryConfig, defaultService string, port int) Options {
@@ -15,6 +16,7 @@ func FromConfig(r config.RegistryConfig, defaultService string, port int) Option
 		service = defaultService
 	}
 	o := DefaultOptions(service, port)
+	o.Address = r.Address
 	o.TTL = r.TTL
 	o.HeartbeatInterval = r.HeartbeatInterval
 	o.CallTimeout = r.CallTimeout

@@ -1,0 +1,73 @@
+package consul
+
+import (
+	"fmt"
+	"net"
+	"os"
+
+	"github.com/drainkit/drainkit"
+	"github.com/drainkit/drainkit/config"
+	"github.com/drainkit/drainkit/lifecycle"
+)
+
+// Keys returns the settings Register reads: the shared registry keys
+// (config.SharedRegistryKeys) and Consul's TTL-check settings
+// (registry.ttl, registry.heartbeat_interval, registry.call_timeout,
+// registry.deregister_critical_service_after). drainkit.Main defines their
+// flags, and accepts them from the file and the environment, only in a
+// program that wires Register.
+func Keys() []string {
+	return append(config.SharedRegistryKeys(), "registry.ttl", "registry.heartbeat_interval",
+		"registry.deregister_critical_service_after", "registry.call_timeout")
+}
+
+// Register wires Consul registration into drainkit.Main from the loaded
+// settings, in one line:
+//
+//	os.Exit(drainkit.Main(drainkit.WithHTTP("http", ":8080", mux), consul.Register("orders", "http")))
+//
+// service is the name registered unless registry.service is set; listener
+// names the program's listener whose bound port is registered (Main exits 2
+// before any listener opens when it has no such listener). The address is
+// registry.address (the pod IP from the downward API on Kubernetes), else
+// the listener's IP when it is bound to one, else empty: the agent's node
+// address (see Options.Address for what an explicit address enables).
+//
+// It registers when CONSUL_HTTP_ADDR is set (consul/api reads it,
+// CONSUL_HTTP_TOKEN and the other CONSUL_* variables); without it, nowhere
+// (the start line says "registries":"none"). The settings and the CONSUL_*
+// variables are checked before any listener opens (exit 2 naming them); an
+// unreachable agent does not stop the start. The registrar logs through the
+// program's logger and is closed after the drain.
+func Register(service, listener string) drainkit.Option {
+	enabled := os.Getenv("CONSUL_HTTP_ADDR") != ""
+	return drainkit.WithRegistrar("consul", drainkit.Registration{
+		Keys:     Keys(),
+		Listener: listener,
+		Check: func(cfg *config.Config) error {
+			if !enabled {
+				return nil
+			}
+			r, err := New(FromConfig(cfg.Registry, service, 1))
+			if err != nil {
+				return err
+			}
+			return r.Close()
+		},
+		Build: func(cfg *config.Config, b drainkit.Bound) (lifecycle.Registrar, error) {
+			if !enabled {
+				return nil, nil
+			}
+			tcp, ok := b.Addrs[listener].(*net.TCPAddr)
+			if !ok {
+				return nil, fmt.Errorf("listener %s: %v is not a TCP address", listener, b.Addrs[listener])
+			}
+			opts := FromConfig(cfg.Registry, service, tcp.Port)
+			if opts.Address == "" && !tcp.IP.IsUnspecified() {
+				opts.Address = tcp.IP.String()
+			}
+			opts.Logger = b.Logger
+			return New(opts)
+		},
+	})
+}
