@@ -149,7 +149,8 @@ func (s *service) start(ctx context.Context, cfg *config.Config, addrs map[strin
 	if err != nil {
 		return s.fail(err)
 	}
-	ph, err := probes.New(lc, probes.Options{Token: string(cfg.Admin.Token), Logger: s.logger})
+	ph, err := probes.New(lc, probes.Options{Token: string(cfg.Admin.Token), Logger: s.logger,
+		ServingzFailsDraining: !cfg.Admin.ServingzDraining})
 	if err != nil {
 		return s.fail(err)
 	}

@@ -44,6 +44,12 @@ type AdminConfig struct {
 	// Metrics mounts the Prometheus endpoint GET /metrics on the admin
 	// listener (key admin.metrics, default false).
 	Metrics bool
+	// ServingzDraining keeps GET /servingz, the Kubernetes readiness probe,
+	// passing during a drain the kubelet started until the listeners close
+	// (key admin.servingz_draining, default true); false fails it from the
+	// drain's start like /readyz. See probes.Options.ServingzFailsDraining
+	// and DESIGN.md section 2.
+	ServingzDraining bool
 }
 
 // RegistryConfig holds the registry-neutral registration settings (DESIGN.md
@@ -94,7 +100,7 @@ func Default() *Config {
 	return &Config{
 		Timings: lifecycle.DefaultTimings(),
 		Checks:  lifecycle.DefaultCheckOptions(),
-		Admin:   AdminConfig{Addr: ":8081"},
+		Admin:   AdminConfig{Addr: ":8081", ServingzDraining: true},
 		Registry: RegistryConfig{
 			TTL:                            10 * time.Second,
 			DeregisterCriticalServiceAfter: time.Minute,

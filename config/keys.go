@@ -58,6 +58,8 @@ var keys = []keyDef{
 		"empty, or printable ASCII without spaces or quotes", func(c *Config) any { return &c.Admin.Token }},
 	{"admin.metrics", kindBool, "serve Prometheus metrics at GET /metrics on the admin listener",
 		"true or false", func(c *Config) any { return &c.Admin.Metrics }},
+	{"admin.servingz_draining", kindBool, "GET /servingz (the Kubernetes readinessProbe) passes during a drain the kubelet started until the listeners close, keeping a terminating pod serving for kube-proxy's fallback; false: fails from the drain's start like /readyz",
+		"true or false", func(c *Config) any { return &c.Admin.ServingzDraining }},
 	{"registry.service", kindString, "service name to register in Consul or etcd; empty: the program's default",
 		"letters, digits, '-', '_' and '.', at most 255 bytes", func(c *Config) any { return &c.Registry.Service }},
 	{"registry.address", kindString, "address registered for consumers to dial (a pod IP from the downward API); empty: the listener's IP if it has one, else the registrar's default",
