@@ -2,6 +2,7 @@ package drainkit
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -68,6 +69,16 @@ type Bound struct {
 	// Logger is the program's logger (WithLogger, or Main's JSON lines),
 	// for the registrar's own lines.
 	Logger *slog.Logger
+}
+
+// TCPAddr returns the bound TCP address of the listener name, or an error
+// naming it when it is missing or not TCP.
+func (b Bound) TCPAddr(name string) (*net.TCPAddr, error) {
+	tcp, ok := b.Addrs[name].(*net.TCPAddr)
+	if !ok {
+		return nil, fmt.Errorf("listener %s: %v is not a bound TCP address", name, b.Addrs[name])
+	}
+	return tcp, nil
 }
 
 // listenerSpec is one named service listener.

@@ -1,8 +1,6 @@
 package consul
 
 import (
-	"fmt"
-	"net"
 	"os"
 
 	"github.com/drainkit/drainkit"
@@ -58,9 +56,9 @@ func Register(service, listener string) drainkit.Option {
 			if !enabled {
 				return nil, nil
 			}
-			tcp, ok := b.Addrs[listener].(*net.TCPAddr)
-			if !ok {
-				return nil, fmt.Errorf("listener %s: %v is not a TCP address", listener, b.Addrs[listener])
+			tcp, err := b.TCPAddr(listener)
+			if err != nil {
+				return nil, err
 			}
 			opts := FromConfig(cfg.Registry, service, tcp.Port)
 			if opts.Address == "" && !tcp.IP.IsUnspecified() {

@@ -1,8 +1,6 @@
 package etcd
 
 import (
-	"fmt"
-	"net"
 	"os"
 
 	"github.com/drainkit/drainkit"
@@ -68,9 +66,9 @@ func Register(service, listener string) drainkit.Option {
 			return r.Close()
 		},
 		Build: func(cfg *config.Config, b drainkit.Bound) (lifecycle.Registrar, error) {
-			tcp, ok := b.Addrs[listener].(*net.TCPAddr)
-			if !ok {
-				return nil, fmt.Errorf("listener %s: %v is not a TCP address", listener, b.Addrs[listener])
+			tcp, err := b.TCPAddr(listener)
+			if err != nil {
+				return nil, err
 			}
 			o, enabled, err := options(cfg, tcp.Port)
 			if !enabled || err != nil {
