@@ -11,6 +11,7 @@ vet:
 
 race:
 	DRAINKIT_CONSUL_BIN="$$(./scripts/consul.sh)" DRAINKIT_ETCD_BIN="$$(./scripts/etcd.sh)" $(GO) test -race -count=1 -timeout 30m ./...
+	cd examples/frameworks && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 15m ./...
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime 5s -fuzzminimizetime 5s ./config
