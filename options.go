@@ -53,11 +53,21 @@ type ServerFunc func(lc *lifecycle.Lifecycle, ln net.Listener) (lifecycle.Server
 // listeners are bound and returns the registrar; it returns nil, nil to
 // register nowhere (e.g. when no agent is configured). A registrar that is
 // an io.Closer is closed by a stop hook, after the drain deregistered it.
+//
+// Enabled, if set, reports before any listener opens whether Build will
+// return a registrar with these settings. When one will (Enabled nil counts
+// as yes), Main also checks the deregistration budget then
+// (config.Config.CheckDeregisterBudget: with no propagation window,
+// registry.deregister_timeout must fit grace_period) and exits 2 naming the
+// key, rather than letting Run fail after the listeners opened. Set Enabled
+// when Build may return nil, so that a service registering nowhere is not
+// held to a budget it does not spend.
 type Registration struct {
 	Keys     []string
 	Listener string
 	Check    func(cfg *config.Config) error
 	Build    func(cfg *config.Config, b Bound) (lifecycle.Registrar, error)
+	Enabled  func(cfg *config.Config) bool
 }
 
 // Bound is what a Registration's Build gets besides the settings, once the
@@ -108,6 +118,15 @@ func WithHTTPServer(name, addr string, srv *http.Server) Option {
 // any lifecycle.Server.
 func WithServer(name, addr string, build ServerFunc) Option {
 	return func(s *service) { s.listeners = append(s.listeners, listenerSpec{name, addr, build}) }
+}
+
+// WithWorker adds a participant with no listener under name, in logs and GET
+// /state: background work drained by workdrain (a queue consumer, a ticker),
+// or any lifecycle.Server that opens no port.
+func WithWorker(name string, w lifecycle.Server) Option {
+	return func(s *service) {
+		s.lcSetup = append(s.lcSetup, func(lc *lifecycle.Lifecycle) { lc.AddServer(name, w) })
+	}
 }
 
 // WithRegistrar adds a registrar (Consul, etcd) under name; see Registration.

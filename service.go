@@ -115,6 +115,7 @@ func (s *service) prepare(args []string) (*config.Config, map[string]string, err
 	if err := s.checkRegistrySettings(cfg); err != nil {
 		return nil, nil, err
 	}
+	registers := false
 	for _, r := range s.registrations {
 		if r.r.Listener != "" && !s.hasListener(r.r.Listener) {
 			return nil, nil, fmt.Errorf("registrar %s: registers listener %q, which this program does not have (its listeners: %s)", r.name, r.r.Listener, s.listenerNames())
@@ -123,6 +124,12 @@ func (s *service) prepare(args []string) (*config.Config, map[string]string, err
 			if err := r.r.Check(cfg); err != nil {
 				return nil, nil, fmt.Errorf("registrar %s: %w", r.name, err)
 			}
+		}
+		registers = registers || r.r.Enabled == nil || r.r.Enabled(cfg)
+	}
+	if registers {
+		if err := cfg.CheckDeregisterBudget(); err != nil {
+			return nil, nil, err
 		}
 	}
 	return cfg, addrs, nil
@@ -170,7 +177,18 @@ func (s *service) start(ctx context.Context, cfg *config.Config, addrs map[strin
 	if err := s.wire(lc, cfg, lns); err != nil {
 		return s.fail(err)
 	}
-	return lifecycle.ExitCode(lc.Run(ctx))
+	return s.exitCode(lc.Run(ctx))
+}
+
+// exitCode maps Run's result to the exit code and logs a failure: Run's own
+// exit line covers a drain, but not every error (a budget Run rejected at
+// its start), and no exit but 0 may be silent.
+func (s *service) exitCode(err error) int {
+	code := lifecycle.ExitCode(err)
+	if err != nil {
+		s.logger.Error("drainkit: exit", "exit_code", code, "error", err.Error())
+	}
+	return code
 }
 
 // wire adds the servers, registrars, hooks and checks to lc.

@@ -22,6 +22,24 @@ func (c *Config) Validate() error {
 	return nil
 }
 
+// CheckDeregisterBudget checks registry.deregister_timeout against the
+// grace-period budget for an instance that registers somewhere
+// (lifecycle.Timings.CheckDeregisterBudget: with no propagation window,
+// deregistration must fit grace_period with drain.timeout and stop.timeout).
+// Validate cannot, since it does not know whether a registrar will be built;
+// drainkit.Main calls this before any listener opens when one will be. It
+// returns an *Error naming the key, its value and source, and the allowed
+// range, or nil.
+func (c *Config) CheckDeregisterBudget() error {
+	err := c.Timings.CheckDeregisterBudget(c.Registry.DeregisterTimeout)
+	var re *lifecycle.RangeError
+	if !errors.As(err, &re) {
+		return err
+	}
+	k, _ := lookupKey(re.Key)
+	return c.rangeError(k, nil, re.Allowed, re)
+}
+
 // validate is Validate with the values as the sources spelled them, for the
 // error message; keys missing from given are shown formatted.
 func (c *Config) validate(given map[string]string) *Error {

@@ -4,8 +4,9 @@
 //
 // A Watcher keeps the service's candidate view, fed by a registry.Source
 // (registry/consul's watch, a Static list, or a registry.SourceFunc), and
-// treats it as evidence with a revision, an age and a source: it never lets
-// an older revision replace a newer one, keeps the last good view when the
+// treats it as evidence with an epoch, a revision, an age and a source: it
+// never lets an older view replace a newer one (a registry whose revisions
+// start again says so with a new epoch), keeps the last good view when the
 // source fails (reporting its staleness, and Degraded past MaxStaleness),
 // holds a sudden empty list for EmptyHold, and restarts a source whose Watch
 // returned with jittered exponential backoff.

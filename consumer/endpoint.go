@@ -25,12 +25,14 @@ const (
 type endpoint struct {
 	id, addr string
 	tr       *http.Transport
-	ready    time.Time // READY time from the registry; zero if unknown
+	ready    time.Time     // READY time from the registry (the provider's wall clock); zero if unknown
+	ramps    bool          // slow start ramps it: ready known, and less than Window old when first seen
+	rampFrom time.Duration // monoClock reading at which its ramp began (see rampStart)
 
 	inflight atomic.Int64 // requests in flight (LeastRequest only)
 	fails    atomic.Int32 // consecutive connect-level failures
 	state    atomic.Int32
-	until    atomic.Int64 // end of the ejection, unix ns
+	until    atomic.Int64 // end of the ejection, a monoClock reading in ns
 
 	// Guarded by Transport.mu.
 	ejections    int       // ejection multiplier
@@ -38,7 +40,9 @@ type endpoint struct {
 	refused      bool      // its ejection was refused by the cap (panic mode)
 }
 
-func newEndpoint(in registry.Instance, base *http.Transport) *endpoint {
+// newEndpoint returns the endpoint of in, first seen at now (a time.Now()
+// value, read as clock's reading for slow start).
+func newEndpoint(in registry.Instance, base *http.Transport, clock monoClock, now time.Time, s SlowStart) *endpoint {
 	tr := base.Clone()
 	dial := base.DialContext
 	if dial == nil {
@@ -53,7 +57,36 @@ func newEndpoint(in registry.Instance, base *http.Transport) *endpoint {
 	}
 	ep := &endpoint{id: in.ID, addr: in.HostPort(), tr: tr}
 	ep.ready, _ = in.ReadyAt()
+	ep.rampFrom, ep.ramps = rampStart(clock, now, ep.ready, s.Window)
 	return ep
+}
+
+// rampStart turns a provider's READY time into the start of its slow-start
+// ramp on this process's monotonic clock, at now (the time it is first
+// seen): the one place where another host's wall clock meets this one's.
+//
+// The skew between the two clocks shifts the ramp by as much, and is
+// tolerated within these bounds: a provider whose clock is behind by d
+// looks d older, so its ramp is d shorter (none at all once d reaches the
+// Window); a provider whose clock is ahead by d looks d younger, so its ramp
+// ends up to d later, except that a READY time in the future, which only a
+// skewed clock produces, counts as now: a ramp never lasts longer than
+// Window after this consumer first saw that READY time. With NTP on both
+// hosts (skew of milliseconds) against a Window of seconds, the effect is
+// nil. A READY time older than Window, however absurdly old (the zero time,
+// a clock reset to 1970), means no ramp, as for an unknown READY time. From
+// then on the ramp runs on the monotonic clock, so a step of this host's
+// wall clock does not move it either.
+func rampStart(clock monoClock, now, ready time.Time, window time.Duration) (from time.Duration, ramps bool) {
+	if ready.IsZero() || window <= 0 {
+		return 0, false
+	}
+	el := now.Round(0).Sub(ready) // wall against wall; saturates for absurd values
+	if el >= window {
+		return 0, false
+	}
+	el = max(el, 0) // READY in the future: the ramp starts now
+	return clock.at(now) - el, true
 }
 
 // dialError marks an error of the dial itself: nothing of the request was
@@ -73,26 +106,26 @@ func notWritten(err error) bool {
 	return errors.As(err, &de)
 }
 
-// rampWeight is the endpoint's slow-start weight in (0, 1] at now.
-func (ep *endpoint) rampWeight(now time.Time, s SlowStart) float64 {
-	if ep.ready.IsZero() {
+// rampWeight is the endpoint's slow-start weight in (0, 1] at now, a
+// monoClock reading.
+func (ep *endpoint) rampWeight(now time.Duration, s SlowStart) float64 {
+	if !ep.inRamp(now, s) {
 		return 1
 	}
-	el := now.Sub(ep.ready)
-	if el >= s.Window {
-		return 1
-	}
+	el := now - ep.rampFrom
 	w := math.Pow(max(float64(el), 0)/float64(s.Window), 1/s.Aggression)
 	return max(w, s.MinWeightPercent/100)
 }
 
-// admit decides, for one pick, whether a ramping endpoint takes it.
-func (ep *endpoint) admit(now time.Time, s SlowStart) bool {
+// admit decides, for one pick at now (a monoClock reading), whether a
+// ramping endpoint takes it.
+func (ep *endpoint) admit(now time.Duration, s SlowStart) bool {
 	w := ep.rampWeight(now, s)
 	return w >= 1 || rand.Float64() < w
 }
 
-// inRamp reports whether the endpoint is in its slow-start window at now.
-func (ep *endpoint) inRamp(now time.Time, s SlowStart) bool {
-	return s.Window > 0 && !ep.ready.IsZero() && now.Sub(ep.ready) < s.Window
+// inRamp reports whether the endpoint is in its slow-start window at now, a
+// monoClock reading.
+func (ep *endpoint) inRamp(now time.Duration, s SlowStart) bool {
+	return ep.ramps && now-ep.rampFrom < s.Window
 }

@@ -54,7 +54,8 @@ type RetryBudget struct {
 // An instance is ejected only while less than MaxEjectionPercent of the
 // candidates are ejected (Envoy's rule: with 50 %, 2 of 4 and 2 of 3);
 // beyond that ejection stops and the Transport reports panic mode. Ejection never
-// writes to the registry.
+// writes to the registry. Ejection times run on the monotonic clock: a step
+// of the wall clock (NTP) neither shortens nor lengthens them.
 type OutlierDetection struct {
 	// Consecutive failures that eject. 0 means 3; negative disables ejection.
 	Consecutive int
@@ -73,6 +74,17 @@ type OutlierDetection struct {
 // weight grows from MinWeightPercent to 100 % as (elapsed/Window)^(1/Aggression).
 // It is off when more than half of the candidates are in their window (a
 // fresh deployment) and for instances without a READY time.
+//
+// The READY time is the provider's wall clock, compared with this host's
+// once, when the consumer first sees it; the ramp then runs on the
+// monotonic clock. Clock skew between the hosts shifts the ramp by as much:
+// a provider whose clock is behind by d ramps d shorter (not at all once d
+// reaches Window), one ahead by d ramps up to d longer, but a READY time in
+// the future counts as the moment it was first seen (logged when more than
+// 1s ahead), so no ramp lasts longer than Window from then. A READY time
+// older than Window, however absurd (a clock reset to 1970), means no ramp.
+// With NTP on both hosts the skew is milliseconds against a Window of
+// seconds.
 type SlowStart struct {
 	// Window; 0 disables slow start.
 	Window time.Duration

@@ -68,7 +68,7 @@ func (t *Transport) ejectLocked(ep *endpoint, why string) {
 	}
 	ep.ejections++
 	d := min(o.BaseEjectionTime*time.Duration(ep.ejections), o.MaxEjectionTime)
-	ep.until.Store(now.Add(d).UnixNano())
+	ep.until.Store(int64(t.clock.at(now) + d)) // monotonic: an NTP step moves neither end
 	ep.fails.Store(0)
 	ep.state.Store(stateEjected)
 	t.ejections.Add(1)

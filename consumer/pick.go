@@ -61,7 +61,7 @@ func (t *Transport) pickLeast(set *endpointSet, tried []*endpoint) (*endpoint, b
 // scan walks the set from index start. A ramping instance that declined
 // the pick is taken only if nothing else is available.
 func (t *Transport) scan(set *endpointSet, tried []*endpoint, start int) (*endpoint, bool) {
-	var now time.Time
+	var now time.Duration // monoClock reading, read once when first needed
 	var declined *endpoint
 	n := len(set.eps)
 	for i := range n {
@@ -71,21 +71,21 @@ func (t *Transport) scan(set *endpointSet, tried []*endpoint, start int) (*endpo
 		}
 		switch ep.state.Load() {
 		case stateHealthy:
-			if !set.ramp || ep.ready.IsZero() {
+			if !set.ramp || !ep.ramps {
 				return ep, false
 			}
-			if now.IsZero() {
-				now = time.Now()
+			if now == 0 {
+				now = t.clock.now()
 			}
 			if ep.admit(now, t.opts.SlowStart) {
 				return ep, false
 			}
 			declined = cmpOr(declined, ep)
 		case stateEjected:
-			if now.IsZero() {
-				now = time.Now()
+			if now == 0 {
+				now = t.clock.now()
 			}
-			if now.UnixNano() >= ep.until.Load() && ep.state.CompareAndSwap(stateEjected, stateProbing) {
+			if int64(now) >= ep.until.Load() && ep.state.CompareAndSwap(stateEjected, stateProbing) {
 				return ep, true
 			}
 		}

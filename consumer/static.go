@@ -14,7 +14,8 @@ import (
 
 // Static returns a registry.Source that delivers one view of service listing
 // addrs ("host:port", e.g. "127.0.0.1:8080"), with Source "static", Revision
-// 0 and the instance ID equal to the address, and then waits for its context
+// and Epoch 0 (a list that never changes has no order to reset) and the
+// instance ID equal to the address, and then waits for its context
 // to end. An address that does not parse, or a port outside 1-65535, is an
 // error naming it; no address at all is allowed (an authoritative empty list).
 func Static(service string, addrs ...string) (registry.Source, error) {
@@ -34,7 +35,8 @@ func Static(service string, addrs ...string) (registry.Source, error) {
 }
 
 // StaticInstances returns a registry.Source that delivers one view of
-// service listing instances (sorted by ID, Source "static", Revision 0) and
+// service listing instances (sorted by ID, Source "static", Revision and
+// Epoch 0) and
 // then waits for its context to end.
 func StaticInstances(service string, instances []registry.Instance) registry.Source {
 	ins := slices.Clone(instances)

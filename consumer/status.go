@@ -77,7 +77,7 @@ type InstanceStatus struct {
 // Transport picks from them.
 func (t *Transport) Instances() []InstanceStatus {
 	set := t.set.Load()
-	now := time.Now()
+	now := t.clock.now()
 	out := make([]InstanceStatus, 0, len(set.eps))
 	for _, ep := range set.eps {
 		out = append(out, InstanceStatus{ID: ep.id, Addr: ep.addr, Ejected: ep.state.Load() != stateHealthy,

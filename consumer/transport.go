@@ -36,6 +36,7 @@ type Transport struct {
 	budget  *budget
 	unsub   func()
 
+	clock  monoClock // ejection ends and slow-start ramps are its readings
 	set    atomic.Pointer[endpointSet]
 	rr     atomic.Uint64
 	viewed atomic.Bool // a view has been applied
@@ -76,7 +77,7 @@ func NewTransport(w *Watcher, service string, opts Options) (*Transport, error) 
 	if err != nil {
 		return nil, err
 	}
-	t := &Transport{w: w, service: service, opts: opts, log: opts.Logger,
+	t := &Transport{w: w, service: service, opts: opts, log: opts.Logger, clock: newMonoClock(),
 		budget: newBudget(opts.Budget, time.Now()), byID: map[string]*endpoint{}}
 	t.set.Store(&endpointSet{})
 	t.unsub = w.Subscribe(t.update)
@@ -115,15 +116,17 @@ func (t *Transport) update(v registry.View) {
 		return
 	}
 	now := time.Now()
+	mono := t.clock.at(now)
 	next := make(map[string]*endpoint, len(v.Instances))
 	eps := make([]*endpoint, 0, len(v.Instances))
 	ramping := 0
 	for _, in := range v.Instances {
 		ep := t.byID[in.ID]
 		if ready, _ := in.ReadyAt(); ep == nil || ep.addr != in.HostPort() || !ep.ready.Equal(ready) {
-			ep = newEndpoint(in, t.opts.Base) // new, moved or restarted (fields stay immutable)
+			ep = newEndpoint(in, t.opts.Base, t.clock, now, t.opts.SlowStart) // new, moved or restarted (fields stay immutable)
+			t.logReadyAhead(ep, now)
 		}
-		if ep.inRamp(now, t.opts.SlowStart) {
+		if ep.inRamp(mono, t.opts.SlowStart) {
 			ramping++
 		}
 		next[in.ID] = ep
@@ -137,6 +140,20 @@ func (t *Transport) update(v registry.View) {
 	t.byID = next
 	t.viewed.Store(true)
 	t.set.Store(&endpointSet{eps: eps, ramp: ramping > 0 && 2*ramping <= len(eps)})
+}
+
+// readyAheadLogged is how far in the future a READY time must be before the
+// Transport logs the provider's clock as ahead: less is ordinary skew.
+const readyAheadLogged = time.Second
+
+// logReadyAhead warns when ep's READY time is in the future at now: the
+// provider's clock is ahead of this one, and its ramp starts now instead
+// (see rampStart).
+func (t *Transport) logReadyAhead(ep *endpoint, now time.Time) {
+	if ahead := ep.ready.Sub(now.Round(0)); ep.ramps && ahead > readyAheadLogged {
+		t.log.Warn("consumer: an instance's READY time is in the future (its host's clock is ahead of this one); its slow start begins now",
+			"service", t.service, "instance", ep.id, "addr", ep.addr, "ready_at", ep.ready, "ahead", ahead)
+	}
 }
 
 // retireLocked closes a departed instance's idle connections; net/http

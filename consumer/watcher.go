@@ -17,13 +17,17 @@ import (
 //
 //   - the view swaps atomically (View never sees half an update), and
 //     subscribers get every swap in order;
-//   - an older revision never replaces a newer one from the same source
-//     (Revision 0 views are ordered by Received); after a source error or
-//     a Watch restart the order starts afresh, since Consul's index, for
-//     one, restarts low on an agent that lost its state;
+//   - an older view never replaces a newer one of the same Watch call, in
+//     the order registry.View.OlderThan defines: by Epoch, which a source
+//     increments when its registry's revision went backwards (a Consul
+//     agent that lost its state), then by Revision (Revision 0 views by
+//     Received). A source error changes nothing in this order; the first
+//     view of a restarted Watch call starts a new one;
 //   - a source error keeps the last good view; Status reports its age and
-//     how long the source has been failing (Staleness), and past
-//     MaxStaleness the watcher reports itself Degraded;
+//     how long the source has been failing (Staleness, measured on this
+//     process's monotonic clock, so a step of the wall clock neither
+//     shortens nor lengthens it), and past MaxStaleness the watcher reports
+//     itself Degraded;
 //   - an empty list is delivered at once when it is the first, but one
 //     following a non-empty list is held for EmptyHold (logged) before it
 //     empties the candidate set;
@@ -36,7 +40,8 @@ type Watcher struct {
 	opts     WatcherOptions
 	log      *slog.Logger
 	cur      atomic.Pointer[registry.View] // candidate view; nil before the first
-	errSince atomic.Int64                  // unix ns the source began failing; 0 while healthy
+	clock    monoClock                     // origin of errSince
+	errSince atomic.Int64                  // clock reading when the source began failing; 0 while healthy
 	ready    chan struct{}                 // closed at the first candidate view
 	cancel   context.CancelFunc
 	done     chan struct{}
@@ -44,12 +49,13 @@ type Watcher struct {
 
 	mu        sync.Mutex // guards the fields below; subscribers run with it held
 	latest    registry.View
-	ordered   bool // latest orders later views (no error or restart since)
+	calls     uint64 // Watch calls started so far
+	latestIn  uint64 // the Watch call that delivered latest; 0 before any
 	lastErr   error
 	held      *time.Timer // non-nil while an empty list is held
 	heldSince time.Time
 	holdGen   uint64
-	degraded  *time.Timer
+	degradedT *time.Timer // logs the start of Degraded
 	subs      map[uint64]func(registry.View)
 	nextSub   uint64
 	restarts  uint64
@@ -66,7 +72,7 @@ func NewWatcher(opts WatcherOptions) (*Watcher, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &Watcher{
-		opts: opts, log: opts.Logger, ready: make(chan struct{}),
+		opts: opts, log: opts.Logger, ready: make(chan struct{}), clock: newMonoClock(),
 		cancel: cancel, done: make(chan struct{}),
 		latest: registry.View{Service: opts.Service},
 		subs:   map[uint64]func(registry.View){},
@@ -84,8 +90,8 @@ func (w *Watcher) Close() error {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		stopTimer(w.held)
-		stopTimer(w.degraded)
-		w.held, w.degraded = nil, nil
+		stopTimer(w.degradedT)
+		w.held, w.degradedT = nil, nil
 	})
 	return nil
 }
@@ -131,10 +137,22 @@ func (w *Watcher) Subscribe(fn func(registry.View)) (stop func()) {
 
 // Degraded reports whether the source has been failing for longer than
 // MaxStaleness.
-func (w *Watcher) Degraded() bool {
+func (w *Watcher) Degraded() bool { return w.degraded(w.staleness()) }
+
+// degraded reports whether a source failing for staleness is degraded.
+func (w *Watcher) degraded(staleness time.Duration) bool {
+	return w.opts.MaxStaleness > 0 && staleness > w.opts.MaxStaleness
+}
+
+// staleness returns how long the source has been failing; 0 while it is
+// healthy. It reads only the monotonic clock and one atomic: FailFast asks
+// it on every request.
+func (w *Watcher) staleness() time.Duration {
 	since := w.errSince.Load()
-	return since != 0 && w.opts.MaxStaleness > 0 &&
-		time.Since(time.Unix(0, since)) > w.opts.MaxStaleness
+	if since == 0 {
+		return 0
+	}
+	return w.clock.now() - time.Duration(since)
 }
 
 // run watches the source, restarting it with backoff whenever Watch
@@ -144,7 +162,11 @@ func (w *Watcher) run(ctx context.Context) {
 	bo := syncx.Backoff{Min: w.opts.MinBackoff, Max: w.opts.MaxBackoff}
 	for {
 		start := time.Now()
-		err := w.opts.Source.Watch(ctx, w.receive)
+		w.mu.Lock()
+		w.calls++
+		call := w.calls
+		w.mu.Unlock()
+		err := w.opts.Source.Watch(ctx, func(v registry.View) { w.receive(call, v) })
 		if ctx.Err() != nil {
 			return
 		}

@@ -7,25 +7,28 @@ import (
 	"github.com/drainkit/drainkit/registry"
 )
 
-// receive is the source's callback: it orders, holds or applies v.
-func (w *Watcher) receive(v registry.View) {
+// receive is the source's callback for Watch call number call: it orders,
+// holds or applies v.
+func (w *Watcher) receive(call uint64, v registry.View) {
 	now := time.Now()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if v.Err != nil {
-		at := v.ErrAt
-		if at.IsZero() {
-			at = now
-		}
-		w.failedLocked(v.Err, at)
+		w.failedLocked(v.Err, now)
 		return
 	}
 	w.recoveredLocked(now)
-	if w.olderLocked(v) {
+	if w.olderLocked(call, v) {
 		w.dropped++
 		w.log.Debug("consumer: dropped a view older than the current one", "service", w.opts.Service,
-			"revision", v.Revision, "current_revision", w.latest.Revision, "source", v.Source)
+			"epoch", v.Epoch, "revision", v.Revision, "current_epoch", w.latest.Epoch,
+			"current_revision", w.latest.Revision, "source", v.Source)
 		return
+	}
+	if w.latestIn == call && v.Epoch > w.latest.Epoch {
+		w.log.Info("consumer: the source's revisions started again (a new epoch); taking its views in the new order",
+			"service", w.opts.Service, "source", v.Source, "epoch", v.Epoch, "revision", v.Revision,
+			"previous_epoch", w.latest.Epoch, "previous_revision", w.latest.Revision)
 	}
 	if v.Service == "" {
 		v.Service = w.opts.Service
@@ -36,7 +39,7 @@ func (w *Watcher) receive(v registry.View) {
 	if v.Instances == nil {
 		v.Instances = []registry.Instance{}
 	}
-	w.latest, w.ordered = v, true
+	w.latest, w.latestIn = v, call
 	if cur := w.cur.Load(); len(v.Instances) == 0 && cur != nil && len(cur.Instances) > 0 && w.opts.EmptyHold > 0 {
 		w.holdLocked(now, len(cur.Instances))
 		return
@@ -45,17 +48,11 @@ func (w *Watcher) receive(v registry.View) {
 	w.publishLocked(v)
 }
 
-// olderLocked reports whether v is older than the latest view of the same
-// source (by Revision, or by Received when either revision is 0).
-func (w *Watcher) olderLocked(v registry.View) bool {
-	l := w.latest
-	if !w.ordered || v.Source != l.Source {
-		return false
-	}
-	if v.Revision != 0 && l.Revision != 0 {
-		return v.Revision < l.Revision
-	}
-	return !v.Received.IsZero() && v.Received.Before(l.Received)
+// olderLocked reports whether v, from Watch call number call, is older than
+// the latest view: only views of the same Watch call and source are ordered
+// (registry.View.OlderThan); a restarted Watch starts a new order.
+func (w *Watcher) olderLocked(call uint64, v registry.View) bool {
+	return call == w.latestIn && v.Source == w.latest.Source && v.OlderThan(w.latest)
 }
 
 // holdLocked starts holding an empty list, unless one is held already.
@@ -107,24 +104,27 @@ func (w *Watcher) publishLocked(v registry.View) {
 	}
 }
 
-// failedLocked records a source error: the last good view stays, and the
-// next view starts a new revision order.
-func (w *Watcher) failedLocked(err error, at time.Time) {
-	w.lastErr, w.ordered = err, false
+// failedLocked records a source error noticed at now (a time.Now() value):
+// the last good view stays, and so does the order of the Watch call's views
+// (a source that restarts its revisions says so with a new Epoch). The
+// staleness starts at now on the monotonic clock; the view's ErrAt, a wall
+// time, is only reported.
+func (w *Watcher) failedLocked(err error, now time.Time) {
+	w.lastErr = err
 	if w.errSince.Load() != 0 {
 		return
 	}
-	w.errSince.Store(at.UnixNano())
+	w.errSince.Store(int64(w.clock.at(now)))
 	if w.cur.Load() == nil {
 		w.log.Warn("consumer: the service's source failed before its first view; no instance to call yet",
 			"service", w.opts.Service, "err", err, "max_staleness", w.opts.MaxStaleness)
 	} else {
 		w.log.Warn("consumer: the service's source failed; keeping the last good view",
 			"service", w.opts.Service, "source", w.latest.Source, "err", err,
-			"view_age", w.latest.Age(at).Round(time.Millisecond), "max_staleness", w.opts.MaxStaleness)
+			"view_age", w.latest.Age(now).Round(time.Millisecond), "max_staleness", w.opts.MaxStaleness)
 	}
 	if w.opts.MaxStaleness > 0 {
-		w.degraded = time.AfterFunc(w.opts.MaxStaleness, w.logDegraded)
+		w.degradedT = time.AfterFunc(w.opts.MaxStaleness, w.logDegraded)
 	}
 }
 
@@ -143,16 +143,17 @@ func (w *Watcher) recoveredLocked(now time.Time) {
 	if since == 0 {
 		return
 	}
+	failedFor := w.clock.at(now) - time.Duration(since)
 	w.errSince.Store(0)
 	w.lastErr = nil
-	stopTimer(w.degraded)
-	w.degraded = nil
+	stopTimer(w.degradedT)
+	w.degradedT = nil
 	w.log.Info("consumer: the service's source recovered", "service", w.opts.Service,
-		"failed_for", now.Sub(time.Unix(0, since)).Round(time.Millisecond))
+		"failed_for", failedFor.Round(time.Millisecond))
 }
 
 // sourceEnded records a Watch that returned: it counts as a source error
-// until the restarted Watch delivers a view.
+// until the restarted Watch delivers a view, whose order starts afresh.
 func (w *Watcher) sourceEnded(err error, wait time.Duration) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

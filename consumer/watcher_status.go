@@ -11,8 +11,9 @@ import (
 type WatchStatus struct {
 	// Service is the service name.
 	Service string `json:"service"`
-	// Source, Revision and Received are the candidate view's.
+	// Source, Epoch, Revision and Received are the candidate view's.
 	Source   string    `json:"source"`
+	Epoch    uint64    `json:"epoch"`
 	Revision uint64    `json:"revision"`
 	Received time.Time `json:"received"`
 	// Instances is the number of candidate instances.
@@ -20,7 +21,8 @@ type WatchStatus struct {
 	// Age is how old the candidate view's evidence is (now - Received).
 	Age time.Duration `json:"age_ns"`
 	// Staleness is how long the source has been failing (its last view
-	// carries an error, or its Watch returned); 0 while it is healthy.
+	// carries an error, or its Watch returned), on this process's monotonic
+	// clock; 0 while it is healthy.
 	Staleness time.Duration `json:"staleness_ns"`
 	// Degraded is Staleness > MaxStaleness.
 	Degraded bool `json:"degraded"`
@@ -39,12 +41,11 @@ func (w *Watcher) Status() WatchStatus {
 	now := time.Now()
 	v := w.View()
 	s := WatchStatus{
-		Service: v.Service, Source: v.Source, Revision: v.Revision, Received: v.Received,
-		Instances: len(v.Instances), Age: v.Age(now), Degraded: w.Degraded(),
+		Service: v.Service, Source: v.Source, Epoch: v.Epoch, Revision: v.Revision, Received: v.Received,
+		Instances: len(v.Instances), Age: v.Age(now),
 	}
-	if since := w.errSince.Load(); since != 0 {
-		s.Staleness = now.Sub(time.Unix(0, since))
-	}
+	s.Staleness = w.staleness()
+	s.Degraded = w.degraded(s.Staleness)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	s.Err, s.Restarts, s.Dropped = w.lastErr, w.restarts, w.dropped

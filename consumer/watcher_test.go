@@ -3,6 +3,7 @@ package consumer_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -84,9 +85,69 @@ func TestOlderRevisionNeverReplacesNewer(t *testing.T) {
 	}
 }
 
+// TestEpochOrdersViews (issue 18 item 5): a view of a higher epoch replaces
+// any view of a lower one, whatever the revisions; within an epoch the order
+// stays strict, a source error in between included; a lower epoch is older.
+func TestEpochOrdersViews(t *testing.T) {
+	a, b := newBackend(t, "a", nil), newBackend(t, "b", nil)
+	f := newFeed()
+	f.pushEpoch(0, 10, a)
+	w, _, _ := newClient(t, f, consumer.WatcherOptions{}, consumer.Options{})
+	lists := func(want string) func() bool {
+		return func() bool { v := w.View(); return len(v.Instances) == 1 && v.Instances[0].ID == want }
+	}
+	dropped := func(n uint64) {
+		t.Helper()
+		eventually(t, 5*time.Second, fmt.Sprintf("%d views dropped", n), func() bool { return w.Status().Dropped == n })
+		if !lists("a")() && !lists("b")() {
+			t.Fatalf("view %+v", w.View())
+		}
+	}
+	f.pushEpoch(0, 5, b) // older, same epoch
+	dropped(1)
+	f.ch <- registry.View{Service: "orders", Err: errors.New("agent unreachable"), ErrAt: time.Now()}
+	f.pushEpoch(0, 6, b) // an error in between does not reset the order
+	dropped(2)
+	if !lists("a")() {
+		t.Fatalf("a lower revision of the same epoch after an error replaced the view: %+v", w.View())
+	}
+	f.pushEpoch(1, 3, b) // the source's revisions started again
+	eventually(t, 5*time.Second, "the new epoch's view", lists("b"))
+	if s := w.Status(); s.Epoch != 1 || s.Revision != 3 || s.Staleness != 0 {
+		t.Fatalf("status %+v, want epoch 1, revision 3, healthy", s)
+	}
+	f.pushEpoch(1, 2, a) // older within the new epoch
+	dropped(3)
+	f.pushEpoch(0, 100, a) // a lower epoch is older, whatever its revision
+	dropped(4)
+	f.pushEpoch(1, 4, a)
+	eventually(t, 5*time.Second, "revision 4 of epoch 1", lists("a"))
+}
+
+// TestRestartedWatchStartsNewOrder: the first view of a restarted Watch call
+// is taken whatever its epoch and revision; the source starts counting again.
+func TestRestartedWatchStartsNewOrder(t *testing.T) {
+	a, b := newBackend(t, "a", nil), newBackend(t, "b", nil)
+	var calls atomic.Int32
+	src := registry.SourceFunc(func(ctx context.Context, fn func(registry.View)) error {
+		if calls.Add(1) == 1 {
+			fn(registry.View{Instances: []registry.Instance{a.instance()}, Epoch: 3, Revision: 100, Source: "user"})
+			return errors.New("stream closed")
+		}
+		fn(registry.View{Instances: []registry.Instance{b.instance()}, Revision: 1, Source: "user"})
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	w, _, _ := newClient(t, src, consumer.WatcherOptions{MinBackoff: time.Millisecond}, consumer.Options{})
+	eventually(t, 5*time.Second, "the restarted Watch's view", func() bool { return w.Status().Instances == 1 && w.View().Has("b") })
+	if s := w.Status(); s.Dropped != 0 || s.Epoch != 0 || s.Revision != 1 {
+		t.Fatalf("status %+v, want the restarted Watch's epoch 0 revision 1 taken", s)
+	}
+}
+
 // A source error keeps the last good view and reports its staleness; the
-// source's recovery clears it, and a lower revision after the error is
-// taken (a Consul agent that lost its state restarts its index).
+// source's recovery clears it, and a lower revision of a new epoch after the
+// error is taken (a Consul agent that lost its state restarts its index).
 func TestSourceErrorKeepsLastGoodView(t *testing.T) {
 	a := newBackend(t, "a", nil)
 	f := newFeed()
@@ -101,7 +162,7 @@ func TestSourceErrorKeepsLastGoodView(t *testing.T) {
 	if _, err := do(tr, "GET", ""); err != nil {
 		t.Errorf("request on the last good view: %v", err)
 	}
-	f.push(3, a)
+	f.pushEpoch(1, 3, a)
 	eventually(t, 5*time.Second, "recovery", func() bool { s := w.Status(); return s.Revision == 3 && s.Staleness == 0 })
 	if w.Status().Degraded {
 		t.Error("still degraded after recovery")

@@ -9,29 +9,36 @@ import (
 	"time"
 )
 
-// drainSequence runs DESIGN.md section 4 from t0 and reports whether
-// anything had to be force-closed at the drain deadline. served says
-// whether the servers were started (false when the drain began in STARTING:
-// nothing was registered, so there is no window). stopSync ends the registry
-// and check loops and waits for them.
-func (l *Lifecycle) drainSequence(served bool, servers []namedServer, stopSync func()) bool {
+// drainSequence runs DESIGN.md section 4 from t0, in Run's goroutine, and
+// reports whether anything had to be force-closed. served says whether the
+// servers were started (false when the drain began in STARTING: nothing was
+// registered, so there is no window).
+//
+// Every participant call it makes is bounded by the lifecycle itself
+// (callBounded), never only by the participant honouring its context, and
+// every bound ends at the grace period's end at the latest: so the sequence
+// returns by then, plus abandonGrace and the prompt calls of the final cut,
+// and nothing of it (no step, no stop hook) happens after Run returned. If
+// the grace period ran out, overrun says so: the listeners were closed and
+// what was left cut, the stop hooks skipped.
+func (l *Lifecycle) drainSequence(r *run, served bool) (cut bool, overrun error) {
 	<-l.phase.wait(phaseDraining) // observers have seen DRAINING
 	graceEnd := l.graceEnd()
+	grace, cancel := context.WithDeadline(context.Background(), graceEnd)
+	defer cancel()
 
 	// t0: readiness already fails (the transition did that); lame duck.
 	if served {
-		for _, s := range servers {
-			s.s.LameDuck()
-		}
+		l.eachServer(r.servers, "LameDuck", func(_ int, s Server) error { s.LameDuck(); return nil })
 	}
 	l.step(StepNotReady, nil)
 
 	// Deregister, bounded; a failing registry never blocks the drain.
-	stopSync()
-	dereg := l.deregisterBounded()
+	synced := l.stopSync(r)
+	dereg := l.deregisterBounded(grace, synced)
 
 	// Confirmation runs alongside the window and ends with it at the latest.
-	endConfirm := l.confirmDuringWindow()
+	endConfirm := l.confirmDuringWindow(grace, synced)
 	if served {
 		l.awaitWindow(dereg)
 	}
@@ -39,47 +46,67 @@ func (l *Lifecycle) drainSequence(served bool, servers []namedServer, stopSync f
 	l.step(StepWindowEnded, nil)
 	endConfirm()
 
-	cut := false
 	if served {
-		cut = l.closeAndAwait(servers, graceEnd)
+		cut = l.closeAndAwait(grace, r.servers, graceEnd)
 	}
-
+	if grace.Err() != nil {
+		return true, fmt.Errorf("grace period %s exceeded", l.opts.timings.GracePeriod)
+	}
 	l.runStopHooks(graceEnd)
 	l.step(StepStopHooksDone, nil)
-	return cut
+	return cut, nil
 }
 
-// deregisterBounded deregisters every synced registrar within
+// eachServer makes the prompt call named call (callPrompt) on every server,
+// concurrently, and returns the errors by server, nil where it succeeded.
+func (l *Lifecycle) eachServer(servers []namedServer, call string, fn func(i int, s Server) error) []error {
+	errs := make([]error, len(servers))
+	var each sync.WaitGroup
+	for i, s := range servers {
+		each.Go(func() { errs[i] = l.callPrompt(s.name, call, func() error { return fn(i, s.s) }) })
+	}
+	each.Wait() // each call is bounded
+	return errs
+}
+
+// deregisterBounded deregisters the synced registrars within
 // registry.deregister_timeout (capped by propagation.max when there is a
 // window), records StepDeregistered if there was any, and returns when
 // deregistration finished.
-func (l *Lifecycle) deregisterBounded() time.Time {
+func (l *Lifecycle) deregisterBounded(grace context.Context, synced []*registrarState) time.Time {
 	tm := l.opts.timings
 	bound := l.opts.deregister
 	if tm.PropagationMax > 0 && tm.PropagationMax < bound {
 		bound = tm.PropagationMax
 	}
-	if synced := l.syncedRegistrars(); len(synced) > 0 {
-		l.step(StepDeregistered, l.deregisterAll(synced, time.Now().Add(bound)))
+	if len(synced) > 0 {
+		l.step(StepDeregistered, l.deregisterAll(grace, synced, time.Now().Add(bound)))
 	}
 	return time.Now()
 }
 
-// confirmDuringWindow starts the registrars' Confirm calls, if any can
-// confirm, and returns end, which cancels those still running (the window is
-// over) and waits for StepConfirmed to be recorded.
-func (l *Lifecycle) confirmDuringWindow() (end func()) {
-	cs := l.confirmers()
+// confirmDuringWindow starts the Confirm calls of the synced registrars that
+// can confirm, if any, and returns end, which cancels those still running
+// (the window is over) and waits for StepConfirmed to be recorded: at most
+// abandonGrace, since each call is bounded.
+func (l *Lifecycle) confirmDuringWindow(grace context.Context, synced []*registrarState) (end func()) {
+	var cs []*registrarState
+	for _, rs := range synced {
+		if _, ok := rs.r.(DeregistrationConfirmer); ok {
+			cs = append(cs, rs)
+		}
+	}
 	if len(cs) == 0 {
 		return func() {}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(grace)
 	var confirming sync.WaitGroup
 	confirming.Go(func() {
 		errs := make([]error, len(cs))
 		var each sync.WaitGroup
-		for i, c := range cs {
-			each.Go(func() { errs[i] = c.Confirm(ctx) })
+		for i, rs := range cs {
+			c := rs.r.(DeregistrationConfirmer)
+			each.Go(func() { errs[i] = l.callBounded(ctx, rs.name, "Confirm", c.Confirm) })
 		}
 		each.Wait()
 		l.step(StepConfirmed, errors.Join(errs...))
@@ -88,43 +115,55 @@ func (l *Lifecycle) confirmDuringWindow() (end func()) {
 }
 
 // closeAndAwait closes all listeners, waits for in-flight work up to
-// drain.timeout (and never into the stop hooks' share of the grace period),
-// then force-closes what is left. It reports whether any server had to be
-// force-closed, even if that server counted nothing as cut.
-func (l *Lifecycle) closeAndAwait(servers []namedServer, graceEnd time.Time) bool {
+// drain.timeout (and never into the stop hooks' share of the grace period,
+// nor past its end), then force-closes what is left. It reports whether any
+// server had to be force-closed, even if that server counted nothing as cut.
+func (l *Lifecycle) closeAndAwait(grace context.Context, servers []namedServer, graceEnd time.Time) bool {
+	deadline := time.Now().Add(l.opts.timings.DrainTimeout)
+	if limit := graceEnd.Add(-l.opts.timings.StopTimeout); limit.Before(deadline) {
+		deadline = limit
+	}
+	counts := make([]InFlight, len(servers))
+	errs := l.eachServer(servers, "CloseListeners", func(i int, s Server) error {
+		err := s.CloseListeners()
+		counts[i] = s.InFlight()
+		return err
+	})
 	var inflight InFlight
-	var errs []error
-	for _, s := range servers {
-		if err := s.s.CloseListeners(); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", s.name, err))
+	for i, s := range servers {
+		if errs[i] != nil {
+			errs[i] = fmt.Errorf("%s: %w", s.name, errs[i])
+			if errors.Is(errs[i], errAbandoned) {
+				continue // counts[i] may still be written
+			}
 		}
-		inflight = inflight.add(s.s.InFlight())
+		inflight = inflight.add(counts[i])
 	}
 	l.mu.Lock()
 	l.timeline.InFlightAtClose = inflight
 	l.mu.Unlock()
 	l.step(StepListenersClosed, errors.Join(errs...))
 
-	deadline := time.Now().Add(l.opts.timings.DrainTimeout)
-	if limit := graceEnd.Add(-l.opts.timings.StopTimeout); limit.Before(deadline) {
-		deadline = limit
-	}
-	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	ctx, cancel := context.WithDeadline(grace, deadline)
 	defer cancel()
 	idle := make([]bool, len(servers))
 	var awaiting sync.WaitGroup
 	for i, s := range servers {
-		awaiting.Go(func() { idle[i] = s.s.AwaitIdle(ctx) == nil })
+		awaiting.Go(func() { idle[i] = l.callBounded(ctx, s.name, "AwaitIdle", s.s.AwaitIdle) == nil })
 	}
-	awaiting.Wait()
+	awaiting.Wait() // each call is bounded
 
 	forced := 0
 	for i, s := range servers {
-		if !idle[i] {
-			n := s.s.ForceClose()
-			forced += n
-			l.opts.logger.Warn("drainkit: force-closed at drain timeout", "server", s.name, "cut", n)
+		if idle[i] {
+			continue
 		}
+		var n, counted int
+		if l.callPrompt(s.name, "ForceClose", func() error { counted = s.s.ForceClose(); return nil }) == nil {
+			n = counted // not read if abandoned: it may still be written
+		}
+		forced += n
+		l.opts.logger.Warn("drainkit: force-closed at drain timeout", "server", s.name, "cut", n)
 	}
 	if !slices.Contains(idle, false) {
 		l.step(StepIdle, nil)
@@ -133,6 +172,10 @@ func (l *Lifecycle) closeAndAwait(servers []namedServer, graceEnd time.Time) boo
 	l.mu.Lock()
 	l.timeline.ForceClosed = forced
 	l.mu.Unlock()
-	l.step(StepForceClosed, fmt.Errorf("drain.timeout %s reached: %d cut", l.opts.timings.DrainTimeout, forced))
+	limit := fmt.Sprintf("drain.timeout %s", l.opts.timings.DrainTimeout)
+	if grace.Err() != nil {
+		limit = fmt.Sprintf("grace_period %s", l.opts.timings.GracePeriod)
+	}
+	l.step(StepForceClosed, fmt.Errorf("%s reached: %d cut", limit, forced))
 	return true
 }

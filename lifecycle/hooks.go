@@ -30,7 +30,7 @@ func (l *Lifecycle) runWarmupHooks(ctx context.Context) error {
 		}
 	}()
 	for _, h := range hooks {
-		if err := callHook(ctx, h); err != nil {
+		if err := l.callBounded(ctx, h.name, "warm-up hook", h.fn); err != nil {
 			if errors.Is(err, context.DeadlineExceeded) {
 				return fmt.Errorf("warm-up hook %s: warmup.timeout %s exceeded: %w", h.name, l.opts.timings.WarmupTimeout, err)
 			}
@@ -55,21 +55,8 @@ func (l *Lifecycle) runStopHooks(graceEnd time.Time) {
 	defer cancel()
 	for i := len(hooks) - 1; i >= 0; i-- {
 		h := hooks[i]
-		if err := callHook(ctx, h); err != nil {
+		if err := l.callBounded(ctx, h.name, "stop hook", h.fn); err != nil && !errors.Is(err, errAbandoned) {
 			l.opts.logger.Warn("drainkit: stop hook failed", "hook", h.name, "error", err)
 		}
-	}
-}
-
-// callHook runs h and returns its error, or ctx's error if ctx ends first
-// (the hook is then abandoned: it keeps running in its goroutine).
-func callHook(ctx context.Context, h hook) error {
-	done := make(chan error, 1)
-	go func() { done <- h.fn(ctx) }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return fmt.Errorf("%s: abandoned: %w", h.name, ctx.Err())
 	}
 }

@@ -33,6 +33,7 @@ type Lifecycle struct {
 	warmups, stops []hook
 	servers        []namedServer
 	registrars     []*registrarState
+	syncClosed     bool // the drain took the registrars: no Sync begins after
 	checkers       []Checker
 	checkResults   []CheckResult
 	timeline       Timeline // Start is t0: see drainStart
@@ -133,9 +134,10 @@ func (l *Lifecycle) OnWarmup(name string, fn func(ctx context.Context) error) {
 // OnStop adds a stop hook. Stop hooks run once, after in-flight work ended (or
 // after a failed or aborted warm-up), in reverse order of registration, all
 // together bounded by Timings.StopTimeout (and the grace period): ctx is
-// cancelled then, and a hook still running is abandoned. An error or an
-// abandoned hook is logged as a warning ("drainkit: stop hook failed"); it
-// does not change the exit code, and the timeline records only when the
+// cancelled then, and a hook still running 100ms later is abandoned. An
+// error is logged as a warning ("drainkit: stop hook failed"), an abandoned
+// hook as "drainkit: participant call abandoned"; neither changes the exit
+// code, and the timeline records only when the
 // stop hooks were done.
 func (l *Lifecycle) OnStop(name string, fn func(ctx context.Context) error) {
 	l.mu.Lock()
@@ -424,9 +426,9 @@ func (l *Lifecycle) step(name string, err error) {
 	tl := l.timelineLocked()
 	l.mu.Unlock()
 	if err != nil {
-		l.opts.logger.Warn("drainkit: drain step", "step", name, "offset", s.Offset, "error", err)
+		l.opts.logger.Warn("drainkit: drain step", "step", name, "offset_ms", s.Offset.Milliseconds(), "error", err)
 	} else {
-		l.opts.logger.Debug("drainkit: drain step", "step", name, "offset", s.Offset)
+		l.opts.logger.Debug("drainkit: drain step", "step", name, "offset_ms", s.Offset.Milliseconds())
 	}
 	for _, o := range l.opts.observers {
 		o.OnDrainStep(tl, s)

@@ -12,18 +12,21 @@ type InFlight struct {
 	Calls    int64 `json:"calls"`    // unary gRPC calls
 	Streams  int64 `json:"streams"`  // streaming gRPC calls
 	Hijacked int64 `json:"hijacked"` // hijacked HTTP connections (WebSocket)
+	Work     int64 `json:"work"`     // units of background work (workdrain: queue messages, loop ticks)
 }
 
 // Total is the sum of all counts.
-func (f InFlight) Total() int64 { return f.Requests + f.Calls + f.Streams + f.Hijacked }
+func (f InFlight) Total() int64 { return f.Requests + f.Calls + f.Streams + f.Hijacked + f.Work }
 
 // add returns the field-wise sum of f and g.
 func (f InFlight) add(g InFlight) InFlight {
-	return InFlight{f.Requests + g.Requests, f.Calls + g.Calls, f.Streams + g.Streams, f.Hijacked + g.Hijacked}
+	return InFlight{f.Requests + g.Requests, f.Calls + g.Calls, f.Streams + g.Streams, f.Hijacked + g.Hijacked, f.Work + g.Work}
 }
 
 // Server is a participant that owns listeners: an HTTP or gRPC server
-// (httpdrain, grpcdrain). The lifecycle calls its methods in this order:
+// (httpdrain, grpcdrain); or background work with no listener (workdrain),
+// for which "listeners" are the intake of new work. The lifecycle calls its
+// methods in this order:
 //
 //	Serve (in its own goroutine, after warm-up succeeded, before READY)
 //	LameDuck (at the drain's start, t0)
@@ -34,6 +37,13 @@ func (f InFlight) add(g InFlight) InFlight {
 // If the drain starts before warm-up finished, Serve is never called and
 // neither are the others. A server reports request arrivals with
 // Lifecycle.Arrived so that the propagation window can wait for quiet.
+//
+// The drain bounds each call itself, never trusting the server to: LameDuck,
+// CloseListeners, InFlight and ForceClose get 1s each, AwaitIdle its
+// context's deadline; a call still running 100ms past its bound is
+// abandoned (it keeps its goroutine), logged as "drainkit: participant call
+// abandoned" with the participant, the call and waited_ms, and the drain
+// goes on (an abandoned AwaitIdle counts as not idle).
 type Server interface {
 	// Serve accepts and serves connections. It blocks until CloseListeners
 	// has been called, then returns nil. Any other return is a failure: the
@@ -59,11 +69,23 @@ type Server interface {
 // registry/etcd, or registry.Memory in tests). The lifecycle calls Sync from
 // one goroutine, one call at a time, with the latest READY or EJECTED
 // transition (latest wins: intermediate transitions may be skipped); it
-// never calls Sync once the
-// drain has started, and cancels a running Sync's context at the drain's
-// start. Deregister is called once at the drain's start if Sync was ever
-// called, with a deadline; a Registrar retries within it. Errors are logged
-// and recorded in the timeline; they never block the drain.
+// never calls Sync once the drain has started, and cancels a running Sync's
+// context at the drain's start. Deregister is called once at the drain's
+// start if Sync was ever called (a Sync still running counts: it may have
+// written the instance), with a deadline; a Registrar retries within it.
+// Errors are logged and recorded in the timeline; they never block the
+// drain.
+//
+// The lifecycle bounds every call itself, never trusting the registrar to
+// honour its context: it waits for a Sync running at the drain's start up to
+// 500ms after cancelling it, for Deregister up to its deadline and for
+// Confirm up to the window's end, each plus 100ms; then the call is
+// abandoned (it keeps its goroutine), logged as "drainkit: participant call
+// abandoned" with the participant, the call and waited_ms, and the drain
+// goes on. So Deregister may run while an abandoned Sync still does: the
+// registrar must make the deregistration win, as registry/consul and
+// registry/etcd do (Deregister stops their worker first, and a later Sync
+// returns registry.ErrDeregistered).
 type Registrar interface {
 	// Sync brings the registry in line with t.To: register the instance on
 	// the first READY (with t.At as its READY time, for consumers' slow

@@ -18,7 +18,12 @@ import (
 //  3. serves: starts the servers, moves to READY, and starts the registrars
 //     and readiness checks;
 //  4. awaits the drain (signal, POST /drain, Drain, ctx done, or a server
-//     failing) and runs the drain sequence within Timings.GracePeriod;
+//     failing) and runs the drain sequence within Timings.GracePeriod, in
+//     Run's own goroutine: every participant call in it is bounded by the
+//     lifecycle (a call that ignores its context is abandoned and logged),
+//     so nothing of the drain (no step, no stop hook) happens after Run
+//     returned; if the grace period runs out, the listeners are closed, what
+//     is left is cut, the stop hooks are skipped and the exit code is 1;
 //  5. lingers after preStop: if a preStop hook waited for the window (POST
 //     /drain?wait=propagation) and no signal has come yet, waits for the
 //     kubelet's SIGTERM, which follows the hook's return, at most 5s and
@@ -42,7 +47,7 @@ func (l *Lifecycle) Run(ctx context.Context) error {
 	l.serve(r)
 	defer r.stopChecks(l.opts.checks.Timeout)
 	failure := l.awaitDrain(ctx, r)
-	cut, overrun := l.drainWithinGrace(r)
+	cut, overrun := l.drainSequence(r, true)
 	if overrun != nil {
 		return l.finish(true, overrun)
 	}
@@ -95,7 +100,7 @@ func (l *Lifecycle) warmUp(ctx context.Context, r *run) (ok bool, err error) {
 		_ = l.startDrain(CauseOperator, "context: "+ctx.Err().Error())
 	}
 	if _, draining := l.drainStart(); draining {
-		l.drainSequence(false, r.servers, func() {})
+		l.drainSequence(r, false)
 		return false, l.finish(false, nil)
 	}
 	if err != nil {
@@ -125,14 +130,6 @@ func (l *Lifecycle) serve(r *run) {
 	r.checking.Go(func() { l.runChecks(syncCtx) })
 }
 
-// stopSync, at t0, ends the registry sync and waits for a running Sync up to
-// syncGrace: a Sync that ignores its context may hold up deregistration
-// briefly, never for long. The checks are not waited for until stopChecks.
-func (r *run) stopSync() {
-	r.cancelSync()
-	waitBounded(&r.syncing, syncGrace)
-}
-
 // stopChecks ends the readiness checks and waits for a running round up to
 // timeout (the checks' own timeout).
 func (r *run) stopChecks(timeout time.Duration) {
@@ -156,33 +153,14 @@ func (l *Lifecycle) awaitDrain(ctx context.Context, r *run) error {
 	}
 }
 
-// drainWithinGrace runs the drain sequence and reports whether anything was
-// cut at drain.timeout. If the grace period ends first, something ignored its
-// deadline: it stops accepting and cuts what is left before the kubelet's
-// SIGKILL does, skips the stop hooks, and returns the overrun as an error.
-func (l *Lifecycle) drainWithinGrace(r *run) (cut bool, overrun error) {
-	done := make(chan bool, 1)
-	go func() { done <- l.drainSequence(true, r.servers, r.stopSync) }()
-	grace := time.NewTimer(time.Until(l.graceEnd()))
-	defer grace.Stop()
-	select {
-	case cut = <-done:
-		return cut, nil
-	case <-grace.C:
-		for _, s := range r.servers {
-			_ = s.s.CloseListeners()
-			s.s.ForceClose()
-		}
-		return true, fmt.Errorf("grace period %s exceeded", l.opts.timings.GracePeriod)
-	}
-}
-
-// serveOutcome waits, at most until the grace period's end, for every Serve
-// to return, and joins the failures not yet reported (awaitDrain took the
-// one that started the drain).
+// serveOutcome waits for every Serve to return, and joins the failures not
+// yet reported (awaitDrain took the one that started the drain). Serve
+// returns once its listeners closed, which the drain did before its stop
+// hooks: so the wait is a prompt call's (promptBound), and a Serve still
+// running then is abandoned and reported.
 func (l *Lifecycle) serveOutcome(r *run) error {
 	var err error
-	if !waitBounded(&r.serving, time.Until(l.graceEnd())) {
+	if !waitBounded(&r.serving, promptBound) {
 		err = errors.New("a server's Serve did not return after its listeners closed")
 	}
 	for len(r.serveErrs) > 0 {
@@ -215,7 +193,7 @@ func (l *Lifecycle) lingerAfterPreStop(ctx context.Context) {
 	case <-l.signaled:
 	case <-ctx.Done():
 	case <-t.C:
-		l.opts.logger.Info("drainkit: no signal after the preStop hook; exiting", "waited", d)
+		l.opts.logger.Info("drainkit: no signal after the preStop hook; exiting", "waited_ms", d.Milliseconds())
 	}
 }
 
@@ -223,21 +201,14 @@ func (l *Lifecycle) lingerAfterPreStop(ctx context.Context) {
 // return after its context was cancelled, before deregistering anyway.
 const syncGrace = 500 * time.Millisecond
 
-// checkDeregisterBudget: without a propagation window, deregistration is not
-// hidden inside propagation.max, so its bound must fit the grace period too.
-// Checked at the start of Run, when the registrars are known.
+// checkDeregisterBudget checks Timings.CheckDeregisterBudget at the start
+// of Run, when the registrars are known; the entry point (drainkit.Main)
+// checked it already, before any listener opened.
 func (l *Lifecycle) checkDeregisterBudget(registrars int) error {
-	tm := l.opts.timings
-	if registrars == 0 || tm.PropagationMax > 0 {
+	if registrars == 0 {
 		return nil
 	}
-	need := l.opts.deregister + syncGrace + tm.DrainTimeout + tm.StopTimeout + tm.Margin()
-	if need <= tm.GracePeriod {
-		return nil
-	}
-	return &RangeError{Key: "registry.deregister_timeout", Value: l.opts.deregister.String(), Allowed: fmt.Sprintf(
-		"with no propagation window, registry.deregister_timeout + %s + drain.timeout + stop.timeout + margin (%s) must fit grace_period %s",
-		syncGrace, need, tm.GracePeriod)}
+	return l.opts.timings.CheckDeregisterBudget(l.opts.deregister)
 }
 
 // finish moves to STOPPED, logs the timeline and maps the outcome to an exit

@@ -38,8 +38,9 @@ type Timeline struct {
 	LastLateArrival time.Duration `json:"last_late_arrival_ns"`
 	// InFlightAtClose is the work in progress when the listeners closed.
 	InFlightAtClose InFlight `json:"in_flight_at_close"`
-	// ForceClosed counts requests, calls, streams and connections cut at the
-	// drain timeout; non-zero makes Run exit with code 1.
+	// ForceClosed counts requests, calls, streams, connections and units of
+	// background work cut at the drain timeout; non-zero makes Run exit with
+	// code 1.
 	ForceClosed int `json:"force_closed"`
 	// CancelledEarly counts requests, calls and streams whose context was
 	// cancelled while they ran by something other than
@@ -65,23 +66,25 @@ func (t Timeline) clone() Timeline {
 	return t
 }
 
-// LogValue renders the timeline as one structured log group.
+// LogValue renders the timeline as one structured log group. Durations
+// follow the logs' convention (DESIGN.md section 7): whole milliseconds, the
+// unit in the key. Each step is "<step>_ms" (its offset from t0), and a
+// failed step adds "<step>_error".
 func (t Timeline) LogValue() slog.Value {
 	attrs := []slog.Attr{
 		slog.Time("start", t.Start),
 		slog.String("reason", t.Reason),
 		slog.Int64("late_arrivals", t.LateArrivals),
-		slog.Duration("last_late_arrival", t.LastLateArrival),
+		slog.Int64("last_late_arrival_ms", t.LastLateArrival.Milliseconds()),
 		slog.Int64("in_flight_at_close", t.InFlightAtClose.Total()),
 		slog.Int("force_closed_count", t.ForceClosed), // the step is "force_closed"
 		slog.Int64("cancelled_early", t.CancelledEarly),
 	}
 	for _, s := range t.Steps {
+		attrs = append(attrs, slog.Int64(s.Name+"_ms", s.Offset.Milliseconds()))
 		if s.Err != "" {
-			attrs = append(attrs, slog.Group(s.Name, slog.Duration("at", s.Offset), slog.String("error", s.Err)))
-			continue
+			attrs = append(attrs, slog.String(s.Name+"_error", s.Err))
 		}
-		attrs = append(attrs, slog.Duration(s.Name, s.Offset))
 	}
 	return slog.GroupValue(attrs...)
 }

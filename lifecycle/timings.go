@@ -138,3 +138,34 @@ func (t Timings) MinGracePeriod() time.Duration {
 	}
 	return g
 }
+
+// SyncGrace is how long the drain waits, at its start, for a registrar's
+// running Sync to return after its context was cancelled, before it
+// deregisters anyway (500ms): part of the deregistration budget.
+const SyncGrace = syncGrace
+
+// CheckDeregisterBudget checks registry.deregister_timeout d for an instance
+// that has a registrar. With a propagation window, deregistration runs
+// inside it (capped by propagation.max), so any d fits. With no window (min,
+// quiet and max 0) it comes before the listeners close, so d + SyncGrace +
+// DrainTimeout + StopTimeout + Margin() must fit GracePeriod. It returns a
+// *RangeError naming registry.deregister_timeout and its allowed range, or
+// nil. drainkit.Main checks it before any listener opens; Run checks it
+// again once the registrars are known.
+func (t Timings) CheckDeregisterBudget(d time.Duration) error {
+	if t.PropagationMax > 0 {
+		return nil
+	}
+	rest := syncGrace + t.DrainTimeout + t.StopTimeout + t.Margin()
+	if d+rest <= t.GracePeriod {
+		return nil
+	}
+	rule := fmt.Sprintf("with a registrar and no propagation window (propagation.min, propagation.quiet and propagation.max 0), "+
+		"registry.deregister_timeout + %s (the wait for a running Sync) + drain.timeout + stop.timeout + margin must fit grace_period %s",
+		syncGrace, t.GracePeriod)
+	if room := t.GracePeriod - rest; room > 0 {
+		return &RangeError{"registry.deregister_timeout", d.String(), "must be > 0s and <= " + room.String() + ": " + rule}
+	}
+	return &RangeError{"registry.deregister_timeout", d.String(), "no value fits: " + rule +
+		"; raise grace_period or set a propagation window"}
+}

@@ -74,10 +74,23 @@ type View struct {
 	// Instances are the instances in rotation, sorted by ID; empty (not nil)
 	// after a successful answer that listed none.
 	Instances []Instance `json:"instances"`
-	// Revision orders views from one source: Consul's X-Consul-Index, etcd's
-	// store revision. A larger revision is newer; 0 means unknown (a static
-	// list), and such a view is ordered by Received alone.
+	// Revision orders views from one source within one Epoch: Consul's
+	// X-Consul-Index, etcd's store revision. Within an epoch a larger
+	// revision is newer and a smaller one is older; 0 means unknown (a
+	// static list), and such a view is ordered by Received alone.
 	Revision uint64 `json:"revision"`
+	// Epoch counts the times the source's revision sequence started again
+	// during one Watch call: the source increments it when it sees its
+	// registry's revision go backwards (a Consul agent that lost its state
+	// or restored a snapshot, a stale server behind a load balancer, an
+	// etcd cluster restored from a snapshot), and every later view of that
+	// Watch call carries the new value, delivered or not. A view of a
+	// higher epoch is newer than any view of a lower one, whatever their
+	// revisions; within an epoch, Revision alone orders. A source whose
+	// revisions never go backwards (a static list, a counter) leaves it 0.
+	// A new Watch call starts again at 0: a consumer orders the views of
+	// each Watch call apart (see Source).
+	Epoch uint64 `json:"epoch"`
 	// Received is when the answer arrived at this process.
 	Received time.Time `json:"received"`
 	// Source names where the view came from: "consul", "etcd", "static", or
@@ -97,6 +110,20 @@ func (v View) Age(now time.Time) time.Duration {
 	return now.Sub(v.Received)
 }
 
+// OlderThan reports whether v is older than u, two views of the same Watch
+// call of one source (see Source for the contract): a lower Epoch is older
+// whatever the revisions; within an epoch, a lower Revision, or, when
+// either revision is 0, an earlier Received.
+func (v View) OlderThan(u View) bool {
+	switch {
+	case v.Epoch != u.Epoch:
+		return v.Epoch < u.Epoch
+	case v.Revision != 0 && u.Revision != 0:
+		return v.Revision < u.Revision
+	}
+	return !v.Received.IsZero() && v.Received.Before(u.Received)
+}
+
 // Has reports whether the view lists an instance with this ID.
 func (v View) Has(id string) bool {
 	for _, in := range v.Instances {
@@ -109,6 +136,15 @@ func (v View) Has(id string) bool {
 
 // Source delivers the views of one service, as registry/consul's and
 // registry/etcd's watches do.
+//
+// The order contract, which consumer.Watcher relies on: the views of one
+// Watch call are ordered by (Epoch, Revision), so a source must increment
+// Epoch whenever its registry's revision goes backwards, before it delivers
+// a view with the lower revision; an error view changes nothing in this
+// order (it carries the last good view's Epoch and Revision). A consumer
+// drops a successful view that is older than the latest one of the same
+// Watch call, and takes the first view of a new Watch call whatever its
+// revision.
 type Source interface {
 	// Watch calls fn with the first view and then with every view that
 	// differs from the last one delivered (a changed instance list, or an

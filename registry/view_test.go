@@ -50,3 +50,31 @@ func TestSourceFunc(t *testing.T) {
 		t.Fatalf("views %+v", got)
 	}
 }
+
+// TestOlderThan: the order of one Watch call's views (Source's contract):
+// a higher Epoch is newer whatever the revisions; within an epoch, Revision,
+// or Received when a revision is 0.
+func TestOlderThan(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
+	v := func(epoch, rev uint64, at time.Duration) registry.View {
+		return registry.View{Epoch: epoch, Revision: rev, Received: t0.Add(at)}
+	}
+	for _, c := range []struct {
+		name  string
+		a, b  registry.View
+		older bool
+	}{
+		{"lower revision", v(0, 5, 2), v(0, 9, 1), true},
+		{"higher revision", v(0, 9, 1), v(0, 5, 2), false},
+		{"same revision", v(0, 5, 1), v(0, 5, 2), false},
+		{"new epoch, lower revision", v(1, 3, 2), v(0, 900, 1), false},
+		{"old epoch, higher revision", v(0, 900, 3), v(1, 3, 2), true},
+		{"revision 0: by Received", v(0, 0, 1), v(0, 7, 2), true},
+		{"revision 0: later", v(0, 0, 3), v(0, 7, 2), false},
+		{"revision 0, no Received", registry.View{}, v(0, 7, 2), false},
+	} {
+		if got := c.a.OlderThan(c.b); got != c.older {
+			t.Errorf("%s: OlderThan = %t, want %t", c.name, got, c.older)
+		}
+	}
+}

@@ -24,7 +24,8 @@ build() {
   tmp="$(mktemp "$bin.tmp.XXXXXX")"
   trap 'rm -f "$tmp"' EXIT
   echo "building consul $ver into $bin (once)" >&2
-  (cd "$root/tools/consul" && "$gocmd" build -o "$tmp" github.com/hashicorp/consul) >&2
+  # tools/consul is a module of its own, outside the root go.work.
+  (cd "$root/tools/consul" && GOWORK=off "$gocmd" build -o "$tmp" github.com/hashicorp/consul) >&2
   chmod +x "$tmp"
   mv -f "$tmp" "$bin" # rename(2): atomic within the directory
   trap - EXIT

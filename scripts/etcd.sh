@@ -21,7 +21,8 @@ if [ ! -x "$bin" ]; then
     tmp="$(mktemp "$bin.tmp.XXXXXX")"
     trap 'rm -f "$tmp"' EXIT
     echo "building etcd $ver into $bin (once)" >&2
-    (cd "$root/tools/etcd" && go build -o "$tmp" go.etcd.io/etcd/server/v3) >&2
+    # tools/etcd is a module of its own, outside the root go.work.
+    (cd "$root/tools/etcd" && GOWORK=off go build -o "$tmp" go.etcd.io/etcd/server/v3) >&2
     chmod 755 "$tmp"
     mv -f "$tmp" "$bin"
     trap - EXIT

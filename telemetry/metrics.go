@@ -92,11 +92,12 @@ var (
 		}
 		return m
 	}()
-	kindAttrs = [4]attribute.Set{
+	kindAttrs = [5]attribute.Set{
 		attribute.NewSet(attribute.String("kind", "requests")),
 		attribute.NewSet(attribute.String("kind", "calls")),
 		attribute.NewSet(attribute.String("kind", "streams")),
 		attribute.NewSet(attribute.String("kind", "hijacked")),
+		attribute.NewSet(attribute.String("kind", "work")),
 	}
 )
 
@@ -132,7 +133,7 @@ func (t *Telemetry) observe(_ context.Context, o metric.Observer) error {
 	if lc != nil {
 		in := lc.Status().InFlight
 		o.ObserveInt64(t.inst.active, in.Requests)
-		for k, v := range [4]int64{in.Requests, in.Calls, in.Streams, in.Hijacked} {
+		for k, v := range [5]int64{in.Requests, in.Calls, in.Streams, in.Hijacked, in.Work} {
 			o.ObserveInt64(t.inst.inFlight, v, metric.WithAttributeSet(kindAttrs[k]))
 		}
 	}

@@ -84,6 +84,7 @@ func (d *drainSpan) summary(tl lifecycle.Timeline) {
 		attribute.Int64("drainkit.drain.in_flight_at_close.calls", tl.InFlightAtClose.Calls),
 		attribute.Int64("drainkit.drain.in_flight_at_close.streams", tl.InFlightAtClose.Streams),
 		attribute.Int64("drainkit.drain.in_flight_at_close.hijacked", tl.InFlightAtClose.Hijacked),
+		attribute.Int64("drainkit.drain.in_flight_at_close.work", tl.InFlightAtClose.Work),
 		attribute.Int("drainkit.drain.forced_closes", tl.ForceClosed),
 	)
 }

@@ -160,40 +160,46 @@ func atoiOr(s string) int {
 	return n
 }
 
-// TestReadmeConsumerSnippet: README.md's "Consumers" go block is a part of
-// consumer's Example, which compiles and runs in consumer's tests: each of
-// its lines appears in consumer/example_test.go, in order.
-func TestReadmeConsumerSnippet(t *testing.T) {
+// TestReadmeSnippets: README.md's "Consumers" and "Workers" go blocks are
+// parts of Examples which compile (and the consumer's runs) in their
+// packages' tests: each line of a block appears in its example file, in
+// order.
+func TestReadmeSnippets(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	example, err := os.ReadFile("../../consumer/example_test.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, sec, _ := strings.Cut(string(readme), "\n## Consumers\n")
-	sec, _, _ = strings.Cut(sec, "\n## ")
-	_, block, ok := strings.Cut(sec, "```go\n")
-	block, _, ok2 := strings.Cut(block, "```\n")
-	if !ok || !ok2 {
-		t.Fatal(`README.md's "Consumers" section has no complete go block`)
-	}
-	var lines []string
-	for _, l := range strings.Split(string(example), "\n") {
-		lines = append(lines, strings.TrimSpace(l))
-	}
-	next := 0
-	for _, want := range strings.Split(block, "\n") {
-		if want = strings.TrimSpace(want); want == "" {
-			continue
+	for _, tc := range []struct{ section, example string }{
+		{"Consumers", "consumer/example_test.go"},
+		{"Workers", "workdrain/natsdrain/example_test.go"},
+	} {
+		example, err := os.ReadFile("../../" + tc.example)
+		if err != nil {
+			t.Fatal(err)
 		}
-		for next < len(lines) && lines[next] != want {
+		_, sec, _ := strings.Cut(string(readme), "\n## "+tc.section+"\n")
+		sec, _, _ = strings.Cut(sec, "\n## ")
+		_, block, ok := strings.Cut(sec, "```go\n")
+		block, _, ok2 := strings.Cut(block, "```\n")
+		if !ok || !ok2 {
+			t.Fatalf("README.md's %q section has no complete go block", tc.section)
+		}
+		var lines []string
+		for _, l := range strings.Split(string(example), "\n") {
+			lines = append(lines, strings.TrimSpace(l))
+		}
+		next := 0
+		for _, want := range strings.Split(block, "\n") {
+			if want = strings.TrimSpace(want); want == "" {
+				continue
+			}
+			for next < len(lines) && lines[next] != want {
+				next++
+			}
+			if next == len(lines) {
+				t.Fatalf("README.md's %s snippet line %q is not in %s (in order): update one or the other", tc.section, want, tc.example)
+			}
 			next++
 		}
-		if next == len(lines) {
-			t.Fatalf("README.md's consumer snippet line %q is not in consumer/example_test.go (in order): update one or the other", want)
-		}
-		next++
 	}
 }

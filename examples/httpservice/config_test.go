@@ -3,6 +3,7 @@ package main
 import (
 	"net"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -47,15 +48,7 @@ func TestBadSettingsFailAtStart(t *testing.T) {
 // held by the test, so opening either would report "address already in use"
 // instead, and no "started" line appears.
 func TestBadConsulSettingsFailAtStart(t *testing.T) {
-	var held [2]net.Listener
-	for i := range held {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		held[i] = ln
-	}
+	held := holdPorts(t)
 	for _, env := range [][]string{
 		{"CONSUL_HTTP_ADDR=127.0.0.1:8500", "CONSUL_CACERT=/nonexistent"},
 		{"CONSUL_HTTP_ADDR=https://127.0.0.1:8500", "CONSUL_CACERT=/nonexistent"},
@@ -70,4 +63,51 @@ func TestBadConsulSettingsFailAtStart(t *testing.T) {
 			t.Errorf("env %v: a listener was opened before the Consul settings were checked: %s", env, out)
 		}
 	}
+}
+
+// TestBadDeregistrationBudgetFailsAtStart (issue 18 item 4): with no
+// propagation window and a registrar configured, a
+// registry.deregister_timeout that cannot fit grace_period (30s against
+// 25s; at most 25s - 500ms - drain.timeout 6s - stop.timeout 3s - margin
+// 2.5s = 13s fits) fails at start like every other setting: exit 2, one line naming the
+// key, its source and the allowed range, before any listener opens (both
+// addresses are held by the test). The same settings with no registrar
+// configured start: the budget is spent only by a registrar.
+func TestBadDeregistrationBudgetFailsAtStart(t *testing.T) {
+	held := holdPorts(t)
+	budget := append([]string{"DRAINKIT_REGISTRY_DEREGISTER_TIMEOUT=30s", "DRAINKIT_GRACE_PERIOD=25s"}, noWindow...)
+	for _, registrar := range []string{"CONSUL_HTTP_ADDR=127.0.0.1:1", "ETCD_ENDPOINTS=127.0.0.1:1"} {
+		env := append([]string{registrar}, budget...)
+		c := startChildNoWait(t, env, "--admin-addr", held[0].Addr().String(), "--http-addr", held[1].Addr().String())
+		code := c.WaitExit(10 * time.Second)
+		out := strings.TrimSpace(c.Logs())
+		if code != 2 || strings.Contains(out, "\n") || !strings.Contains(out, "registry.deregister_timeout") ||
+			!strings.Contains(out, "DRAINKIT_REGISTRY_DEREGISTER_TIMEOUT") || !strings.Contains(out, "<= 13s") {
+			t.Errorf("%s: exit %d, stderr %q; want 2 and one line naming registry.deregister_timeout, its source and the range (<= 13s)", registrar, code, out)
+		}
+		if strings.Contains(out, "address already in use") || strings.Contains(out, `"started"`) {
+			t.Errorf("%s: a listener was opened before the budget was checked: %s", registrar, out)
+		}
+	}
+	c := startChild(t, budget, "--admin-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0")
+	c.Signal(syscall.SIGTERM)
+	if code := c.WaitExit(10 * time.Second); code != 0 {
+		t.Errorf("no registrar: exit %d, want 0; log:\n%s", code, c.Logs())
+	}
+}
+
+// holdPorts listens on two 127.0.0.1 ports until the test ends: a child
+// given them as its addresses reports "address already in use" if it tries
+// to listen.
+func holdPorts(t *testing.T) [2]net.Listener {
+	var held [2]net.Listener
+	for i := range held {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		held[i] = ln
+	}
+	return held
 }

@@ -272,8 +272,8 @@ type Step struct {
 }
 
 // TimelineStep reads the step name from the timeline of the child's one
-// "drainkit: drain complete" line. slog's JSON handler writes durations as
-// nanoseconds; a failed step is a group {"at": ns, "error": "..."}.
+// "drainkit: drain complete" line: "<name>_ms", the offset in whole
+// milliseconds, and "<name>_error" when the step failed.
 func (c *Child) TimelineStep(name string) Step {
 	c.t.Helper()
 	lines := c.LogLines("drainkit: drain complete")
@@ -281,13 +281,10 @@ func (c *Child) TimelineStep(name string) Step {
 		c.t.Fatalf("%d drain complete lines", len(lines))
 	}
 	tl, _ := lines[0]["timeline"].(map[string]any)
-	switch v := tl[name].(type) {
-	case float64:
-		return Step{At: time.Duration(v), OK: true}
-	case map[string]any:
-		at, _ := v["at"].(float64)
-		e, _ := v["error"].(string)
-		return Step{At: time.Duration(at), OK: true, Err: e}
+	ms, ok := tl[name+"_ms"].(float64)
+	if !ok {
+		return Step{}
 	}
-	return Step{}
+	e, _ := tl[name+"_error"].(string)
+	return Step{At: time.Duration(ms) * time.Millisecond, OK: true, Err: e}
 }

@@ -55,11 +55,11 @@ func (r *Registrar) Deregister(ctx context.Context) error {
 	if err != nil {
 		err = fmt.Errorf("consul: deregister %s: %d attempts in %s: %w", r.id, attempts, time.Since(start).Round(time.Millisecond), err)
 		r.failed("deregister", err)
-		r.log.Warn("consul: deregistration failed; the check turns critical after the TTL", "error", err, "ttl", r.opts.TTL)
+		r.log.Warn("consul: deregistration failed; the check turns critical after the TTL", "error", err, "ttl_ms", r.opts.TTL.Milliseconds())
 		return err
 	}
 	r.wrote(func(s *registry.Status) { s.Health = registry.Absent })
-	r.log.Info("consul: deregistered", "attempts", attempts, "took", time.Since(start))
+	r.log.Info("consul: deregistered", "attempts", attempts, "took_ms", time.Since(start).Milliseconds())
 	return nil
 }
 
@@ -98,7 +98,7 @@ func (r *Registrar) Confirm(ctx context.Context) error {
 		if slices.ContainsFunc(a.entries, func(e *api.ServiceEntry) bool { return e.Service != nil && e.Service.ID == r.id }) {
 			return true
 		}
-		r.log.Info("consul: confirmed: no longer passing", "took", time.Since(start), "index", a.index)
+		r.log.Info("consul: confirmed: no longer passing", "took_ms", time.Since(start).Milliseconds(), "index", a.index)
 		return false
 	})
 	switch {

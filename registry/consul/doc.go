@@ -65,7 +65,8 @@
 //
 // Watch, Watcher and NewSource follow the passing instances of a service with
 // blocking queries and deliver registry.View (Source "consul", Revision the
-// X-Consul-Index), only when the view changed; on errors they keep the last
+// X-Consul-Index, Epoch incremented when that index goes backwards), only
+// when the view changed; on errors they keep the last
 // good instances, back off, and report recovery as soon as the agent answers
 // again. NewSource is the registry.Source that consumers take.
 package consul

@@ -174,7 +174,7 @@ func (r *Registrar) register(ctx context.Context, w wanted) (string, error) {
 		}
 	})
 	if n == 1 {
-		r.log.Info("consul: registered", "check_status", status, "ttl", r.opts.TTL)
+		r.log.Info("consul: registered", "check_status", status, "ttl_ms", r.opts.TTL.Milliseconds())
 	} else {
 		r.log.Info("consul: registered again", "check_status", status, "registrations", n)
 	}

@@ -29,12 +29,15 @@ type poller struct {
 	bo      syncx.Backoff
 	idx     uint64 // the index to wait on next
 	failed  bool   // the last query failed: the next one does not block
+	last    uint64 // the index of the last successful answer
+	epoch   uint64 // how often the index went backwards (registry.View.Epoch)
 }
 
 // answer is the outcome of one query.
 type answer struct {
 	entries []*api.ServiceEntry
 	index   uint64    // X-Consul-Index
+	epoch   uint64    // the poller's epoch once this answer is counted
 	at      time.Time // when the answer (or the error) arrived
 	err     error
 }
@@ -77,6 +80,16 @@ func (p *poller) query(ctx context.Context) answer {
 	if meta != nil {
 		a.index = meta.LastIndex
 	}
+	if err == nil {
+		// An index lower than the last answer's, after a failed query too,
+		// starts a new epoch before anyone sees the answer: its views
+		// must not be ordered against the old indexes (see nextIndex).
+		if a.index < p.last {
+			p.epoch++
+		}
+		p.last = a.index
+	}
+	a.epoch = p.epoch
 	return a
 }
 

@@ -42,6 +42,7 @@ func Register(service, listener string) drainkit.Option {
 	return drainkit.WithRegistrar("consul", drainkit.Registration{
 		Keys:     Keys(),
 		Listener: listener,
+		Enabled:  func(*config.Config) bool { return enabled },
 		Check: func(cfg *config.Config) error {
 			if !enabled {
 				return nil

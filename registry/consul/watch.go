@@ -84,11 +84,14 @@ func (o WatchOptions) poller(client *api.Client, service string) *poller {
 //     (within MaxBackoff), not after a whole WaitTime.
 //
 // Index rules (Consul's blocking-query guidance): an index lower than the
-// last one (a new leader, an agent that lost its state) resets the wait index
-// to 0, and the views that follow carry the lower Revision: a consumer that
-// orders views by Revision must accept a reset from this source; an index of
-// 0 is replaced by 1; queries that answer at once are spaced at least 100ms
-// apart, so the loop never spins.
+// last answer's (an agent that lost its state or restored a snapshot, a
+// stale server behind a load balancer with AllowStale) resets the wait index
+// to 0 and starts a new registry.View.Epoch: the views that follow carry the
+// lower Revision and the incremented Epoch, so that a consumer ordering
+// views by (Epoch, Revision) takes them, a deregistration included, instead
+// of waiting for the index to climb past the old one. Epoch starts at 0 and
+// counts within one Watch call. An index of 0 is replaced by 1; queries that
+// answer at once are spaced at least 100ms apart, so the loop never spins.
 //
 // fn runs in Watch's goroutine; the next query starts when it returns. Watch
 // returns ctx.Err() when ctx is done, without calling fn for that, or an
@@ -110,7 +113,7 @@ func Watch(ctx context.Context, client *api.Client, service string, opts WatchOp
 		if a.err != nil {
 			v.Err, v.ErrAt = a.err, a.at
 		} else {
-			v.Instances, v.Revision, v.Received = instances(a.entries), a.index, a.at
+			v.Instances, v.Revision, v.Epoch, v.Received = instances(a.entries), a.index, a.epoch, a.at
 			good = v
 		}
 		if !delivered || changed(last, v) {

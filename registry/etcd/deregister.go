@@ -55,12 +55,12 @@ func (r *Registrar) Deregister(ctx context.Context) error {
 		err = fmt.Errorf("etcd: deregister %s: revoke lease %x: %d attempts in %s: %w", r.id, int64(r.lease), attempts,
 			time.Since(start).Round(time.Millisecond), err)
 		r.failed("revoke lease", err)
-		r.log.Warn("etcd: deregistration failed; the key leaves when the lease expires", "error", err, "ttl", r.opts.TTL)
+		r.log.Warn("etcd: deregistration failed; the key leaves when the lease expires", "error", err, "ttl_ms", r.opts.TTL.Milliseconds())
 		return err
 	}
 	r.wrote(func(s *registry.Status) { s.Health = registry.Absent })
 	r.log.Info("etcd: deregistered: lease revoked", "lease", fmt.Sprintf("%x", int64(r.lease)), "attempts", attempts,
-		"took", time.Since(start))
+		"took_ms", time.Since(start).Milliseconds())
 	return nil
 }
 
@@ -99,7 +99,7 @@ func (r *Registrar) Confirm(ctx context.Context) error {
 	for {
 		rev, err := r.waitGone(ctx, c)
 		if err == nil {
-			r.log.Info("etcd: confirmed: the key is gone", "took", time.Since(start), "revision", rev)
+			r.log.Info("etcd: confirmed: the key is gone", "took_ms", time.Since(start).Milliseconds(), "revision", rev)
 			return nil
 		}
 		if ctx.Err() != nil {

@@ -68,7 +68,8 @@
 // with one Get at a revision R, then watches from R+1; a compacted revision
 // triggers a fresh Get, never a silent gap; errors keep the last good view.
 // Every registry.View is stamped with etcd's store revision, the time it was
-// received and Source "etcd", and only changed views are delivered.
+// received and Source "etcd", and only changed views are delivered; a store
+// revision that went backwards (a restore) starts a new Epoch.
 //
 // # Settings
 //

@@ -73,7 +73,7 @@ func (r *Registrar) grant(ctx context.Context, c *clientv3.Client) error {
 		return err
 	}
 	if resp.TTL != ttl {
-		r.log.Warn("etcd: the server granted another TTL than asked (its minimum lease TTL)", "asked", ttl, "granted", resp.TTL)
+		r.log.Warn("etcd: the server granted another TTL than asked (its minimum lease TTL)", "asked_ms", ttl*1000, "granted_ms", resp.TTL*1000)
 	}
 	r.lease, r.keyWritten = resp.ID, false
 	r.wrote(func(*registry.Status) { r.status.lease = resp.ID })
@@ -161,7 +161,7 @@ func (r *Registrar) writeKey(ctx context.Context, c *clientv3.Client, readyAt ti
 		n, s.Health = s.Registrations, registry.Passing
 	})
 	if first {
-		r.log.Info("etcd: registered", "key", r.key, "lease", fmt.Sprintf("%x", int64(r.lease)), "ttl", r.opts.TTL,
+		r.log.Info("etcd: registered", "key", r.key, "lease", fmt.Sprintf("%x", int64(r.lease)), "ttl_ms", r.opts.TTL.Milliseconds(),
 			"revision", resp.Header.Revision, "registrations", n)
 	} else {
 		r.log.Info("etcd: key written again under the same lease", "key", r.key, "revision", resp.Header.Revision)

@@ -54,6 +54,7 @@ func Register(service, listener string) drainkit.Option {
 	return drainkit.WithRegistrar("etcd", drainkit.Registration{
 		Keys:     Keys(),
 		Listener: listener,
+		Enabled:  func(cfg *config.Config) bool { _, enabled, _ := options(cfg, 1); return enabled },
 		Check: func(cfg *config.Config) error {
 			o, enabled, err := options(cfg, 1)
 			if !enabled || err != nil {

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/drainkit/drainkit/internal/syncx"
@@ -79,7 +80,16 @@ func NewSource(client *clientv3.Client, service string, opts WatchOptions) regis
 //   - a failed read, or a watch that ends with an error, delivers the last
 //     good view with Err set (once per failure streak) and retries after a
 //     jittered backoff; a quiet watch checks every CheckInterval that etcd
-//     still answers.
+//     still answers;
+//   - a store revision lower than one already seen (after a restore from a
+//     snapshot without --bump-revision, or a new cluster at the same
+//     endpoints; compaction never lowers it) starts a new
+//     registry.View.Epoch, so that a consumer takes the views with the lower
+//     revisions. Epoch starts at 0 and counts within one Watch call. etcd's
+//     client resumes a broken watch at the next revision on its own, which
+//     on such a cluster would wait silently; the check every CheckInterval
+//     compares the store revision and, when it went backwards, reads
+//     everything again.
 //
 // Values are kratos's instance JSON (see ParseValue); a value that does not
 // parse, names another service or lacks an endpoint with Scheme is left out.
@@ -119,8 +129,16 @@ type watch struct {
 	instances map[string]registry.Instance // by key, as of good.Revision
 	good      registry.View                // the last view delivered without error
 	delivered bool
-	inError   bool // the last delivered view had Err set
+	inError   bool         // the last delivered view had Err set
+	lastRev   atomic.Int64 // the store revision last read or watched; the check reads it too
+	epoch     uint64       // how often the store revision went backwards (registry.View.Epoch)
 }
+
+// errRevisionBack ends a watch whose check read a store revision lower than
+// one already seen: etcd's client resumes a broken watch at the next
+// revision by itself, so on a cluster restored from an older snapshot the
+// watch would wait, silent, until the revision climbed past the old one.
+var errRevisionBack = errors.New("etcd: the store revision went backwards")
 
 // round reads everything, then follows the watch until it fails or needs a
 // fresh read (compaction). It returns nil for a compaction, else the error.
@@ -151,11 +169,16 @@ func (w *watch) round(ctx context.Context) error {
 			return nil // read everything again: no gap
 		}
 		if err := wr.Err(); err != nil {
+			if errors.Is(context.Cause(wctx), errRevisionBack) {
+				return nil // read everything again, in a new epoch
+			}
 			return err
 		}
 		w.apply(wr)
 	}
-	if err := context.Cause(wctx); err != nil && ctx.Err() == nil {
+	if err := context.Cause(wctx); errors.Is(err, errRevisionBack) {
+		return nil // read everything again, in a new epoch
+	} else if err != nil && ctx.Err() == nil {
 		return err
 	}
 	return errors.New("etcd: watch closed")
@@ -163,7 +186,9 @@ func (w *watch) round(ctx context.Context) error {
 
 // checkEvery starts a goroutine that reads the count of keys under dir every
 // CheckInterval, each read bounded by CheckInterval, and cancels the watch
-// with the error of the first failed read. stop ends it and waits.
+// with the error of the first failed read, or with errRevisionBack when a
+// read's store revision is lower than one already seen. stop ends it and
+// waits.
 func (w *watch) checkEvery(ctx context.Context, cancel context.CancelCauseFunc, dir string) (stop func()) {
 	done := make(chan struct{})
 	quit := make(chan struct{})
@@ -180,10 +205,14 @@ func (w *watch) checkEvery(ctx context.Context, cancel context.CancelCauseFunc, 
 			case <-tick.C:
 			}
 			cctx, ccancel := context.WithTimeout(ctx, w.opts.CheckInterval)
-			_, err := w.client.Get(cctx, dir, clientv3.WithPrefix(), clientv3.WithCountOnly())
+			resp, err := w.client.Get(cctx, dir, clientv3.WithPrefix(), clientv3.WithCountOnly())
 			ccancel()
 			if err != nil && ctx.Err() == nil {
 				cancel(err)
+				return
+			}
+			if err == nil && resp.Header.Revision < w.lastRev.Load() {
+				cancel(errRevisionBack)
 				return
 			}
 		}
@@ -219,6 +248,14 @@ func (w *watch) put(key string, value []byte) {
 // the last view delivered, or an error view was delivered since, or nothing
 // was delivered yet.
 func (w *watch) deliver(rev int64) {
+	// A store revision lower than one already read (a cluster restored from
+	// an older snapshot without --bump-revision, or a new cluster at the
+	// same endpoints) starts a new epoch, counted even when the list is
+	// unchanged: every later view carries it.
+	if rev < w.lastRev.Load() {
+		w.epoch++
+	}
+	w.lastRev.Store(rev)
 	list := slices.SortedFunc(maps.Values(w.instances), func(a, b registry.Instance) int { return cmp.Compare(a.ID, b.ID) })
 	if list == nil {
 		list = []registry.Instance{}
@@ -226,7 +263,7 @@ func (w *watch) deliver(rev int64) {
 	if w.delivered && !w.inError && slices.EqualFunc(list, w.good.Instances, sameInstance) {
 		return
 	}
-	w.good = registry.View{Service: w.service, Instances: list, Revision: uint64(rev), Received: time.Now(), Source: SourceName}
+	w.good = registry.View{Service: w.service, Instances: list, Revision: uint64(rev), Epoch: w.epoch, Received: time.Now(), Source: SourceName}
 	w.delivered, w.inError = true, false
 	w.fn(w.good)
 }

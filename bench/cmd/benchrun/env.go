@@ -84,6 +84,11 @@ func (e *env) goBuild(chdir string, pkgs ...string) error {
 	}
 	args = append(append(args, "-o", e.dir+"/"), pkgs...)
 	cmd := exec.Command("go", args...)
+	if chdir != "" {
+		// A module of its own, outside the root's go.work: built alone,
+		// so its requirements never mix with the workspace's.
+		cmd.Env = append(os.Environ(), "GOWORK=off")
+	}
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	fmt.Fprintf(os.Stderr, "benchrun: go %s\n", strings.Join(args, " "))
 	if err := cmd.Run(); err != nil {

@@ -2,6 +2,7 @@ package drill
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/drainkit/drainkit/lifecycle"
@@ -60,17 +61,11 @@ func parseStateTimeline(body []byte) (ReplicaTimeline, bool) {
 	return rt, true
 }
 
-// logCounters are the timeline group's non-step members in the exit log line:
-// the attribute names lifecycle.Timeline.LogValue writes (the log form has no
-// Go type to decode into; the GET /state form does, lifecycle.Timeline).
-var logCounters = map[string]bool{
-	"start": true, "reason": true, "late_arrivals": true, "last_late_arrival": true,
-	"in_flight_at_close": true, "force_closed_count": true,
-}
-
-// parseLogTimeline reads a JSON log line (log/slog's JSONHandler, durations
-// in nanoseconds) that carries the lifecycle's timeline group under the key
-// "timeline", as the exit line "drainkit: drain complete" does.
+// parseLogTimeline reads a JSON log line that carries the lifecycle's
+// timeline group under the key "timeline", as the exit line "drainkit: drain
+// complete" does (lifecycle.Timeline.LogValue): counters, durations in whole
+// milliseconds with "_ms" keys, each step as "<step>_ms" and a failed step's
+// error as "<step>_error".
 func parseLogTimeline(line []byte) (ReplicaTimeline, bool) {
 	var m struct {
 		Timeline map[string]json.RawMessage `json:"timeline"`
@@ -89,25 +84,25 @@ func parseLogTimeline(line []byte) (ReplicaTimeline, bool) {
 		rt.T0 = start
 	}
 	rt.LateArrivals = num("late_arrivals")
-	rt.LastLateArrival = time.Duration(num("last_late_arrival"))
+	rt.LastLateArrival = time.Duration(num("last_late_arrival_ms")) * time.Millisecond
 	rt.InFlightAtClose = num("in_flight_at_close")
 	rt.ForceClosed = num("force_closed_count")
 	for k, raw := range m.Timeline {
-		if logCounters[k] {
+		if k == "last_late_arrival_ms" {
 			continue
 		}
-		var n int64
-		if json.Unmarshal(raw, &n) == nil {
-			rt.Steps[k] = time.Duration(n)
+		if name, ok := strings.CutSuffix(k, "_ms"); ok {
+			var n int64
+			if json.Unmarshal(raw, &n) == nil {
+				rt.Steps[name] = time.Duration(n) * time.Millisecond
+			}
 			continue
 		}
-		var failed struct {
-			At    int64  `json:"at"`
-			Error string `json:"error"`
-		}
-		if json.Unmarshal(raw, &failed) == nil {
-			rt.Steps[k] = time.Duration(failed.At)
-			rt.StepErrors[k] = failed.Error
+		if name, ok := strings.CutSuffix(k, "_error"); ok {
+			var e string
+			if json.Unmarshal(raw, &e) == nil {
+				rt.StepErrors[name] = e
+			}
 		}
 	}
 	return rt, true

@@ -70,8 +70,11 @@ func TestTimelineFromRealLifecycle(t *testing.T) {
 	if !found || !foundT0 {
 		t.Fatalf("no timeline (%v) or DRAINING line (%v) in the log:\n%s", found, foundT0, logs.String())
 	}
-	if fromLog.LateArrivals != 3 || fromLog.LastLateArrival <= 0 {
-		t.Fatalf("log timeline: %+v", fromLog)
+	// The log carries whole milliseconds (DESIGN.md section 7), GET /state
+	// nanoseconds.
+	if fromLog.LateArrivals != 3 || fromState.LastLateArrival <= 0 ||
+		fromLog.LastLateArrival != fromState.LastLateArrival.Truncate(time.Millisecond) {
+		t.Fatalf("log timeline: %+v; state: %+v", fromLog, fromState)
 	}
 	if !fromLog.T0.Equal(fromState.T0) {
 		t.Fatalf("t0: log %v, state %v", fromLog.T0, fromState.T0)
@@ -98,8 +101,9 @@ func TestParseTimelineRejectsOtherLines(t *testing.T) {
 			t.Errorf("parseStateTimeline(%q) ok", line)
 		}
 	}
-	tl, ok := parseLogTimeline([]byte(`{"timeline":{"late_arrivals":2,"deregistered":{"at":1000,"error":"agent down"},"not_ready":5}}`))
-	if !ok || tl.StepErrors["deregistered"] != "agent down" || tl.Steps["deregistered"] != 1000 || tl.Steps["not_ready"] != 5 || tl.LateArrivals != 2 {
+	tl, ok := parseLogTimeline([]byte(`{"timeline":{"late_arrivals":2,"last_late_arrival_ms":7,"deregistered_ms":1000,"deregistered_error":"agent down","not_ready_ms":5}}`))
+	if !ok || tl.StepErrors["deregistered"] != "agent down" || tl.Steps["deregistered"] != time.Second || tl.Steps["not_ready"] != 5*time.Millisecond ||
+		tl.LateArrivals != 2 || tl.LastLateArrival != 7*time.Millisecond || len(tl.Steps) != 2 {
 		t.Fatalf("failed step: %+v", tl)
 	}
 }

@@ -1,0 +1,73 @@
+// Package nacos registers a drainkit instance in Nacos (2.x and 3.x, through
+// nacos-sdk-go's gRPC client) and watches the instances of a service. It is
+// its own Go module, github.com/drainkit/drainkit/registry/nacos, and the
+// only drainkit package that imports github.com/nacos-group/nacos-sdk-go/v2:
+// a program that does not import it does not pay for the SDK and the Alibaba
+// Cloud modules it pulls in. Tested against a real Nacos 3.1 server
+// (scripts/nacos.sh).
+//
+// # Registrar
+//
+// A Registrar follows the lifecycle (see lifecycle.Registrar):
+//
+//   - READY: the first READY registers an ephemeral instance (it belongs to
+//     the client's gRPC connection) with healthy=true, enabled=true, the
+//     configured weight and cluster, and metadata drainkit_ready_at
+//     (registry.MetaReadyAt, the latest READY). Never before warm-up.
+//   - EJECTED re-registers it with healthy=false: consumers' healthy lists
+//     (the 1.x open API with healthyOnly, nacos-sdk-go's SelectInstances,
+//     Spring Cloud's discovery) drop it while the registration stays, and
+//     READY again makes it healthy with the new READY time. Why healthy and
+//     not enabled: enabled is the operator's switch. Nacos keeps an
+//     operator's change (console "offline", the admin API) as metadata laid
+//     over the client's registration, and that overlay wins over what the
+//     client publishes, so an eject written as enabled=false would be
+//     undone by any earlier console action, and an operator's offline could
+//     not be told apart from drainkit's own.
+//   - Every SyncInterval (2s) the Registrar reads its instance back from the
+//     server's open API (never from the SDK's cache) and registers it again
+//     if the server lost it (a restart, a lost connection), as long as it is
+//     READY or EJECTED; never after Deregister.
+//   - An operator's offline is honoured: when the server shows the instance
+//     disabled although drainkit published it enabled, the Registrar
+//     reports Health "maintenance" (EJECTED by operator; Options.OnOperator
+//     lets the program move its lifecycle too) and from then on publishes
+//     enabled=false itself, so neither its own re-registration nor the
+//     SDK's re-registration after a reconnect turns the instance back on,
+//     even on a server that lost the operator's overlay. It ends when an
+//     operator enables the instance again.
+//   - DRAINING: Deregister deregisters the instance through the client,
+//     bounded and retried within its deadline; Confirm reads the server until
+//     it no longer lists the instance. Close, last (a stop hook), closes the
+//     client's connection within CloseTimeout: closing it removes the
+//     client's ephemeral instances on the server, and it can hang for minutes
+//     when the server is unreachable.
+//
+// A process killed with SIGKILL loses its connection at once (the kernel
+// closes the socket): the server drops its ephemeral instances when it
+// notices, immediately on a reset connection, else after its connection
+// health check (about 20 s with Nacos's defaults).
+//
+// # Source
+//
+// NewSource (and Watch) read the consumers' list of a service from the open
+// API (GET /v1/ns/instance/list with healthyOnly, which Nacos 1.x, 2.x, 3.x
+// and r-nacos serve): a full snapshot first, then again on every push of a
+// subscription through nacos-sdk-go (used only as a wake-up, never as data,
+// with the SDK's disk cache off) and every ReadInterval in any case, which
+// covers lost or once-only subscription callbacks. Only healthy, enabled
+// instances of weight > 0 are listed; the weight is in each instance's Meta
+// under MetaWeight. Views carry the server's lastRefTime as revision, the
+// time received and Source "nacos"; errors keep the last good view; an
+// empty list is delivered as empty (the consumer's own rules decide what to
+// do with it), unlike the SDK's UpdateCacheWhenEmpty=false, which keeps the
+// old list and calls no callback.
+//
+// # Settings
+//
+// OptionsFromEnv reads NACOS_SERVER_ADDR (host:port list; unset: register
+// nowhere), NACOS_CONTEXT_PATH, NACOS_NAMESPACE, NACOS_GROUP, NACOS_CLUSTER,
+// NACOS_WEIGHT, NACOS_USERNAME and NACOS_PASSWORD; Validate checks them
+// before any listener opens and names the variable of a bad one. The
+// password is never logged.
+package nacos

@@ -1,0 +1,235 @@
+// Package nacostest runs a real Nacos server for tests: one standalone node
+// (naming and config, embedded Derby, authentication off) on free ports with
+// a temporary nacos.home, stopped when the test ends. The server is the jar
+// that scripts/nacos.sh builds once from tools/nacos into the cache (Nacos
+// 3.1.0-bugfix from Maven Central); $DRAINKIT_NACOS_JAR (set by `make race`)
+// names it when set. It runs with the `java` on PATH (JDK 17 or later). A test
+// that cannot obtain the jar or start the server fails; it is never skipped.
+//
+// A Nacos server is slow to start (about 30 s on an idle 2-core machine,
+// up to two minutes under load): a package starts one in TestMain (see
+// StartMain) and its tests share it, each on its own service names.
+//
+// Stop and Restart keep nacos.home: the Derby database (persistent instances,
+// namespaces, operators' instance settings kept there) survives, while
+// ephemeral instances, which live in the server's memory and belong to their
+// clients' connections, are gone until their clients register them again.
+package nacostest
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/drainkit/drainkit/internal/toolbin"
+)
+
+// EnvJar is the environment variable naming the server's jar.
+const EnvJar = "DRAINKIT_NACOS_JAR"
+
+// StartTimeout bounds how long Start and Restart wait for the server to
+// answer its HTTP open API and accept connections on its gRPC port.
+const StartTimeout = 4 * time.Minute
+
+// stopTimeout is how long Stop waits after SIGTERM before SIGKILL.
+const stopTimeout = 15 * time.Second
+
+// PushTaskDelay is the test server's nacos.naming.push.pushTaskDelay (the
+// server's default is 500ms): how long after a registration or
+// deregistration its instance lists and pushes follow.
+const PushTaskDelay = 20 * time.Millisecond
+
+// ListDelay bounds how long after a change the server's instance lists
+// show it: PushTaskDelay, then the next round of the server's delay-task
+// engine, which runs every 100ms.
+const ListDelay = PushTaskDelay + 100*time.Millisecond
+
+// GRPCOffset is the distance from the HTTP port to the gRPC port that Nacos
+// 2.x and 3.x clients connect to (nacos-sdk-go's default too).
+const GRPCOffset = 1000
+
+// Server is one Nacos server, running or stopped. Its methods are safe for
+// concurrent use.
+type Server struct {
+	// Addr is the HTTP address, "127.0.0.1:<port>": the value for
+	// NACOS_SERVER_ADDR. The gRPC port is Port+GRPCOffset.
+	Addr string
+	// Port is the HTTP port.
+	Port int
+	// BaseURL is "http://" + Addr + "/nacos", the open API's root.
+	BaseURL string
+	// StartupTime is how long the last start took, up to the server
+	// answering on both ports.
+	StartupTime time.Duration
+
+	jar  string
+	home string
+	proc toolbin.Server
+}
+
+// Jar returns the path of the server's jar: $DRAINKIT_NACOS_JAR if set, else
+// the path printed by <module root>/scripts/nacos.sh (which may build it
+// first, taking minutes).
+func Jar() (string, error) { return toolbin.Path("nacostest", EnvJar, "nacos.sh") }
+
+// StartMain starts a server for a package's TestMain, in a temporary
+// directory that stop removes: call stop after m.Run. It returns an error
+// instead of failing a test, since TestMain has none.
+func StartMain() (s *Server, stop func(), err error) {
+	dir, err := os.MkdirTemp("", "nacostest-")
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err = start(dir)
+	if err != nil {
+		b, _ := os.ReadFile(filepath.Join(dir, "nacos.log"))
+		if len(b) > 8000 {
+			b = b[len(b)-8000:]
+		}
+		_ = os.RemoveAll(dir)
+		return nil, nil, fmt.Errorf("%w\nserver log (tail):\n%s", err, b)
+	}
+	return s, func() { s.Stop(); _ = os.RemoveAll(dir) }, nil
+}
+
+// Start starts a server of its own for one test, in t.TempDir(); it is
+// stopped when the test ends and its log printed if the test failed.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	s, err := start(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Stop(); toolbin.LogTail(t, s.LogPath(), "nacos log") })
+	return s
+}
+
+func start(dir string) (*Server, error) {
+	jar, err := Jar()
+	if err != nil {
+		return nil, err
+	}
+	var lastErr error
+	for range 5 { // another process may take a port between the check and the bind
+		port, err := freePorts()
+		if err != nil {
+			return nil, err
+		}
+		s := &Server{Port: port, Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), jar: jar,
+			home: filepath.Join(dir, "home"),
+			proc: toolbin.Server{Name: "nacostest", What: "nacostest: nacos", LogPath: filepath.Join(dir, "nacos.log"),
+				StartTimeout: StartTimeout, StopGrace: stopTimeout}}
+		s.BaseURL = "http://" + s.Addr + "/nacos"
+		if lastErr = s.start(); lastErr == nil {
+			return s, nil
+		}
+	}
+	return nil, lastErr
+}
+
+func (s *Server) start() error {
+	cmd := exec.Command("java",
+		// Start-up speed over peak speed: C1 only and the serial collector
+		// roughly halve the start on 2 cores; a test server serves little.
+		"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xms128m", "-Xmx512m",
+		"-Dnacos.home="+s.home,
+		// The server rebuilds a service's instance list (what the open API
+		// answers and what it pushes) PushTaskDelay after a change, 500 ms by
+		// default, to batch changes; the tests measure drainkit's part.
+		"-Dnacos.naming.push.pushTaskDelay="+strconv.Itoa(int(PushTaskDelay/time.Millisecond)),
+		"-Dnacos.server.main.port="+strconv.Itoa(s.Port),
+		"-Dnacos.logs.path="+filepath.Join(s.home, "logs"),
+		"-jar", s.jar)
+	// Derby writes derby.log into the working directory.
+	if err := os.MkdirAll(s.home, 0o755); err != nil {
+		return err
+	}
+	cmd.Dir = s.home
+	began := time.Now()
+	err := s.proc.Start(cmd, s.up)
+	if err == nil {
+		s.StartupTime = time.Since(began)
+		fmt.Fprintf(os.Stderr, "nacostest: Nacos server on %s up after %s\n", s.Addr, s.StartupTime.Round(time.Millisecond))
+	}
+	return err
+}
+
+// up reports nil once the naming open API answers 200 and the gRPC port
+// accepts connections.
+func (s *Server) up(ctx context.Context, hc *http.Client) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet,
+		s.BaseURL+"/v1/ns/instance/list?serviceName=nacostest-probe", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET /v1/ns/instance/list: %s", resp.Status)
+	}
+	c, err := (&net.Dialer{Timeout: time.Second}).DialContext(ctx, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port+GRPCOffset)))
+	if err != nil {
+		return err
+	}
+	return c.Close()
+}
+
+// Stop stops the server (SIGTERM, then SIGKILL after 15s) and waits for it
+// to exit; nacos.home stays. It is idempotent.
+func (s *Server) Stop() { s.proc.Stop() }
+
+// Restart starts a stopped server again on the same ports with the same
+// nacos.home (stopping it first if it runs). It fails the test if the server
+// does not come up.
+func (s *Server) Restart(t testing.TB) {
+	t.Helper()
+	s.proc.Restart(t, s.start)
+}
+
+// Running reports whether the server process is running.
+func (s *Server) Running() bool { return s.proc.Running() }
+
+// LogPath is the file the server's console output goes to (appended across
+// restarts); the server's own logs are under nacos.home/logs.
+func (s *Server) LogPath() string { return s.proc.LogPath }
+
+// Env returns the environment for a child process that should register in
+// this server: NACOS_SERVER_ADDR=<Addr>.
+func (s *Server) Env() []string { return []string{"NACOS_SERVER_ADDR=" + s.Addr} }
+
+// freePorts returns an HTTP port P such that P, P-1000 (Raft), P+1000 (gRPC)
+// and P+1001 (cluster gRPC) are all free on every interface, as Nacos binds
+// them there.
+func freePorts() (int, error) {
+	for range 100 {
+		p := 21000 + rand.IntN(30000)
+		ok := true
+		var held []net.Listener
+		for _, q := range []int{p, p - 1000, p + 1000, p + 1001} {
+			l, err := net.Listen("tcp", ":"+strconv.Itoa(q))
+			if err != nil {
+				ok = false
+				break
+			}
+			held = append(held, l)
+		}
+		for _, l := range held {
+			l.Close()
+		}
+		if ok {
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("nacostest: no free port P with P-1000, P+1000 and P+1001 free after 100 tries")
+}

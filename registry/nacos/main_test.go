@@ -1,0 +1,195 @@
+package nacos_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/drainkit/drainkit/internal/childtest"
+	"github.com/drainkit/drainkit/internal/testlog"
+	"github.com/drainkit/drainkit/internal/testpoll"
+	"github.com/drainkit/drainkit/registry/nacos"
+	"github.com/drainkit/drainkit/registry/nacos/internal/nacostest"
+	"go.uber.org/goleak"
+)
+
+// srv is the package's one Nacos server (a start takes 30 s to 2 minutes on
+// 2 cores): every test uses service names of its own.
+var srv *nacostest.Server
+
+// child is internal/nacosservice, built once; TestMain removes it.
+var child = childtest.NewOnce("github.com/drainkit/drainkit/registry/nacos/internal/nacosservice")
+
+func TestMain(m *testing.M) {
+	s, stop, err := nacostest.StartMain()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	srv = s
+	code := m.Run()
+	stop()
+	if code == 0 {
+		// nacos-sdk-go leaves goroutines that CloseClient does not end (the
+		// 1.x UDP push receiver, its logger's rotation).
+		if err := goleak.Find(sdkGoroutines...); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	child.RemoveAndExit(code)
+}
+
+var sdkGoroutines = []goleak.Option{
+	goleak.IgnoreAnyFunction("github.com/nacos-group/nacos-sdk-go/v2/clients/naming_client/naming_http.(*PushReceiver).handleClient"),
+	goleak.IgnoreAnyFunction("gopkg.in/natefinch/lumberjack%2ev2.(*Logger).millRun"),
+	goleak.IgnoreAnyFunction("github.com/nacos-group/nacos-sdk-go/v2/common/remote/rpc.(*RpcClient).Start.func1"),
+	goleak.IgnoreAnyFunction("github.com/nacos-group/nacos-sdk-go/v2/common/remote/rpc.(*RpcClient).Start.func2"),
+}
+
+var eventually = testpoll.Eventually
+
+func testLogger(t *testing.T) *slog.Logger { lg, _ := testlog.New(t, "registrar log"); return lg }
+
+// testOptions returns options for a registrar of service on port against
+// srv: address 127.0.0.1, a read-back every 500ms.
+func testOptions(t *testing.T, service string, port int) nacos.Options {
+	o := nacos.DefaultOptions(service, port)
+	o.Addrs = []string{srv.Addr}
+	o.Address = "127.0.0.1"
+	o.SyncInterval, o.CallTimeout = 500*time.Millisecond, 500*time.Millisecond
+	o.SettleTime = 300 * time.Millisecond
+	o.Logger = testLogger(t)
+	o.SDKLogDir = t.TempDir()
+	return o
+}
+
+// childEnv is the environment of a child registered in srv, with the
+// drain timings of childtest.Timings.
+func childEnv(extra ...string) []string {
+	return append(append(srv.Env(), childtest.Timings()...), extra...)
+}
+
+func startChild(t *testing.T, args ...string) *childtest.Child {
+	t.Helper()
+	return childtest.Start(t, child.Path(t), childEnv(), args...)
+}
+
+// instance is one entry of the admin API's instance list.
+type instance struct {
+	IP       string            `json:"ip"`
+	Port     int               `json:"port"`
+	Weight   float64           `json:"weight"`
+	Healthy  bool              `json:"healthy"`
+	Enabled  bool              `json:"enabled"`
+	Metadata map[string]string `json:"metadata"`
+}
+
+// adminList reads every instance of service with the admin API (disabled
+// and unhealthy ones included), as an operator's console does.
+func adminList(service string) ([]instance, error) {
+	q := url.Values{"serviceName": {service}}
+	var r struct {
+		Code int        `json:"code"`
+		Data []instance `json:"data"`
+	}
+	err := call(http.MethodGet, "/v3/admin/ns/instance/list", q, &r)
+	if errors.Is(err, errNoInstance) {
+		return nil, nil
+	}
+	return r.Data, err
+}
+
+// consumerList reads what a 1.x consumer sees: healthy, enabled instances.
+func consumerList(service string) ([]instance, error) {
+	q := url.Values{"serviceName": {service}, "healthyOnly": {"true"}}
+	var r struct {
+		Hosts []instance `json:"hosts"`
+	}
+	err := call(http.MethodGet, "/v1/ns/instance/list", q, &r)
+	return r.Hosts, err
+}
+
+// setEnabled does what the console's "online"/"offline" does for an
+// ephemeral instance: the admin API's instance update.
+func setEnabled(t *testing.T, service string, port int, enabled bool) {
+	t.Helper()
+	q := url.Values{"serviceName": {service}, "ip": {"127.0.0.1"}, "port": {strconv.Itoa(port)},
+		"ephemeral": {"true"}, "enabled": {strconv.FormatBool(enabled)}, "weight": {"1"}}
+	// The update is a metadata operation through the server's Raft group,
+	// which refuses it ("do metadata operation failed") until the group has
+	// elected itself, some seconds after a (re)start.
+	eventually(t, 30*time.Second, "PUT /v3/admin/ns/instance enabled="+strconv.FormatBool(enabled), func() (bool, string) {
+		var r struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		}
+		err := call(http.MethodPut, "/v3/admin/ns/instance", q, &r)
+		return err == nil && r.Code == 0, fmt.Sprint(err, r)
+	})
+}
+
+// errNoInstance is Nacos's 404 answer for a service or cluster without
+// instances.
+var errNoInstance = errors.New("no instance")
+
+func call(method, path string, q url.Values, out any) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, srv.BaseURL+path+"?"+q.Encode(), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode == http.StatusNotFound && bytes.Contains(b, []byte(`"code"`)) {
+		return fmt.Errorf("%w: %s", errNoInstance, b)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, b)
+	}
+	return json.Unmarshal(b, out)
+}
+
+// find returns the instance on port.
+func find(list []instance, port int) (instance, bool) {
+	for _, in := range list {
+		if in.Port == port {
+			return in, true
+		}
+	}
+	return instance{}, false
+}
+
+// childPort is the child's service port.
+func childPort(t *testing.T, c *childtest.Child) int {
+	t.Helper()
+	_, p, err := splitPort(c.HTTP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func splitPort(hostport string) (string, int, error) {
+	u, err := url.Parse("http://" + hostport)
+	if err != nil {
+		return "", 0, err
+	}
+	p, err := strconv.Atoi(u.Port())
+	return u.Hostname(), p, err
+}
