@@ -50,8 +50,8 @@ type ServerFunc func(lc *lifecycle.Lifecycle, ln net.Listener) (lifecycle.Server
 // validates everything the registrar will need (its settings, its client's
 // environment) and returns an error naming the setting and its source,
 // which makes Main exit 2 with nothing started. Build runs once the
-// listeners are bound and returns the registrar; it returns nil, nil to
-// register nowhere (e.g. when no agent is configured). A registrar that is
+// listeners are bound and returns the registrar; it returns nil, nil (or
+// is nil) to register nowhere (e.g. when no agent is configured). A registrar that is
 // an io.Closer is closed by a stop hook, after the drain deregistered it.
 //
 // Enabled, if set, reports before any listener opens whether Build will

@@ -206,6 +206,9 @@ func (s *service) wire(lc *lifecycle.Lifecycle, cfg *config.Config, lns map[stri
 		lc.AddServer(l.name, srv)
 	}
 	for _, r := range s.registrations {
+		if r.r.Build == nil { // claims settings, registers nowhere
+			continue
+		}
 		reg, err := r.r.Build(cfg, Bound{Addrs: bound, Logger: s.logger})
 		if err != nil {
 			return fmt.Errorf("registrar %s: %w", r.name, err)

@@ -49,7 +49,11 @@ func TestMain(m *testing.M) {
 		"kratos":   {"build", "-o", filepath.Join(dir, "kratos"), "./kratos"},
 		"gozero":   {"build", "-o", filepath.Join(dir, "gozero"), "./gozero"},
 	} {
-		if out, err := exec.Command(goBin, build...).CombinedOutput(); err != nil {
+		cmd := exec.Command(goBin, build...)
+		// This module is outside the root's go.work (kratos and go-zero
+		// would raise the workspace's versions), like bench/anchors.
+		cmd.Env = append(os.Environ(), "GOWORK=off")
+		if out, err := cmd.CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", name, err, out)
 			_ = os.RemoveAll(dir)
 			os.Exit(1)

@@ -19,7 +19,6 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
-	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -27,6 +26,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/drainkit/drainkit"
+	"github.com/drainkit/drainkit/examples/internal/testservice"
 	"github.com/drainkit/drainkit/grpcdrain"
 	"github.com/drainkit/drainkit/lifecycle"
 )
@@ -51,7 +51,7 @@ func main() {
 // once (see grpcdrain.Adopt).
 func newGRPCServer(drainOpts ...grpc.ServerOption) *grpc.Server {
 	gs := grpc.NewServer(append(drainOpts, grpc.UnaryInterceptor(recovery))...)
-	testpb.RegisterTestServiceServer(gs, service{})
+	testpb.RegisterTestServiceServer(gs, testservice.Service{})
 	return gs
 }
 
@@ -64,26 +64,4 @@ func recovery(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler 
 		}
 	}()
 	return handler(ctx, req)
-}
-
-type service struct {
-	testpb.UnimplementedTestServiceServer
-}
-
-func (service) EmptyCall(context.Context, *testpb.Empty) (*testpb.Empty, error) {
-	return &testpb.Empty{}, nil
-}
-
-func (service) UnaryCall(ctx context.Context, req *testpb.SimpleRequest) (*testpb.SimpleResponse, error) {
-	if req.ResponseSize < 0 {
-		panic(fmt.Sprintf("negative response size %d", req.ResponseSize))
-	}
-	t := time.NewTimer(min(time.Duration(req.ResponseSize)*time.Millisecond, 10*time.Second))
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return &testpb.SimpleResponse{}, nil
-	case <-ctx.Done():
-		return nil, status.FromContextError(ctx.Err()).Err()
-	}
 }

@@ -34,7 +34,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"time"
 
 	"github.com/go-kratos/kratos/v2"
 	"github.com/go-kratos/kratos/v2/middleware/recovery"
@@ -42,9 +41,9 @@ import (
 	khttp "github.com/go-kratos/kratos/v2/transport/http"
 	"google.golang.org/grpc"
 	testpb "google.golang.org/grpc/interop/grpc_testing"
-	"google.golang.org/grpc/status"
 
 	"github.com/drainkit/drainkit"
+	"github.com/drainkit/drainkit/examples/internal/testservice"
 	"github.com/drainkit/drainkit/grpcdrain"
 	"github.com/drainkit/drainkit/lifecycle"
 )
@@ -98,30 +97,8 @@ func newHTTPServer(opts ...khttp.ServerOption) *khttp.Server {
 // ResponseSize panics).
 func newGRPCServer(opts ...kgrpc.ServerOption) *kgrpc.Server {
 	gs := kgrpc.NewServer(append([]kgrpc.ServerOption{kgrpc.Middleware(recovery.Recovery())}, opts...)...)
-	testpb.RegisterTestServiceServer(gs, service{})
+	testpb.RegisterTestServiceServer(gs, testservice.Service{})
 	return gs
-}
-
-type service struct {
-	testpb.UnimplementedTestServiceServer
-}
-
-func (service) EmptyCall(context.Context, *testpb.Empty) (*testpb.Empty, error) {
-	return &testpb.Empty{}, nil
-}
-
-func (service) UnaryCall(ctx context.Context, req *testpb.SimpleRequest) (*testpb.SimpleResponse, error) {
-	if req.ResponseSize < 0 {
-		panic(fmt.Sprintf("negative response size %d", req.ResponseSize))
-	}
-	t := time.NewTimer(min(time.Duration(req.ResponseSize)*time.Millisecond, 10*time.Second))
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return &testpb.SimpleResponse{}, nil
-	case <-ctx.Done():
-		return nil, status.FromContextError(ctx.Err()).Err()
-	}
 }
 
 // frameworkShutdown runs the same transports under kratos.App, as kratos
