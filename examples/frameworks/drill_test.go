@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -40,9 +39,11 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// The go command that runs this test: on PATH, else under $GOROOT,
+	// which `go test` sets.
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+		goBin = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
 	}
 	for name, build := range map[string][]string{
 		"drainkit": {"build", "-C", "../..", "-o", filepath.Join(dir, "drainkit"), "./cmd/drainkit"},
