@@ -25,6 +25,12 @@ func (w *Watcher) receive(call uint64, v registry.View) {
 			"current_revision", w.latest.Revision, "source", v.Source)
 		return
 	}
+	w.takeLocked(call, v, now)
+}
+
+// takeLocked makes v, from Watch call number call and not older than the
+// latest view, the latest: applied, or held when it is a sudden empty list.
+func (w *Watcher) takeLocked(call uint64, v registry.View, now time.Time) {
 	if w.latestIn == call && v.Epoch > w.latest.Epoch {
 		w.log.Info("consumer: the source's revisions started again (a new epoch); taking its views in the new order",
 			"service", w.opts.Service, "source", v.Source, "epoch", v.Epoch, "revision", v.Revision,
@@ -40,12 +46,23 @@ func (w *Watcher) receive(call uint64, v registry.View) {
 		v.Instances = []registry.Instance{}
 	}
 	w.latest, w.latestIn = v, call
-	if cur := w.cur.Load(); len(v.Instances) == 0 && cur != nil && len(cur.Instances) > 0 && w.opts.EmptyHold > 0 {
+	if cur := w.cur.Load(); len(v.Instances) == 0 && cur != nil && len(cur.Instances) > 0 && w.opts.EmptyHold > 0 && w.snap.Load() == nil {
 		w.holdLocked(now, len(cur.Instances))
 		return
 	}
 	w.endHoldLocked(now)
 	w.publishLocked(v)
+	if s := w.snap.Load(); s != nil { // after publishing: Wait then finds the view ready
+		w.snap.Store(nil)
+		w.log.Info("consumer: the source answered; its view replaces the last-good snapshot",
+			"service", w.opts.Service, "snapshot", s.path, "instances", len(v.Instances), "revision", v.Revision)
+	}
+	if w.opts.SnapshotPath != "" && len(v.Instances) > 0 {
+		select {
+		case w.snapDirty <- struct{}{}:
+		default: // a write is pending; it reads the latest view
+		}
+	}
 }
 
 // olderLocked reports whether v, from Watch call number call, is older than
@@ -65,7 +82,7 @@ func (w *Watcher) holdLocked(now time.Time, had int) {
 	w.heldSince = now
 	w.held = time.AfterFunc(w.opts.EmptyHold, func() { w.releaseHold(gen) })
 	w.log.Warn("consumer: the registry lists no instance after a non-empty list; holding the last non-empty view",
-		"service", w.opts.Service, "hold", w.opts.EmptyHold, "instances_kept", had,
+		"service", w.opts.Service, "hold_ms", w.opts.EmptyHold.Milliseconds(), "instances_kept", had,
 		"revision", w.latest.Revision, "source", w.latest.Source)
 }
 
@@ -78,7 +95,7 @@ func (w *Watcher) releaseHold(gen uint64) {
 	}
 	w.held = nil
 	w.log.Warn("consumer: the registry still lists no instance after the hold; emptying the candidate set",
-		"service", w.opts.Service, "held", time.Since(w.heldSince).Round(time.Millisecond))
+		"service", w.opts.Service, "held_ms", time.Since(w.heldSince).Milliseconds())
 	w.publishLocked(w.latest)
 }
 
@@ -90,7 +107,7 @@ func (w *Watcher) endHoldLocked(now time.Time) {
 	w.held.Stop()
 	w.held = nil
 	w.log.Info("consumer: the registry lists instances again within the empty-list hold",
-		"service", w.opts.Service, "held", now.Sub(w.heldSince).Round(time.Millisecond))
+		"service", w.opts.Service, "held_ms", now.Sub(w.heldSince).Milliseconds())
 }
 
 func (w *Watcher) publishLocked(v registry.View) {
@@ -115,13 +132,14 @@ func (w *Watcher) failedLocked(err error, now time.Time) {
 		return
 	}
 	w.errSince.Store(int64(w.clock.at(now)))
+	w.loadSnapshotLocked(now, err)
 	if w.cur.Load() == nil {
 		w.log.Warn("consumer: the service's source failed before its first view; no instance to call yet",
-			"service", w.opts.Service, "err", err, "max_staleness", w.opts.MaxStaleness)
+			"service", w.opts.Service, "err", err, "max_staleness_ms", w.opts.MaxStaleness.Milliseconds())
 	} else {
 		w.log.Warn("consumer: the service's source failed; keeping the last good view",
 			"service", w.opts.Service, "source", w.latest.Source, "err", err,
-			"view_age", w.latest.Age(now).Round(time.Millisecond), "max_staleness", w.opts.MaxStaleness)
+			"view_age_ms", w.latest.Age(now).Milliseconds(), "max_staleness_ms", w.opts.MaxStaleness.Milliseconds())
 	}
 	if w.opts.MaxStaleness > 0 {
 		w.degradedT = time.AfterFunc(w.opts.MaxStaleness, w.logDegraded)
@@ -135,7 +153,7 @@ func (w *Watcher) logDegraded() {
 		return
 	}
 	w.log.Error("consumer: degraded: the service's source has failed for longer than the maximum staleness",
-		"service", w.opts.Service, "max_staleness", w.opts.MaxStaleness, "err", w.lastErr)
+		"service", w.opts.Service, "max_staleness_ms", w.opts.MaxStaleness.Milliseconds(), "err", w.lastErr)
 }
 
 func (w *Watcher) recoveredLocked(now time.Time) {
@@ -149,7 +167,7 @@ func (w *Watcher) recoveredLocked(now time.Time) {
 	stopTimer(w.degradedT)
 	w.degradedT = nil
 	w.log.Info("consumer: the service's source recovered", "service", w.opts.Service,
-		"failed_for", failedFor.Round(time.Millisecond))
+		"failed_for_ms", failedFor.Milliseconds())
 }
 
 // sourceEnded records a Watch that returned: it counts as a source error
@@ -159,6 +177,6 @@ func (w *Watcher) sourceEnded(err error, wait time.Duration) {
 	defer w.mu.Unlock()
 	w.restarts++
 	w.log.Warn("consumer: the service's source stopped watching; restarting it",
-		"service", w.opts.Service, "err", err, "backoff", wait.Round(time.Millisecond), "restarts", w.restarts)
+		"service", w.opts.Service, "err", err, "backoff_ms", wait.Milliseconds(), "restarts", w.restarts)
 	w.failedLocked(fmt.Errorf("consumer: source Watch returned: %w", err), time.Now())
 }
