@@ -5,7 +5,6 @@ import (
 	"context"
 	"net"
 	"net/http"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/drainkit/drainkit"
 	"github.com/drainkit/drainkit/internal/etcdtest"
+	"github.com/drainkit/drainkit/internal/helpflags"
 	"github.com/drainkit/drainkit/internal/testlog"
 	"github.com/drainkit/drainkit/registry/etcd"
 )
@@ -22,20 +22,10 @@ import (
 // of etcd's settings and the shared registry ones in --help, and none of
 // Consul's.
 func TestRegisterFlagsAreEtcds(t *testing.T) {
-	var out bytes.Buffer
-	code := drainkit.Run(context.Background(), []string{"--help"}, drainkit.WithHTTP("http", ":0", http.NotFoundHandler()),
-		drainkit.WithEnv([]string{}), drainkit.WithOutput(&out), etcd.Register("orders", "http"))
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, out.String())
-	}
-	var got []string
-	for _, m := range regexp.MustCompile(`(?m)^\s+--(registry-[a-z0-9-]+)`).FindAllStringSubmatch(out.String(), -1) {
-		got = append(got, m[1])
-	}
+	got := helpflags.Registry(t, etcd.Register("orders", "http"))
 	want := []string{"registry-address", "registry-deregister-timeout", "registry-etcd-ca-file", "registry-etcd-call-timeout",
 		"registry-etcd-cert-file", "registry-etcd-dial-timeout", "registry-etcd-endpoints", "registry-etcd-keepalive-interval",
 		"registry-etcd-key-file", "registry-etcd-password", "registry-etcd-prefix", "registry-etcd-ttl", "registry-etcd-username", "registry-service"}
-	slices.Sort(got)
 	if !slices.Equal(got, want) {
 		t.Errorf("registry flags in --help:\n got %v\nwant %v", got, want)
 	}
