@@ -272,9 +272,6 @@ func TestBadSettingsOpenNothing(t *testing.T) {
 		{"a Consul setting for a program wiring etcd", []string{"DRAINKIT_REGISTRY_TTL=20s"}, nil, []drainkit.Option{
 			drainkit.WithRegistrar("etcd", drainkit.Registration{Keys: config.KeysUnder("registry.etcd.")})},
 			"registry.ttl (from env DRAINKIT_REGISTRY_TTL) is set, but no registrar this program wires (etcd) reads it"},
-		{"registrar of a listener the program lacks", nil, nil, []drainkit.Option{
-			drainkit.WithRegistrar("etcd", drainkit.Registration{Listener: "grpc"})},
-			`registrar etcd: registers listener "grpc", which this program does not have (its listeners: http)`},
 		{"listener name with a space", nil, nil, []drainkit.Option{drainkit.WithHTTP("my api", ":0", http.NotFoundHandler())},
 			`listener name "my api": want a unique name of letters, digits`},
 		{"flag defined twice", nil, nil, []drainkit.Option{drainkit.WithFlags(func(fs *pflag.FlagSet) { fs.Bool("version", false, "") })},

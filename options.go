@@ -2,7 +2,6 @@ package drainkit
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -42,16 +41,15 @@ type ServerFunc func(lc *lifecycle.Lifecycle, ln net.Listener) (lifecycle.Server
 // function claims its keys' file and environment values; their flags were
 // defined before it existed, so they have none.
 //
-// Listener, when set, names the listener whose bound address Build
-// registers; Main exits 2 before any listener opens when the program has
-// no listener of that name.
-//
 // Check runs after the settings load and before any listener opens: it
 // validates everything the registrar will need (its settings, its client's
 // environment) and returns an error naming the setting and its source,
 // which makes Main exit 2 with nothing started. Build runs once the
-// listeners are bound and returns the registrar; it returns nil, nil (or
-// is nil) to register nowhere (e.g. when no agent is configured). A registrar that is
+// listeners are bound, with their real addresses and the instance's
+// endpoints (Bound: every service listener with its scheme, for one
+// registration per instance), and returns the registrar; it returns nil,
+// nil (or is nil) to register nowhere (e.g. when no agent is configured).
+// A registrar that is
 // an io.Closer is closed by a stop hook, after the drain deregistered it.
 //
 // Enabled, if set, reports before any listener opens whether Build will
@@ -63,39 +61,18 @@ type ServerFunc func(lc *lifecycle.Lifecycle, ln net.Listener) (lifecycle.Server
 // when Build may return nil, so that a service registering nowhere is not
 // held to a budget it does not spend.
 type Registration struct {
-	Keys     []string
-	Listener string
-	Check    func(cfg *config.Config) error
-	Build    func(cfg *config.Config, b Bound) (lifecycle.Registrar, error)
-	Enabled  func(cfg *config.Config) bool
-}
-
-// Bound is what a Registration's Build gets besides the settings, once the
-// listeners are bound.
-type Bound struct {
-	// Addrs are every listener's bound address by name, "admin" included
-	// (a port 0 resolved).
-	Addrs map[string]net.Addr
-	// Logger is the program's logger (WithLogger, or Main's JSON lines),
-	// for the registrar's own lines.
-	Logger *slog.Logger
-}
-
-// TCPAddr returns the bound TCP address of the listener name, or an error
-// naming it when it is missing or not TCP.
-func (b Bound) TCPAddr(name string) (*net.TCPAddr, error) {
-	tcp, ok := b.Addrs[name].(*net.TCPAddr)
-	if !ok {
-		return nil, fmt.Errorf("listener %s: %v is not a bound TCP address", name, b.Addrs[name])
-	}
-	return tcp, nil
+	Keys    []string
+	Check   func(cfg *config.Config) error
+	Build   func(cfg *config.Config, b Bound) (lifecycle.Registrar, error)
+	Enabled func(cfg *config.Config) bool
 }
 
 // listenerSpec is one named service listener.
 type listenerSpec struct {
-	name  string
-	addr  string // default; flag --<name>-addr overrides
-	build ServerFunc
+	name   string
+	addr   string // default; flag --<name>-addr overrides
+	build  ServerFunc
+	scheme string // its endpoint's scheme in Bound.Endpoints; "" for none
 }
 
 // WithHTTP serves h on the listener name (flag --<name>-addr, default addr),
@@ -109,15 +86,24 @@ func WithHTTP(name, addr string, h http.Handler) Option {
 
 // WithHTTPServer is WithHTTP with the caller's *http.Server (its timeouts,
 // TLSConfig, ConnContext, ...); see httpdrain.New for what it may not do.
+// Its endpoint is registered with scheme "http", or "https" when
+// srv.TLSConfig is set.
 func WithHTTPServer(name, addr string, srv *http.Server) Option {
-	return func(s *service) { s.listeners = append(s.listeners, listenerSpec{name, addr, s.httpServer(srv)}) }
+	scheme := "http"
+	if srv.TLSConfig != nil {
+		scheme = "https"
+	}
+	return func(s *service) {
+		s.listeners = append(s.listeners, listenerSpec{name, addr, s.httpServer(srv), scheme})
+	}
 }
 
 // WithServer adds a listener name (flag --<name>-addr, default addr) and the
 // server participant build makes on it: a gRPC server through grpcdrain, or
-// any lifecycle.Server.
+// any lifecycle.Server. Its endpoint is registered with scheme "grpc";
+// WithEndpointScheme changes that.
 func WithServer(name, addr string, build ServerFunc) Option {
-	return func(s *service) { s.listeners = append(s.listeners, listenerSpec{name, addr, build}) }
+	return func(s *service) { s.listeners = append(s.listeners, listenerSpec{name, addr, build, "grpc"}) }
 }
 
 // WithWorker adds a participant with no listener under name, in logs and GET

@@ -55,25 +55,3 @@ func (s *service) registrarsDescription(wired map[string]bool) string {
 	}
 	return "no registrar this program wires (" + strings.Join(names, ", ") + ") reads it"
 }
-
-// hasListener reports whether the program has a service listener name.
-func (s *service) hasListener(name string) bool {
-	for _, l := range s.listeners {
-		if l.name == name {
-			return true
-		}
-	}
-	return false
-}
-
-// listenerNames lists the service listeners for errors.
-func (s *service) listenerNames() string {
-	var names []string
-	for _, l := range s.listeners {
-		names = append(names, l.name)
-	}
-	if len(names) == 0 {
-		return "none"
-	}
-	return strings.Join(names, ", ")
-}

@@ -28,6 +28,7 @@ type service struct {
 	env           []string
 	logger        *slog.Logger
 	listeners     []listenerSpec
+	schemes       [][2]string // WithEndpointScheme: listener name, scheme
 	registrations []namedRegistration
 	lcSetup       []func(*lifecycle.Lifecycle)
 	lcHooks       []func(*lifecycle.Lifecycle) error
@@ -110,6 +111,9 @@ func (s *service) prepare(args []string) (*config.Config, map[string]string, err
 	if _, err := s.adminMux(http.NotFoundHandler()); err != nil { // the real probes come in start
 		return nil, nil, err
 	}
+	if err := s.applySchemes(); err != nil {
+		return nil, nil, err
+	}
 	addrs, err := s.listenAddrs(cfg, addrFlags)
 	if err != nil {
 		return nil, nil, err
@@ -119,9 +123,6 @@ func (s *service) prepare(args []string) (*config.Config, map[string]string, err
 	}
 	registers := false
 	for _, r := range s.registrations {
-		if r.r.Listener != "" && !s.hasListener(r.r.Listener) {
-			return nil, nil, fmt.Errorf("registrar %s: registers listener %q, which this program does not have (its listeners: %s)", r.name, r.r.Listener, s.listenerNames())
-		}
 		if r.r.Check != nil {
 			if err := r.r.Check(cfg); err != nil {
 				return nil, nil, fmt.Errorf("registrar %s: %w", r.name, err)
@@ -130,6 +131,9 @@ func (s *service) prepare(args []string) (*config.Config, map[string]string, err
 		registers = registers || r.r.Enabled == nil || r.r.Enabled(cfg)
 	}
 	if registers {
+		if err := s.checkSchemes(); err != nil {
+			return nil, nil, err
+		}
 		if err := cfg.CheckDeregisterBudget(); err != nil {
 			return nil, nil, err
 		}
@@ -208,11 +212,12 @@ func (s *service) wire(lc *lifecycle.Lifecycle, cfg *config.Config, lns map[stri
 			c.Close()
 		}
 	}
+	b := Bound{Addrs: bound, Endpoints: s.endpoints(bound), Logger: s.logger}
 	for _, r := range s.registrations {
 		if r.r.Build == nil { // claims settings, registers nowhere
 			continue
 		}
-		reg, err := r.r.Build(cfg, Bound{Addrs: bound, Logger: s.logger})
+		reg, err := r.r.Build(cfg, b)
 		if err != nil {
 			closeRegistrars()
 			return fmt.Errorf("registrar %s: %w", r.name, err)

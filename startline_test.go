@@ -14,7 +14,7 @@ import (
 // instance registers through, by their WithRegistrar names; one whose Build
 // returned nil (registering nowhere) is not named.
 func TestStartLineNamesRegistrars(t *testing.T) {
-	memory := func(cfg *config.Config, _ drainkit.Bound) (lifecycle.Registrar, error) {
+	memory := func(*config.Config, drainkit.Bound) (lifecycle.Registrar, error) {
 		return registry.NewMemory("svc"), nil
 	}
 	nowhere := func(*config.Config, drainkit.Bound) (lifecycle.Registrar, error) { return nil, nil }

@@ -134,6 +134,10 @@ func (t *Transport) update(v registry.View) {
 	eps := make([]*endpoint, 0, len(v.Instances))
 	ramping := 0
 	for _, in := range v.Instances {
+		in, ok := in.ForScheme(t.opts.Scheme)
+		if !ok {
+			continue // serves no endpoint of this scheme
+		}
 		ep := t.byID[in.ID]
 		zone := in.Meta[t.opts.Zones.MetaKey]
 		if ready, _ := in.ReadyAt(); ep == nil || ep.addr != in.HostPort() || !ep.ready.Equal(ready) || ep.zone != zone {

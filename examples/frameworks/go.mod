@@ -4,6 +4,7 @@ go 1.26.7
 
 require (
 	github.com/drainkit/drainkit v0.0.0-00010101000000-000000000000
+	github.com/drainkit/drainkit/examples v0.0.0-00010101000000-000000000000
 	github.com/go-kratos/kratos/v2 v2.8.3
 	github.com/zeromicro/go-zero v1.10.3
 	go.uber.org/goleak v1.3.0
@@ -71,4 +72,16 @@ require (
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
 
-replace github.com/drainkit/drainkit => ../..
+// The drainkit modules from this checkout (the placeholder version, as in
+// the root's go.work, which this module is outside of: build with
+// GOWORK=off).
+replace (
+	github.com/drainkit/drainkit v0.0.0-00010101000000-000000000000 => ../..
+	github.com/drainkit/drainkit/consumer/grpcresolver/outlierdetection v0.0.0-00010101000000-000000000000 => ../../consumer/grpcresolver/outlierdetection
+	github.com/drainkit/drainkit/examples v0.0.0-00010101000000-000000000000 => ..
+	github.com/drainkit/drainkit/internal/consultest v0.0.0-00010101000000-000000000000 => ../../internal/consultest
+	github.com/drainkit/drainkit/internal/etcdtest v0.0.0-00010101000000-000000000000 => ../../internal/etcdtest
+	github.com/drainkit/drainkit/registry/consul v0.0.0-00010101000000-000000000000 => ../../registry/consul
+	github.com/drainkit/drainkit/registry/etcd v0.0.0-00010101000000-000000000000 => ../../registry/etcd
+	github.com/drainkit/drainkit/telemetry v0.0.0-00010101000000-000000000000 => ../../telemetry
+)

@@ -8,6 +8,12 @@
 // a negative ResponseSize, a handler bug that the recovery interceptor turns
 // into codes.Internal while the process keeps serving.
 //
+// With ETCD_ENDPOINTS (or registry.etcd.endpoints) set it registers in etcd,
+// and with CONSUL_HTTP_ADDR set in Consul: once per registry, one
+// registration holding both endpoints ("http://host:port" and
+// "grpc://host:port", as a kratos app with two servers registers), which the
+// drain removes at its start.
+//
 //	go run ./examples/grpcservice --grpc-addr 127.0.0.1:9090
 package main
 
@@ -29,6 +35,8 @@ import (
 	"github.com/drainkit/drainkit/examples/internal/testservice"
 	"github.com/drainkit/drainkit/grpcdrain"
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/registry/consul"
+	"github.com/drainkit/drainkit/registry/etcd"
 )
 
 func main() {
@@ -43,6 +51,12 @@ func main() {
 		drainkit.WithServer("grpc", ":9090", func(lc *lifecycle.Lifecycle, ln net.Listener) (lifecycle.Server, error) {
 			return grpcdrain.Adopt(lc, ln, newGRPCServer), nil
 		}),
+		// One registration per registry holding both endpoints
+		// (http://host:port, grpc://host:port): etcd when
+		// registry.etcd.endpoints or ETCD_ENDPOINTS is set, Consul when
+		// CONSUL_HTTP_ADDR is.
+		etcd.Register("grpcservice"),
+		consul.Register("grpcservice"),
 	))
 }
 

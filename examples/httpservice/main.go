@@ -55,8 +55,8 @@ func run(args []string) int {
 		// Registration, one line per registry: Consul when CONSUL_HTTP_ADDR
 		// is set, etcd when registry.etcd.endpoints or ETCD_ENDPOINTS is;
 		// the service listener's port, registry.address or its IP.
-		consul.Register("httpservice", "http"),
-		etcd.Register("httpservice", "http"),
+		consul.Register("httpservice"),
+		etcd.Register("httpservice"),
 		drainkit.WithSetup(func(cfg *config.Config) ([]drainkit.Option, error) {
 			if err := f.validate(cfg.Timings.WarmupTimeout); err != nil {
 				return nil, err

@@ -6,6 +6,7 @@ import (
 	"github.com/drainkit/drainkit"
 	"github.com/drainkit/drainkit/config"
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/registry"
 )
 
 // Keys returns the settings Register reads: the shared registry keys
@@ -22,14 +23,14 @@ func Keys() []string {
 // Register wires Consul registration into drainkit.Main from the loaded
 // settings, in one line:
 //
-//	os.Exit(drainkit.Main(drainkit.WithHTTP("http", ":8080", mux), consul.Register("orders", "http")))
+//	os.Exit(drainkit.Main(drainkit.WithHTTP("http", ":8080", mux), consul.Register("orders")))
 //
-// service is the name registered unless registry.service is set; listener
-// names the program's listener whose bound port is registered (Main exits 2
-// before any listener opens when it has no such listener). The address is
-// registry.address (the pod IP from the downward API on Kubernetes), else
-// the listener's IP when it is bound to one, else empty: the agent's node
-// address (see Options.Address for what an explicit address enables).
+// service is the name registered unless registry.service is set. The
+// instance is one service registration holding every endpoint the program
+// serves (drainkit.Bound.Endpoints), at registry.address (the pod IP from
+// the downward API on Kubernetes) when it is set, else each listener's IP
+// when it is bound to one, else empty: the agent's node address (see
+// Options.Address for what an explicit address enables).
 //
 // It registers when CONSUL_HTTP_ADDR is set (consul/api reads it,
 // CONSUL_HTTP_TOKEN and the other CONSUL_* variables); without it, nowhere
@@ -37,12 +38,11 @@ func Keys() []string {
 // variables are checked before any listener opens (exit 2 naming them); an
 // unreachable agent does not stop the start. The registrar logs through the
 // program's logger and is closed after the drain.
-func Register(service, listener string) drainkit.Option {
+func Register(service string) drainkit.Option {
 	enabled := os.Getenv("CONSUL_HTTP_ADDR") != ""
 	return drainkit.WithRegistrar("consul", drainkit.Registration{
-		Keys:     Keys(),
-		Listener: listener,
-		Enabled:  func(*config.Config) bool { return enabled },
+		Keys:    Keys(),
+		Enabled: func(*config.Config) bool { return enabled },
 		Check: func(cfg *config.Config) error {
 			if !enabled {
 				return nil
@@ -57,14 +57,8 @@ func Register(service, listener string) drainkit.Option {
 			if !enabled {
 				return nil, nil
 			}
-			tcp, err := b.TCPAddr(listener)
-			if err != nil {
-				return nil, err
-			}
-			opts := FromConfig(cfg.Registry, service, tcp.Port)
-			if opts.Address == "" && !tcp.IP.IsUnspecified() {
-				opts.Address = tcp.IP.String()
-			}
+			opts := FromConfig(cfg.Registry, service, 1)
+			opts.SetEndpoints(registry.EndpointsAt(b.Endpoints, cfg.Registry.Address))
 			opts.Logger = b.Logger
 			return New(opts)
 		},

@@ -12,7 +12,7 @@ import (
 // flags of Consul's settings and the shared registry ones in --help, and
 // none of etcd's.
 func TestRegisterFlagsAreConsuls(t *testing.T) {
-	got := helpflags.Registry(t, consul.Register("orders", "http"))
+	got := helpflags.Registry(t, consul.Register("orders"))
 	want := []string{"registry-address", "registry-call-timeout", "registry-deregister-critical-service-after",
 		"registry-deregister-timeout", "registry-heartbeat-interval", "registry-service", "registry-ttl"}
 	if !slices.Equal(got, want) {

@@ -6,6 +6,7 @@ import (
 	"github.com/drainkit/drainkit"
 	"github.com/drainkit/drainkit/config"
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/registry"
 )
 
 // Keys returns the settings Register reads: the shared registry keys
@@ -19,15 +20,14 @@ func Keys() []string {
 // Register wires etcd registration into drainkit.Main from the loaded
 // settings, in one line:
 //
-//	os.Exit(drainkit.Main(drainkit.WithHTTP("http", ":8080", mux), etcd.Register("orders", "http")))
+//	os.Exit(drainkit.Main(drainkit.WithHTTP("http", ":8080", mux), etcd.Register("orders")))
 //
-// service is the name registered unless registry.service is set; listener
-// names the program's listener whose bound port is registered, with scheme
-// "grpc" for a listener named "grpc" and "http" otherwise (Main exits 2
-// before any listener opens when it has no such listener). The address is
-// registry.address (the pod IP from the downward API on Kubernetes), else
-// the listener's IP when it is bound to one, else this host's first
-// non-loopback address (Options.Address).
+// service is the name registered unless registry.service is set. The
+// instance is one key holding every endpoint the program serves
+// (drainkit.Bound.Endpoints: each service listener with its scheme, as
+// kratos writes them), at registry.address (the pod IP from the downward API
+// on Kubernetes) when it is set, else each listener's IP when it is bound to
+// one, else this host's first non-loopback address (Options.Address).
 //
 // It registers when registry.etcd.endpoints, or when that is empty the
 // ETCD_ENDPOINTS variable (comma-separated host:port list), names etcd; with
@@ -36,8 +36,8 @@ func Keys() []string {
 // before any listener opens (exit 2 naming the key); an unreachable etcd
 // does not stop the start (the registrar retries). The registrar logs
 // through the program's logger and is closed after the drain.
-func Register(service, listener string) drainkit.Option {
-	options := func(cfg *config.Config, port int) (Options, bool, error) {
+func Register(service string) drainkit.Option {
+	options := func(cfg *config.Config) (Options, bool, error) {
 		reg := cfg.Registry
 		if reg.Etcd.Endpoints == "" {
 			reg.Etcd.Endpoints = os.Getenv("ETCD_ENDPOINTS")
@@ -45,18 +45,14 @@ func Register(service, listener string) drainkit.Option {
 		if reg.Etcd.Endpoints == "" {
 			return Options{}, false, nil
 		}
-		o, err := OptionsFrom(reg, service, port)
-		if listener == "grpc" {
-			o.Scheme = "grpc"
-		}
+		o, err := OptionsFrom(reg, service, 1)
 		return o, true, err
 	}
 	return drainkit.WithRegistrar("etcd", drainkit.Registration{
-		Keys:     Keys(),
-		Listener: listener,
-		Enabled:  func(cfg *config.Config) bool { _, enabled, _ := options(cfg, 1); return enabled },
+		Keys:    Keys(),
+		Enabled: func(cfg *config.Config) bool { _, enabled, _ := options(cfg); return enabled },
 		Check: func(cfg *config.Config) error {
-			o, enabled, err := options(cfg, 1)
+			o, enabled, err := options(cfg)
 			if !enabled || err != nil {
 				return err
 			}
@@ -67,17 +63,11 @@ func Register(service, listener string) drainkit.Option {
 			return r.Close()
 		},
 		Build: func(cfg *config.Config, b drainkit.Bound) (lifecycle.Registrar, error) {
-			tcp, err := b.TCPAddr(listener)
-			if err != nil {
-				return nil, err
-			}
-			o, enabled, err := options(cfg, tcp.Port)
+			o, enabled, err := options(cfg)
 			if !enabled || err != nil {
 				return nil, err
 			}
-			if o.Address == "" && !tcp.IP.IsUnspecified() {
-				o.Address = tcp.IP.String()
-			}
+			o.SetEndpoints(registry.EndpointsAt(b.Endpoints, cfg.Registry.Address))
 			o.Logger = b.Logger
 			return New(o)
 		},

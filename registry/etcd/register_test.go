@@ -22,7 +22,7 @@ import (
 // of etcd's settings and the shared registry ones in --help, and none of
 // Consul's.
 func TestRegisterFlagsAreEtcds(t *testing.T) {
-	got := helpflags.Registry(t, etcd.Register("orders", "http"))
+	got := helpflags.Registry(t, etcd.Register("orders"))
 	want := []string{"registry-address", "registry-deregister-timeout", "registry-etcd-ca-file", "registry-etcd-call-timeout",
 		"registry-etcd-cert-file", "registry-etcd-dial-timeout", "registry-etcd-endpoints", "registry-etcd-keepalive-interval",
 		"registry-etcd-key-file", "registry-etcd-password", "registry-etcd-prefix", "registry-etcd-ttl", "registry-etcd-username", "registry-service"}
@@ -51,7 +51,7 @@ func TestRegisterOneLine(t *testing.T) {
 		code <- drainkit.Run(ctx, []string{"--http-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0"},
 			drainkit.WithHTTP("http", ":0", http.NotFoundHandler()), drainkit.WithEnv(env), drainkit.WithOutput(out),
 			drainkit.OnStarted(func(a map[string]net.Addr) { ports <- a["http"].(*net.TCPAddr).Port }),
-			etcd.Register("oneline", "http"))
+			etcd.Register("oneline"))
 	}()
 	var port int
 	select {
@@ -88,7 +88,7 @@ func TestRegisterOneLine(t *testing.T) {
 
 	var bad bytes.Buffer
 	rc := drainkit.Run(context.Background(), nil, drainkit.WithHTTP("http", ":0", http.NotFoundHandler()),
-		drainkit.WithEnv(append(env, "DRAINKIT_REGISTRY_TTL=20s")), drainkit.WithOutput(&bad), etcd.Register("oneline", "http"))
+		drainkit.WithEnv(append(env, "DRAINKIT_REGISTRY_TTL=20s")), drainkit.WithOutput(&bad), etcd.Register("oneline"))
 	if rc != 2 || !strings.Contains(bad.String(), "registry.ttl (from env DRAINKIT_REGISTRY_TTL) is set, but no registrar this program wires (etcd) reads it") {
 		t.Errorf("a Consul setting with etcd wired: exit %d, %q", rc, bad.String())
 	}

@@ -45,8 +45,7 @@ func main() {
 	os.Exit(drainkit.Main(
 		drainkit.WithHTTP("http", "127.0.0.1:8080", mux),
 		drainkit.WithRegistrar("etcd", drainkit.Registration{
-			Keys:     etcd.Keys(),
-			Listener: "http",
+			Keys: etcd.Keys(),
 			Check: func(cfg *config.Config) error {
 				if cfg.Registry.Etcd.Endpoints == "" {
 					return nil // registers nowhere
@@ -58,15 +57,11 @@ func main() {
 				if cfg.Registry.Etcd.Endpoints == "" || !register {
 					return nil, nil
 				}
-				tcp, err := b.TCPAddr("http")
+				o, err := etcd.OptionsFrom(cfg.Registry, "bookservice", 1)
 				if err != nil {
 					return nil, err
 				}
-				o, err := etcd.OptionsFrom(cfg.Registry, "bookservice", tcp.Port)
-				if err != nil {
-					return nil, err
-				}
-				o.Address = tcp.IP.String()
+				o.SetEndpoints(b.Endpoints)
 				return etcd.New(o)
 			},
 		}),

@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"sync/atomic"
@@ -78,16 +79,15 @@ func registration(cfg *config.Config, service string, logger *slog.Logger, lc *a
 	}
 	return drainkit.Registration{
 		// The shared registry settings; Nacos's own come from NACOS_*.
-		Keys:     config.SharedRegistryKeys(),
-		Listener: "http",
+		Keys: config.SharedRegistryKeys(),
 		Check: func(*config.Config) error {
 			_, _, err := nacos.OptionsFromEnv(service, 1)
 			return err
 		},
 		Build: func(cfg *config.Config, b drainkit.Bound) (lifecycle.Registrar, error) {
-			tcp, err := b.TCPAddr("http")
-			if err != nil {
-				return nil, err
+			tcp, ok := b.Addrs["http"].(*net.TCPAddr)
+			if !ok {
+				return nil, fmt.Errorf("%s is not a TCP address", b.Addrs["http"])
 			}
 			o, enabled, err := nacos.OptionsFromEnv(service, tcp.Port)
 			if !enabled || err != nil {
