@@ -192,8 +192,8 @@ func WithEnv(env []string) Option { return func(s *service) { s.env = env } }
 func WithName(name string) Option { return func(s *service) { s.name = name } }
 
 // WithAdminLimits replaces the admin listener's limits (default
-// DefaultAdminLimits). It replaces all of them: a zero field means no limit,
-// so start from DefaultAdminLimits and change what differs.
+// DefaultAdminLimits()). It replaces all of them: a zero field means no limit,
+// so start from DefaultAdminLimits() and change what differs.
 func WithAdminLimits(l AdminLimits) Option { return func(s *service) { s.adminLimits = l } }
 
 // OnStarted calls fn with every listener's bound address by name ("admin"

@@ -10,7 +10,7 @@ import (
 	"github.com/drainkit/drainkit/config"
 	"github.com/drainkit/drainkit/internal/testlog"
 	"github.com/drainkit/drainkit/lifecycle"
-	"github.com/drainkit/drainkit/registry"
+	"github.com/drainkit/drainkit/registry/registrytest"
 )
 
 // TestRunErrorIsLogged (issue 18 item 4): an error Run returns is logged
@@ -32,7 +32,7 @@ func TestRunErrorIsLogged(t *testing.T) {
 		drainkit.WithRegistrar("claims", drainkit.Registration{Keys: []string{"registry.deregister_timeout"},
 			Enabled: func(*config.Config) bool { return false }}),
 		drainkit.WithLifecycle(func(lc *lifecycle.Lifecycle) error {
-			lc.AddRegistrar("late", registry.NewMemory("svc"))
+			lc.AddRegistrar("late", registrytest.NewMemory("svc"))
 			return nil
 		}))
 	log := out.String()

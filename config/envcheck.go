@@ -15,12 +15,13 @@ var otherEnv = map[string]string{
 	EnvConfig:                  "config.Load: the configuration file's path",
 	"DRAINKIT_CONSUL_BIN":      "internal/consultest and bench/cmd/benchrun: the consul binary (the Makefile sets it from scripts/consul.sh)",
 	"DRAINKIT_ETCD_BIN":        "internal/etcdtest and bench/cmd/benchrun: the etcd binary (the Makefile sets it from scripts/etcd.sh)",
-	"DRAINKIT_NACOS_JAR":       "registry/nacos/internal/nacostest: the Nacos server's jar (the Makefile sets it from scripts/nacos.sh)",
+	"DRAINKIT_NACOS_JAR":       "internal/nacostest: the Nacos server's jar (the Makefile sets it from scripts/nacos.sh)",
 	"DRAINKIT_CACHE":           "scripts/consul.sh, scripts/etcd.sh and scripts/nacos.sh: the directory the servers are built in",
 	"DRAINKIT_GO":              "scripts/consul.sh: the go command that builds consul",
 	"DRAINKIT_CHROMIUM":        "cmd/drainkit's tests: the headless Chromium that checks the drill report",
 	"DRAINKIT_KEEP_SCREENSHOT": "cmd/drainkit's drill test: where to keep the report's screenshot",
 	"DRAINKIT_TOOLBIN_TEST":    "internal/toolbin's test (set with t.Setenv)",
+	"DRAINKIT_TOOLBIN_CHILD":   "internal/toolbin's test: marks the test binary it re-runs as a child",
 	"DRAINKIT_NATS_MESSAGES":   "workdrain/natsdrain's rolling-restart test: how many messages it publishes (the Makefile's bench-worker sets 10000)",
 }
 

@@ -9,7 +9,6 @@ import (
 // newServeCmd is the hidden service mode the drill re-executes itself in.
 func newServeCmd() *cobra.Command {
 	var o serve.Options
-	// cobra.Command boilerplate, alike newDrillCmd's in shape only.
 	cmd := &cobra.Command{
 		Use:    "serve",
 		Short:  "run the example service under one shutdown strategy (used by drill)",
@@ -31,9 +30,9 @@ func newServeCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.Strategy, "strategy", "drainkit", "shutdown strategy: drainkit, shutdown, exit or kill")
+	f.StringVar(&o.Strategy, "strategy", "drainkit", "shutdown strategy: drainkit, shutdown, exit, kill or offline-kill")
 	f.StringVar(&o.HTTPAddr, "http-addr", "127.0.0.1:8080", "service listener address")
-	f.StringVar(&o.Service, "service", "", "register under this service name: in etcd when ETCD_ENDPOINTS is set, else in Consul (CONSUL_HTTP_ADDR)")
+	f.StringVar(&o.Service, "service", "", "register under this service name: in etcd when ETCD_ENDPOINTS is set, else in Nacos when NACOS_SERVER_ADDR is, else in Consul (CONSUL_HTTP_ADDR)")
 	config.BindFlags(f)
 	return cmd
 }

@@ -2,15 +2,19 @@ package consul
 
 import "github.com/drainkit/drainkit/config"
 
-// FromConfig returns Options for an instance serving on port, with the
+// OptionsFrom returns Options for an instance serving on port, with the
 // registration settings of r (keys registry.*): the service name is
 // r.Service, or defaultService when r.Service is empty; Address is
 // r.Address (registry.address; empty: the agent's node address); TTL,
 // HeartbeatInterval, CallTimeout and DeregisterCriticalServiceAfter come from
 // r. The caller sets what config does not cover (Tags, Meta, Logger,
-// the consul/api configuration); New validates the result. r's
-// DeregisterTimeout is the lifecycle's (config.Config.LifecycleOptions).
-func FromConfig(r config.RegistryConfig, defaultService string, port int) Options {
+// the consul/api configuration). r's DeregisterTimeout is the lifecycle's
+// (config.Config.LifecycleOptions).
+//
+// It returns the result of Options.Validate (a *lifecycle.RangeError naming
+// the key), as etcd.OptionsFrom does; New validates again what the caller
+// set.
+func OptionsFrom(r config.RegistryConfig, defaultService string, port int) (Options, error) {
 	service := r.Service
 	if service == "" {
 		service = defaultService
@@ -21,5 +25,5 @@ func FromConfig(r config.RegistryConfig, defaultService string, port int) Option
 	o.HeartbeatInterval = r.HeartbeatInterval
 	o.CallTimeout = r.CallTimeout
 	o.DeregisterCriticalServiceAfter = r.DeregisterCriticalServiceAfter
-	return o
+	return o, o.Validate()
 }

@@ -47,7 +47,11 @@ func Register(service string) drainkit.Option {
 			if !enabled {
 				return nil
 			}
-			r, err := New(FromConfig(cfg.Registry, service, 1))
+			o, err := OptionsFrom(cfg.Registry, service, 1)
+			if err != nil {
+				return err
+			}
+			r, err := New(o)
 			if err != nil {
 				return err
 			}
@@ -57,7 +61,10 @@ func Register(service string) drainkit.Option {
 			if !enabled {
 				return nil, nil
 			}
-			opts := FromConfig(cfg.Registry, service, 1)
+			opts, err := OptionsFrom(cfg.Registry, service, 1)
+			if err != nil {
+				return nil, err
+			}
 			opts.SetEndpoints(registry.EndpointsAt(b.Endpoints, cfg.Registry.Address))
 			opts.Logger = b.Logger
 			return New(opts)
