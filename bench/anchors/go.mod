@@ -79,3 +79,11 @@ replace github.com/drainkit/drainkit/registry/consul => ../../registry/consul
 replace github.com/drainkit/drainkit/registry/etcd => ../../registry/etcd
 
 replace github.com/drainkit/drainkit/telemetry => ../../telemetry
+
+replace github.com/drainkit/drainkit/consumer => ../../consumer
+
+replace github.com/drainkit/drainkit/consumer/grpcresolver => ../../consumer/grpcresolver
+
+replace github.com/drainkit/drainkit/grpcdrain => ../../grpcdrain
+
+replace github.com/drainkit/drainkit/internal/loadtest => ../../internal/loadtest

@@ -5,6 +5,7 @@ go 1.26.7
 require (
 	github.com/drainkit/drainkit v0.0.0-00010101000000-000000000000
 	github.com/drainkit/drainkit/examples v0.0.0-00010101000000-000000000000
+	github.com/drainkit/drainkit/grpcdrain v0.0.0-00010101000000-000000000000
 	github.com/go-kratos/kratos/v2 v2.8.3
 	github.com/zeromicro/go-zero v1.10.3
 	go.uber.org/goleak v1.3.0
@@ -77,10 +78,14 @@ require (
 // GOWORK=off).
 replace (
 	github.com/drainkit/drainkit v0.0.0-00010101000000-000000000000 => ../..
+	github.com/drainkit/drainkit/consumer v0.0.0-00010101000000-000000000000 => ../../consumer
+	github.com/drainkit/drainkit/consumer/grpcresolver v0.0.0-00010101000000-000000000000 => ../../consumer/grpcresolver
 	github.com/drainkit/drainkit/consumer/grpcresolver/outlierdetection v0.0.0-00010101000000-000000000000 => ../../consumer/grpcresolver/outlierdetection
 	github.com/drainkit/drainkit/examples v0.0.0-00010101000000-000000000000 => ..
+	github.com/drainkit/drainkit/grpcdrain v0.0.0-00010101000000-000000000000 => ../../grpcdrain
 	github.com/drainkit/drainkit/internal/consultest v0.0.0-00010101000000-000000000000 => ../../internal/consultest
 	github.com/drainkit/drainkit/internal/etcdtest v0.0.0-00010101000000-000000000000 => ../../internal/etcdtest
+	github.com/drainkit/drainkit/internal/loadtest v0.0.0-00010101000000-000000000000 => ../../internal/loadtest
 	github.com/drainkit/drainkit/registry/consul v0.0.0-00010101000000-000000000000 => ../../registry/consul
 	github.com/drainkit/drainkit/registry/etcd v0.0.0-00010101000000-000000000000 => ../../registry/etcd
 	github.com/drainkit/drainkit/telemetry v0.0.0-00010101000000-000000000000 => ../../telemetry
