@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/drainkit/drainkit/cmd/drainkit/internal/drill"
@@ -39,6 +41,13 @@ handlers: drainkit (the full drain), shutdown (http.Server.Shutdown on SIGTERM) 
 exit (no drain). kill (SIGKILL, nothing drains: a kill -9, a lost node) can be added
 with --strategies. --exec drills your own binary instead; it must accept --http-addr
 and --admin-addr, serve /readyz on the admin listener and read DRAINKIT_* variables.
+
+Scenarios (--scenario, default rolling; --scenario list describes them): rolling is the
+rolling restart above; the others inflict another fault on the gating strategy's replicas
+(drainkit, or the --exec binary) under the same load, and judge the consumers. For each
+fault the table gives four instants (the fault, the registry's decision, the first consumer
+view without the instance, the last request sent to the old address) and the failures per
+second from the fault.
 
 Consumers (--consumer): naive is a consumer as most are written: round robin over the
 discovery's list (cached with --consumer-cache), no retry, no ejection. drainkit is
@@ -83,6 +92,12 @@ func newDrillCmd(stdout, stderr io.Writer) *cobra.Command {
 		Long:  drillLong,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if slices.Contains(o.cfg.Scenarios, "list") {
+				if err := drill.WriteScenarioList(stdout); err != nil {
+					return &exitError{code: 1, msg: "drill: " + err.Error()}
+				}
+				return nil
+			}
 			if err := o.complete(cmd.Flags(), stderr); err != nil {
 				return err
 			}
@@ -96,6 +111,7 @@ func newDrillCmd(stdout, stderr io.Writer) *cobra.Command {
 // bind adds the drill's flags.
 func (o *drillOptions) bind(f *pflag.FlagSet) {
 	c := &o.cfg
+	f.StringSliceVar(&c.Scenarios, "scenario", c.Scenarios, "faults to rehearse, one after another: "+strings.Join(drill.ScenarioNames(), ", ")+"; list describes them")
 	f.StringSliceVar(&c.Strategies, "strategies", c.Strategies, "strategies to compare: drainkit, shutdown, exit, kill")
 	f.StringVar(&c.ConsumerKind, "consumer", c.ConsumerKind, "consumers: naive (round robin over the discovery's list, no retry) or drainkit (drainkit's consumer package)")
 	f.StringVar(&c.Method, "method", c.Method, "request method: GET or POST (POST carries a small body and is not idempotent)")

@@ -47,6 +47,9 @@ var postBody = []byte(`{"drill":"a small request body"}`)
 
 // Config is one drill. Use DefaultConfig and change what differs.
 type Config struct {
+	// Scenarios are the faults to rehearse, one after another (see
+	// Scenarios); empty means DefaultScenarios, the rolling restart.
+	Scenarios []string
 	// Strategies to compare (default DefaultStrategies). Ignored with Exec.
 	Strategies []string
 	// ConsumerKind is the consumers' kind: ConsumerNaive (default) or
@@ -124,13 +127,15 @@ type Config struct {
 	Env []string
 }
 
-// DefaultConfig returns the defaults: DefaultStrategies, naive consumers
+// DefaultConfig returns the defaults: the rolling-restart scenario,
+// DefaultStrategies, naive consumers
 // sending GET /, 3 replicas,
 // 300 requests/s from 4 consumers, readiness-probe discovery every 1 s with
 // failure threshold 2, no consumer cache, 2 s of load before and after the
 // rolling restart, and lifecycle.DefaultTimings for the replicas.
 func DefaultConfig() Config {
 	return Config{
+		Scenarios:         append([]string(nil), DefaultScenarios...),
 		Strategies:        append([]string(nil), DefaultStrategies...),
 		ConsumerKind:      ConsumerNaive,
 		Method:            "GET",
@@ -160,6 +165,9 @@ func (c Config) StaleWait() time.Duration {
 // binary or strategies to drill, then the replicas' timings.
 func (c Config) Validate() error {
 	if err := c.validateRanges(); err != nil {
+		return err
+	}
+	if err := c.validateScenarios(); err != nil {
 		return err
 	}
 	if !slices.Contains(Methods, c.Method) {

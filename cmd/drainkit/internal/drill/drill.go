@@ -18,7 +18,8 @@ import (
 	"time"
 )
 
-// Result is a whole drill: the configuration and one run per strategy, in
+// Result is a whole drill: the configuration and one run per scenario and
+// strategy, scenario by scenario in the order of Config.Scenarios, each in
 // the order of Config.Strategies.
 type Result struct {
 	Config Config
@@ -48,30 +49,48 @@ func Run(ctx context.Context, cfg Config, progress *Progress) (*Result, error) {
 		Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true},
 	}
 	defer client.CloseIdleConnections()
-	runs := cfg.strategyRuns(start, client)
-	stopProgress := progress.startFor(ctx, start, runs)
-	res := &Result{Config: cfg, Runs: make([]StrategyRun, len(runs))}
-	if cfg.Sequential {
-		for i, sr := range runs {
-			sr.start = time.Now()
-			res.Runs[i] = sr.run(ctx)
+	res := &Result{Config: cfg}
+	for i, name := range cfg.scenarios() {
+		sc, _ := scenarioNamed(name) // Validate checked the names
+		sstart := start
+		if i > 0 {
+			sstart = time.Now() // each scenario's times count from its own start
 		}
-	} else {
-		var wg sync.WaitGroup
-		for i, sr := range runs {
-			wg.Go(func() { res.Runs[i] = sr.run(ctx) })
+		res.Runs = append(res.Runs, cfg.runScenario(ctx, sc, sstart, client, progress)...)
+		if ctx.Err() != nil {
+			break
 		}
-		wg.Wait()
 	}
-	stopProgress()
 	res.Wall = time.Since(start)
 	return res, nil
 }
 
+// runScenario runs every strategy sc runs, concurrently unless
+// Config.Sequential.
+func (c Config) runScenario(ctx context.Context, sc Scenario, start time.Time, client *http.Client, progress *Progress) []StrategyRun {
+	runs := c.strategyRuns(sc, start, client)
+	stopProgress := progress.startFor(ctx, start, runs)
+	defer stopProgress()
+	out := make([]StrategyRun, len(runs))
+	if c.Sequential {
+		for i, sr := range runs {
+			sr.start = time.Now()
+			out[i] = sr.run(ctx)
+		}
+		return out
+	}
+	var wg sync.WaitGroup
+	for i, sr := range runs {
+		wg.Go(func() { out[i] = sr.run(ctx) })
+	}
+	wg.Wait()
+	return out
+}
+
 // strategyRuns prepares one run per strategy, sharing the start and end
 // barriers (each its own with Sequential).
-func (c Config) strategyRuns(start time.Time, client *http.Client) []*strategyRun {
-	names := c.strategyNames()
+func (c Config) strategyRuns(sc Scenario, start time.Time, client *http.Client) []*strategyRun {
+	names := c.scenarioStrategies(sc)
 	parties := len(names)
 	if c.Sequential {
 		parties = 1
@@ -82,7 +101,11 @@ func (c Config) strategyRuns(start time.Time, client *http.Client) []*strategyRu
 		if c.Sequential {
 			startGate, endGate = newBarrier(1), newBarrier(1)
 		}
-		sr := &strategyRun{cfg: c, name: name, launch: c.launch(name), st: &status{name: name, phase: "waiting"}, client: client,
+		label := name
+		if sc.Name != ScenarioRolling {
+			label = sc.Name + "/" + name
+		}
+		sr := &strategyRun{cfg: c, scenario: sc, name: name, launch: c.launch(name), st: &status{name: label, phase: "waiting"}, client: client,
 			start: start, startGate: startGate, endGate: endGate, arriveStart: startGate.party(), arriveEnd: endGate.party()}
 		sr.newDisc = func() (Discovery, error) { return c.newDiscovery(name, client) }
 		sr.st.rec = sr.recorder

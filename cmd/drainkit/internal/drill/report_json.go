@@ -17,6 +17,7 @@ const SchemaVersion = 2
 // ConfigReport is the drill's configuration as the JSON output shows it.
 // Durations are in seconds (_s).
 type ConfigReport struct {
+	Scenarios         []string           `json:"scenarios"`
 	Strategies        []string           `json:"strategies"`
 	Exec              string             `json:"exec,omitempty"`
 	Consumer          string             `json:"consumer"`
@@ -72,7 +73,7 @@ func (c Config) Report() ConfigReport {
 		tm[k] = v.Seconds()
 	}
 	return ConfigReport{
-		Strategies: c.strategyNames(), Exec: c.Exec, Consumer: c.ConsumerKind, Method: c.Method,
+		Scenarios: c.scenarios(), Strategies: c.strategyNames(), Exec: c.Exec, Consumer: c.ConsumerKind, Method: c.Method,
 		Replicas: c.Replicas, Rate: c.Rate, Consumers: c.Consumers,
 		RequestTimeout: c.RequestTimeout.Seconds(),
 		Discovery:      c.discoveryName(), DiscoveryInterval: c.DiscoveryInterval.Seconds(), FailureThreshold: c.FailureThreshold,

@@ -17,6 +17,8 @@ import (
 // StrategyRun is the raw outcome of one strategy: every request and every
 // replica. Offsets are from Start.
 type StrategyRun struct {
+	// Scenario is the scenario the run rehearsed (ScenarioRolling, ...).
+	Scenario  string
 	Name      string
 	Discovery string // how consumers learned the instances
 	Consumer  string // the consumers' kind (Config.ConsumerKind)
@@ -42,6 +44,8 @@ type StrategyRun struct {
 	StillListed []int
 	// Deaths are the replicas that ended without the drill stopping them.
 	Deaths []ReplicaDeath
+	// Events are the faults the scenario inflicted, with their instants.
+	Events []Event
 	// ProbeFailures are the discovery's failed readiness probes (none with
 	// Consul discovery).
 	ProbeFailures []ProbeFailure
@@ -82,7 +86,10 @@ type ReplicaReport struct {
 	PreStopErr  string
 	// Rolled is true for replicas the rolling restart replaced: their drain
 	// happened under load and counts in the drain statistics.
-	Rolled   bool
+	Rolled bool
+	// Faulted is true for the replicas a scenario's fault hit other than by
+	// replacing them (ScenarioKill's victim).
+	Faulted  bool
 	ExitCode int
 	// ExitStatus describes how it ended: "exit status 0", "signal:
 	// terminated", or "" while it still ran.
@@ -104,6 +111,9 @@ type strategyRun struct {
 	st      *status
 	client  *http.Client // for the drill's own probes and GET /state
 	newDisc func() (Discovery, error)
+	// scenario is what the run rehearses; events notes its faults.
+	scenario Scenario
+	events   *eventTracker
 
 	// start is the drill's start (all offsets count from it); the barriers
 	// start and stop the load of all strategies together.
@@ -121,6 +131,9 @@ type strategyRun struct {
 	roles  map[int]string
 	rolled map[int]bool
 	killed map[int]bool
+	// faulted are the replicas a scenario's fault hit without replacing
+	// them.
+	faulted map[int]bool
 	// deaths are the replicas that ended before they were ready (and were
 	// started again); cleanup the ones killAll killed.
 	deaths  []ReplicaDeath
@@ -134,10 +147,11 @@ func (s *strategyRun) recorder() *Recorder { return s.rec.Load() }
 // rolling restart and the tail, stop it with the others, stop the last
 // replicas.
 func (s *strategyRun) run(ctx context.Context) (res StrategyRun) {
-	res.Name, res.Start, res.Consumer = s.name, s.start, s.cfg.ConsumerKind
+	res.Scenario, res.Name, res.Start, res.Consumer = s.scenario.Name, s.name, s.start, s.cfg.ConsumerKind
 	rec := NewRecorder(res.Start)
 	s.rec.Store(rec)
 	s.addrs, s.roles, s.rolled, s.killed, s.cleanup = map[string]int{}, map[int]string{}, map[int]bool{}, map[int]bool{}, map[int]bool{}
+	s.faulted = map[int]bool{}
 	defer s.finish(ctx, &res, rec)
 	// Runs first: a run that ends early never holds the others up.
 	defer func() { s.arriveStart(); s.arriveEnd() }()
@@ -165,10 +179,12 @@ func (s *strategyRun) run(ctx context.Context) (res StrategyRun) {
 		res.Err = err
 		return res
 	}
+	s.events = newEventTracker(res.Start, disc, clients)
 	load := s.startLoad(ctx, rec, clients, &res)
 	err = s.underLoad(ctx, disc, initial, clients)
 	res.StillListed = s.stillListed(clients)
 	load.finish(&res, clients)
+	res.Events = s.events.finish(rec.Records())
 	if err != nil {
 		res.Err = err
 		return res
@@ -280,15 +296,16 @@ func (l *runningLoad) finish(res *StrategyRun, clients []Client) {
 	}
 }
 
-// underLoad is what happens while the load runs: the baseline, the rolling
-// restart, the tail, then more load until no consumer lists a replaced
-// replica and every strategy is done.
+// underLoad is what happens while the load runs: the baseline, the
+// scenario's fault (the rolling restart, ...), the tail, then more load
+// until no consumer lists a replaced or faulted replica and every strategy
+// is done.
 func (s *strategyRun) underLoad(ctx context.Context, disc Discovery, initial []*Replica, clients []Client) error {
 	s.st.set("baseline load")
 	if err := syncx.Sleep(ctx, s.cfg.Baseline); err != nil {
 		return err
 	}
-	if err := s.rolling(ctx, disc, initial); err != nil {
+	if err := s.scenario.inflict(s, ctx, disc, initial); err != nil {
 		return err
 	}
 	s.st.set("tail load")
@@ -317,6 +334,7 @@ func (s *strategyRun) rolling(ctx context.Context, disc Discovery, olds []*Repli
 		s.mu.Lock()
 		s.rolled[old.ID] = true
 		s.mu.Unlock()
+		s.events.fault(s.stopKind(), old, time.Now())
 		if err := s.stop(ctx, old); err != nil {
 			return err
 		}
@@ -344,14 +362,26 @@ func (s *strategyRun) stop(ctx context.Context, old *Replica) error {
 	return old.Terminate(s.client)
 }
 
+// stopKind names how stop begins, for the run's events.
+func (s *strategyRun) stopKind() string {
+	switch {
+	case s.name == StrategyKill && s.cfg.Exec == "":
+		return "SIGKILL"
+	case s.cfg.PreStop:
+		return "preStop"
+	}
+	return "SIGTERM"
+}
+
 // awaitViewsClean keeps the load running until no consumer lists a replaced
-// replica any more, so that the consumers' staleness is measured to its end,
-// or for at most Config.StaleWait.
+// replica any more and some consumer's view dropped each faulted one (its
+// own ejection aside), so that the consumers' staleness and the events'
+// instants are measured to their end, or for at most Config.StaleWait.
 func (s *strategyRun) awaitViewsClean(ctx context.Context, clients []Client) error {
 	deadline := time.Now().Add(s.cfg.StaleWait())
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
-	for len(s.stillListed(clients)) > 0 && time.Now().Before(deadline) {
+	for (len(s.stillListed(clients)) > 0 || !s.events.seen()) && time.Now().Before(deadline) {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -370,7 +400,7 @@ func (s *strategyRun) stillListed(clients []Client) []int {
 	var out []int
 	for _, c := range clients {
 		for _, addr := range c.Listed() {
-			if id := s.addrs[addr]; s.rolled[id] && !seen[id] {
+			if id := s.addrs[addr]; (s.rolled[id] || s.faulted[id]) && !seen[id] {
 				seen[id] = true
 				out = append(out, id)
 			}
@@ -554,7 +584,7 @@ func (s *strategyRun) reports(start time.Time) []ReplicaReport {
 			ID: r.ID, Role: s.roles[r.ID], HTTPAddr: r.HTTPAddr,
 			Started: off(started), Ready: off(ready), Signalled: off(signalled), Exited: off(exited),
 			PreStop: off(pre.At), PreStopTook: pre.Took, PreStopErr: pre.Err,
-			Rolled: s.rolled[r.ID], Killed: s.killed[r.ID], ExitCode: r.ExitCode(), StopSignal: r.StopSignal(),
+			Rolled: s.rolled[r.ID], Faulted: s.faulted[r.ID], Killed: s.killed[r.ID], ExitCode: r.ExitCode(), StopSignal: r.StopSignal(),
 		}
 		s.mu.Unlock()
 		if rr.Exited >= 0 {

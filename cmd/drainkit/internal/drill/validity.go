@@ -70,7 +70,7 @@ func Judge(res *Result, sums []Summary) Validity {
 
 // lowerAdvice says what to lower, with the current values.
 func lowerAdvice(c Config) string {
-	n := len(c.strategyNames())
+	n := c.concurrentStrategies()
 	total := c.Rate * float64(n)
 	if c.Sequential {
 		total = c.Rate
@@ -97,7 +97,7 @@ func runOverload(run StrategyRun) overload {
 	for _, rp := range run.Replicas {
 		if stop := rp.StopStart(); stop >= 0 {
 			stops[rp.ID] = stop
-			if rp.Rolled {
+			if rp.Rolled || rp.Faulted {
 				first = min(first, stop)
 			}
 		} else if rp.Exited >= 0 {
@@ -123,7 +123,7 @@ func runOverload(run StrategyRun) overload {
 // once at Rate each, or one at a time with Sequential. "" when it fits. The
 // drill still runs; Judge decides afterwards.
 func (c Config) CapacityWarning(cores int) string {
-	total := c.Rate * float64(len(c.strategyNames()))
+	total := c.Rate * float64(c.concurrentStrategies())
 	if c.Sequential {
 		total = c.Rate
 	}

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// scenarioEvent is one fault in `drill --json`.
+type scenarioEvent struct {
+	Kind              string   `json:"kind"`
+	Replica           int      `json:"replica"`
+	Fault             float64  `json:"fault_s"`
+	Decision          *float64 `json:"registry_decision_s"`
+	DecisionRevision  *uint64  `json:"registry_decision_revision"`
+	ConsumerView      *float64 `json:"first_consumer_view_without_s"`
+	ConsumerRevision  *uint64  `json:"first_consumer_view_revision"`
+	Ejection          *float64 `json:"first_ejection_s"`
+	LastSent          *float64 `json:"last_request_to_old_address_s"`
+	FailuresPerSecond []int    `json:"failures_per_second"`
+	Failed            int      `json:"failed"`
+}
+
+// scenarioRun is one scenario's run of a strategy in `drill --json`.
+type scenarioRun struct {
+	Scenario     string          `json:"scenario"`
+	Name         string          `json:"name"`
+	Consumer     string          `json:"consumer"`
+	Requests     int             `json:"requests"`
+	Failed       int             `json:"failed"`
+	Kinds        map[string]int  `json:"failures_by_kind"`
+	Budget       *int            `json:"failure_budget"`
+	BudgetReason string          `json:"failure_budget_reason"`
+	Pass         bool            `json:"pass"`
+	Verdict      string          `json:"verdict"`
+	Error        string          `json:"error"`
+	Events       []scenarioEvent `json:"events"`
+}
+
+// scenarioJSON is the part of `drill --json` the scenario tests read.
+type scenarioJSON struct {
+	Strategies []scenarioRun `json:"strategies"`
+	Config     struct {
+		Scenarios []string `json:"scenarios"`
+	} `json:"config"`
+	Passed        bool   `json:"passed"`
+	Valid         bool   `json:"valid"`
+	InvalidReason string `json:"invalid_reason"`
+}
+
+func parseScenarios(t *testing.T, r result) scenarioJSON {
+	t.Helper()
+	var out scenarioJSON
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("drill --json output: %v\nstdout:\n%s\nstderr:\n%s", err, r.stdout, r.stderr)
+	}
+	for _, s := range out.Strategies {
+		t.Logf("%s/%s (%s): %d of %d failed %v, budget %v; events %+v\n  %s", s.Scenario, s.Name, s.Consumer, s.Failed, s.Requests, s.Kinds, s.Budget, s.Events, s.Verdict)
+		if s.Error != "" {
+			t.Errorf("%s/%s did not complete: %s\nstderr:\n%s", s.Scenario, s.Name, s.Error, r.stderr)
+		}
+	}
+	if !out.Valid {
+		t.Fatalf("the drill was invalid: %s", out.InvalidReason)
+	}
+	return out
+}
+
+// TestDrillScenarioList: --scenario list describes every scenario and the
+// four instants; an unknown scenario is bad usage naming the flag.
+func TestDrillScenarioList(t *testing.T) {
+	r := drainkit(t, 30*time.Second, nil, "drill", "--scenario", "list")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	for _, want := range []string{"\nrolling\n", "\nkill\n", "registry's decision", "first consumer view without", "last request sent to the old address"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("--scenario list lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	r = drainkit(t, 30*time.Second, nil, "drill", "--scenario", "rolling,nope")
+	if r.code != 2 || !strings.Contains(r.stderr, `--scenario: "nope" is not a scenario`) {
+		t.Errorf("--scenario nope: exit %d, stderr %q: want 2 naming the flag", r.code, r.stderr)
+	}
+}
+
+// killArgs keep a kill drill near 10 s: 3 replicas, one killed, readiness
+// probes every 500 ms.
+var killArgs = []string{"drill", "--json", "--scenario", "kill", "--rate", "200", "--replicas", "3",
+	"--baseline", "1s", "--tail", "1s", "--discovery-interval", "500ms"}
+
+// TestDrillScenarioKill: kill -9 of a READY replica. The drainkit consumer
+// resends the refused requests and ejects the dead instance, so at most the
+// requests written to it and unanswered fail (the printed budget); the
+// naive consumer keeps sending to the dead address until the readiness
+// probes drop it and fails over the budget (the check can fail). Each
+// fault has its four instants in order, and the HTML report shows them.
+func TestDrillScenarioKill(t *testing.T) {
+	t.Run("drainkit consumer", func(t *testing.T) {
+		report := filepath.Join(t.TempDir(), "kill.html")
+		r := drainkit(t, 2*time.Minute, shortEnv, append(killArgs, "--consumer", "drainkit", "--report", report)...)
+		out := parseScenarios(t, r)
+		s := checkKill(t, out)
+		if r.code != 0 || !s.Pass || s.Failed > *s.Budget {
+			t.Errorf("exit %d: %d failed, budget %d: want within the budget\nstderr:\n%s", r.code, s.Failed, *s.Budget, r.stderr)
+		}
+		if e := s.Events[0]; e.Ejection == nil {
+			t.Errorf("no consumer ejected the dead instance: %+v", e)
+		}
+		t.Run("report renders in chromium", func(t *testing.T) {
+			errs, dom := pageErrors(t, report)
+			if len(errs) > 0 {
+				t.Errorf("console errors in the report:\n%s", strings.Join(errs, "\n"))
+			}
+			for _, want := range []string{"Scenario kill", "registry decision", "first consumer view without", "last request to old address", "SIGKILL", "Failure budget"} {
+				if !strings.Contains(dom, want) {
+					t.Errorf("the rendered report lacks %q", want)
+				}
+			}
+			if strings.Count(dom, "<svg") == 0 {
+				t.Errorf("the rendered report has no chart")
+			}
+		})
+	})
+	t.Run("naive consumer", func(t *testing.T) {
+		r := drainkit(t, 2*time.Minute, shortEnv, append(killArgs, "--consumer", "naive")...)
+		out := parseScenarios(t, r)
+		s := checkKill(t, out)
+		if r.code != 1 || s.Pass || s.Failed <= *s.Budget || s.Kinds["refused"] == 0 {
+			t.Errorf("exit %d: %d failed %v, budget %d: want refused requests over the budget and exit 1", r.code, s.Failed, s.Kinds, *s.Budget)
+		}
+		if e := s.Events[0]; e.Failed == 0 || *e.LastSent-e.Fault < 0.1 {
+			t.Errorf("event %+v: want failures per second after the kill and requests sent to the dead address", e)
+		}
+	})
+	t.Run("exec README program", func(t *testing.T) {
+		dir, env := readmeModule(t)
+		bin := filepath.Join(dir, "readme")
+		goCmd(t, dir, env, "build", "-o", bin, ".")
+		r := drainkit(t, 2*time.Minute, shortEnv, append(killArgs, "--consumer", "drainkit", "--exec", bin)...)
+		s := checkKill(t, parseScenarios(t, r))
+		if r.code != 0 || s.Failed > *s.Budget || s.Name != "readme" {
+			t.Errorf("exit %d: %s: %d failed, budget %d\nstderr:\n%s", r.code, s.Name, s.Failed, *s.Budget, r.stderr)
+		}
+	})
+}
+
+// checkKill checks the shape of a kill drill: one run, one SIGKILL event
+// whose instants all happened in order, and a budget.
+func checkKill(t *testing.T, out scenarioJSON) scenarioRun {
+	t.Helper()
+	if len(out.Strategies) != 1 || out.Strategies[0].Scenario != "kill" {
+		t.Fatalf("runs %+v, want one kill run", out.Strategies)
+	}
+	if len(out.Config.Scenarios) != 1 || out.Config.Scenarios[0] != "kill" {
+		t.Errorf("config scenarios %v", out.Config.Scenarios)
+	}
+	s := out.Strategies[0]
+	if s.Budget == nil || !strings.Contains(s.BudgetReason, "written") {
+		t.Fatalf("no failure budget: %v %q", s.Budget, s.BudgetReason)
+	}
+	if len(s.Events) != 1 {
+		t.Fatalf("events %+v, want one", s.Events)
+	}
+	e := s.Events[0]
+	if e.Kind != "SIGKILL" || e.Decision == nil || e.ConsumerView == nil || e.LastSent == nil || e.DecisionRevision == nil || e.ConsumerRevision == nil {
+		t.Fatalf("event %+v: want a SIGKILL with all four instants and both revisions", e)
+	}
+	if !(e.Fault <= *e.Decision && *e.Decision <= *e.ConsumerView+0.05) || *e.LastSent < e.Fault || len(e.FailuresPerSecond) == 0 {
+		t.Errorf("event %+v: want fault <= registry decision <= consumer view, a last request after the fault and failures per second", e)
+	}
+	return s
+}

@@ -1,0 +1,78 @@
+package drill
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSummarizeEventsBinsFailuresFromTheFault: failures count in whole
+// seconds from the fault up to the second of the last instant; failures
+// before the fault or after that second do not count, and an instant that
+// did not happen is null.
+func TestSummarizeEventsBinsFailuresFromTheFault(t *testing.T) {
+	const s = time.Second
+	run := StrategyRun{Scenario: ScenarioKill, Events: []Event{{Kind: "SIGKILL", Replica: 1, Fault: 2 * s,
+		Decision: 3500 * time.Millisecond, DecisionRevision: 7, ConsumerView: 3600 * time.Millisecond, ConsumerRevision: 7,
+		Ejection: -1, LastSent: 3400 * time.Millisecond}}}
+	for _, at := range []time.Duration{1900 * time.Millisecond, 2 * s, 2500 * time.Millisecond, 3100 * time.Millisecond, 4100 * time.Millisecond} {
+		run.Records = append(run.Records, Record{Start: at, Sent: at, Replica: 1, Outcome: Refused})
+	}
+	run.Records = append(run.Records, Record{Start: 2200 * time.Millisecond, Replica: 2, Outcome: OK})
+	got := summarizeEvents(run)
+	if len(got) != 1 {
+		t.Fatalf("%d events", len(got))
+	}
+	e := got[0]
+	if want := []int{2, 1}; len(e.FailuresPerSecond) != 2 || e.FailuresPerSecond[0] != want[0] || e.FailuresPerSecond[1] != want[1] || e.Failed != 3 {
+		t.Errorf("failures per second %v (%d), want %v (3)", e.FailuresPerSecond, e.Failed, want)
+	}
+	if e.EjectionSeconds != nil || e.RegistryDecisionSeconds == nil || *e.RegistryDecisionSeconds != 3.5 || *e.RegistryRevision != 7 {
+		t.Errorf("event %+v", e)
+	}
+	if got := revisioned(e.ConsumerViewSeconds, e.ConsumerRevision); got != "3.60 (rev 7)" {
+		t.Errorf("revisioned %q", got)
+	}
+}
+
+// TestFeedDropped: the registry's decision is the first answer at or after
+// the fault that lacks the replica, with that answer's revision.
+func TestFeedDropped(t *testing.T) {
+	f := newViewFeed("svc", "test")
+	publish := func(rev uint64, ids ...int) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		v := f.view
+		v.Revision = rev
+		eps := make([]Endpoint, len(ids))
+		for i, id := range ids {
+			eps[i] = Endpoint{Replica: id}
+		}
+		f.setLocked(v, eps)
+	}
+	publish(1, 2)
+	fault := time.Now()
+	publish(2, 1, 2)
+	publish(3, 2)
+	publish(4, 1, 2)
+	at, rev, ok := f.dropped(1, fault)
+	if !ok || rev != 3 || at.Before(fault) {
+		t.Errorf("dropped: %v rev %d ok %v, want the revision-3 answer", at, rev, ok)
+	}
+	if _, _, ok := f.dropped(2, fault); ok {
+		t.Errorf("replica 2 was never dropped")
+	}
+}
+
+// TestScenarioListDescribesEvery: --scenario list names each scenario.
+func TestScenarioListDescribesEvery(t *testing.T) {
+	var b strings.Builder
+	if err := WriteScenarioList(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, sc := range Scenarios {
+		if !strings.Contains(b.String(), "\n"+sc.Name+"\n  ") || sc.Description == "" || sc.inflict == nil {
+			t.Errorf("scenario %q is not described or does nothing", sc.Name)
+		}
+	}
+}

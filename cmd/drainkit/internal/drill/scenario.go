@@ -1,0 +1,191 @@
+package drill
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// Scenario is one discovery fault the drill rehearses under load: what it
+// does to the replicas between the baseline and the tail, and what its
+// verdict allows.
+type Scenario struct {
+	// Name is what --scenario takes.
+	Name string
+	// Description says what it does and what passing means (--scenario
+	// list).
+	Description string
+	// AllStrategies is true when the scenario compares the strategies (it
+	// stops replicas the strategy's way); the others run only the gating
+	// strategy (drainkit, or the --exec binary): the fault is the same
+	// whatever the service does on SIGTERM, and the consumers are judged.
+	AllStrategies bool
+	// inflict runs the fault on a run's replicas under load.
+	inflict func(s *strategyRun, ctx context.Context, disc Discovery, initial []*Replica) error
+	// budget is how many failures the verdict allows, from the run's
+	// summary so far; nil means none may fail.
+	budget func(s Summary) (n int, why string)
+}
+
+// Scenario names.
+const (
+	ScenarioRolling = "rolling"
+	ScenarioKill    = "kill"
+)
+
+// Scenarios lists the scenarios in the order `--scenario list` shows them
+// and a drill runs them.
+var Scenarios = []Scenario{
+	{
+		Name: ScenarioRolling,
+		Description: "the rolling restart: each replica is replaced by a new one (start, wait until listed, stop the old one the strategy's way, wait for its exit). " +
+			"Passes when the gating strategy (drainkit, or --exec) loses no request: a graceful drain stops new requests before the process exits.",
+		AllStrategies: true,
+		inflict:       (*strategyRun).rolling,
+	},
+	{
+		Name: ScenarioKill,
+		Description: "kill -9 of one READY replica, not replaced: nothing drains, so the discovery learns it only by detection (readiness probes failing, a Consul check or TTL, an etcd lease expiring) " +
+			"and a consumer only by its own failures. Shows the impact window (the last request sent to the dead address) against the registry's detection and the consumer's own ejection. " +
+			"Passes when the failures stay within the budget: the requests already written to the replica when it died (no consumer can know whether they ran).",
+		inflict: (*strategyRun).kill,
+		budget: func(s Summary) (int, string) {
+			return s.WrittenUnanswered, "requests written to the killed replica and unanswered"
+		},
+	},
+}
+
+// DefaultScenarios are the scenarios a drill runs unless told otherwise.
+var DefaultScenarios = []string{ScenarioRolling}
+
+// scenarioNamed returns the scenario called name.
+func scenarioNamed(name string) (Scenario, bool) {
+	for _, sc := range Scenarios {
+		if sc.Name == name {
+			return sc, true
+		}
+	}
+	return Scenario{}, false
+}
+
+// scenarioNames lists the scenarios' names.
+func ScenarioNames() []string {
+	out := make([]string, len(Scenarios))
+	for i, sc := range Scenarios {
+		out[i] = sc.Name
+	}
+	return out
+}
+
+// WriteScenarioList writes `--scenario list`: each scenario's name and
+// description.
+func WriteScenarioList(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("scenarios (--scenario NAME[,NAME...], run one after another; default rolling):\n")
+	for _, sc := range Scenarios {
+		fmt.Fprintf(&b, "\n%s\n  %s\n", sc.Name, sc.Description)
+		if !sc.AllStrategies {
+			b.WriteString("  Runs the gating strategy only (drainkit, or the --exec binary).\n")
+		}
+	}
+	b.WriteString("\nFor each fault the table, the JSON and the HTML report give four instants: the fault, the registry's decision " +
+		"(the discovery's first answer without the instance, with its revision), the first consumer view without it (with its revision) " +
+		"and the last request sent to the old address, and the failures per second from the fault to the last of them.\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// validateScenarios checks Config.Scenarios.
+func (c Config) validateScenarios() error {
+	seen := map[string]bool{}
+	for _, name := range c.scenarios() {
+		if _, ok := scenarioNamed(name); !ok {
+			return fmt.Errorf("--scenario: %q is not a scenario: want one or more of %v (--scenario list describes them)", name, ScenarioNames())
+		}
+		if seen[name] {
+			return fmt.Errorf("--scenario: %q given twice", name)
+		}
+		seen[name] = true
+	}
+	return nil
+}
+
+// scenarios returns Config.Scenarios, DefaultScenarios when empty.
+func (c Config) scenarios() []string {
+	if len(c.Scenarios) == 0 {
+		return DefaultScenarios
+	}
+	return c.Scenarios
+}
+
+// scenarioStrategies returns the strategies a scenario runs.
+func (c Config) scenarioStrategies(sc Scenario) []string {
+	names := c.strategyNames()
+	if sc.AllStrategies {
+		return names
+	}
+	if g := c.gate(); g != "" {
+		return []string{g}
+	}
+	return names[:1]
+}
+
+// concurrentStrategies is the most strategies one of the drill's scenarios
+// runs at once (without Sequential).
+func (c Config) concurrentStrategies() int {
+	n := 1
+	for _, name := range c.scenarios() {
+		if sc, ok := scenarioNamed(name); ok {
+			n = max(n, len(c.scenarioStrategies(sc)))
+		}
+	}
+	return n
+}
+
+// kill is ScenarioKill: SIGKILL the first initial replica, not replaced,
+// and wait for its exit.
+func (s *strategyRun) kill(ctx context.Context, _ Discovery, initial []*Replica) error {
+	victim := initial[0]
+	s.st.set("kill -9 of r%d", victim.ID)
+	s.mu.Lock()
+	s.faulted[victim.ID] = true
+	s.mu.Unlock()
+	s.events.fault("SIGKILL", victim, time.Now())
+	if err := victim.KillNow(); err != nil {
+		return err
+	}
+	return s.awaitExit(ctx, victim)
+}
+
+// killVerdict explains a ScenarioKill run: the failures against the
+// budget, and the impact window against the discovery's detection and the
+// consumers' ejection.
+func killVerdict(s Summary) string {
+	budget := 0
+	if s.Budget != nil {
+		budget = *s.Budget
+	}
+	head := fmt.Sprintf("PASS: %d of %d requests failed, within the budget of %d (%s)", s.Failed, s.Requests, budget, s.BudgetReason)
+	if s.Failed > budget {
+		head = fmt.Sprintf("FAIL: %d of %d requests failed (%s), over the budget of %d (%s)", s.Failed, s.Requests, kindList(s.FailuresByKind), budget, s.BudgetReason)
+	}
+	for _, e := range s.Events {
+		head += fmt.Sprintf("; r%d: consumers sent it requests for %s after the SIGKILL, the discovery dropped it after %s",
+			e.Replica, after(e.LastSentSeconds, e.FaultSeconds), after(e.RegistryDecisionSeconds, e.FaultSeconds))
+		if e.EjectionSeconds != nil {
+			head += fmt.Sprintf(", the first consumer ejection came after %s", after(e.EjectionSeconds, e.FaultSeconds))
+		}
+	}
+	return head
+}
+
+// after renders how long after from v was: "1.92s", or "never" (within the
+// run) when v is nil.
+func after(v *float64, from float64) string {
+	if v == nil {
+		return "never (within the run)"
+	}
+	return fmt.Sprintf("%.2fs", *v-from)
+}
