@@ -67,7 +67,7 @@ func WithHTTP(name, addr string, h http.Handler) Option {
 // WithHTTPServer is WithHTTP with the caller's *http.Server (its timeouts,
 // TLSConfig, ConnContext, ...); see httpdrain.New for what it may not do.
 func WithHTTPServer(name, addr string, srv *http.Server) Option {
-	return func(s *service) { s.listeners = append(s.listeners, listenerSpec{name, addr, httpServer(srv)}) }
+	return func(s *service) { s.listeners = append(s.listeners, listenerSpec{name, addr, s.httpServer(srv)}) }
 }
 
 // WithServer adds a listener name (flag --<name>-addr, default addr) and the

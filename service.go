@@ -18,6 +18,7 @@ import (
 	"github.com/drainkit/drainkit/httpdrain"
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/probes"
+	"github.com/drainkit/drainkit/registry"
 )
 
 // service is what the options build and run executes.
@@ -38,6 +39,7 @@ type service struct {
 	defineFlags   []func(*pflag.FlagSet)
 	defaultAdmin  string
 	adminLimits   AdminLimits
+	identity      registry.Status // the first registrar's service and ID; zero if none (set in wire)
 }
 
 type namedRegistration struct {
@@ -188,24 +190,38 @@ func (s *service) wire(lc *lifecycle.Lifecycle, cfg *config.Config, lns map[stri
 		bound[name] = ln.Addr()
 	}
 	lc.OnWarmup("started", func(context.Context) error { s.logStart(lc, bound); return nil })
-	for _, l := range s.listeners {
-		srv, err := l.build(lc, lns[l.name])
-		if err != nil {
-			return fmt.Errorf("listener %s: %w", l.name, err)
+	// Registrars first: the HTTP listeners name the instance they register
+	// (httpdrain.WithIdentity).
+	var closers []io.Closer
+	closeRegistrars := func() { // registrars built, never to run
+		for _, c := range closers {
+			c.Close()
 		}
-		lc.AddServer(l.name, srv)
 	}
 	for _, r := range s.registrations {
 		reg, err := r.r.Build(cfg, bound)
 		if err != nil {
+			closeRegistrars()
 			return fmt.Errorf("registrar %s: %w", r.name, err)
 		}
 		if reg != nil {
 			lc.AddRegistrar(r.name, reg)
 			if c, ok := reg.(io.Closer); ok { // after the drain's deregistration
 				lc.OnStop(r.name, func(context.Context) error { return c.Close() })
+				closers = append(closers, c)
+			}
+			if st, ok := reg.(interface{ Status() registry.Status }); ok && s.identity.Service == "" {
+				s.identity = st.Status()
 			}
 		}
+	}
+	for _, l := range s.listeners {
+		srv, err := l.build(lc, lns[l.name])
+		if err != nil {
+			closeRegistrars()
+			return fmt.Errorf("listener %s: %w", l.name, err)
+		}
+		lc.AddServer(l.name, srv)
 	}
 	for _, f := range s.lcSetup {
 		f(lc)
@@ -259,9 +275,10 @@ func (s *service) logStart(lc *lifecycle.Lifecycle, bound map[string]net.Addr) {
 	}
 }
 
-// httpServer is the ServerFunc of WithHTTPServer.
-func httpServer(srv *http.Server) ServerFunc {
+// httpServer is the ServerFunc of WithHTTPServer: its responses name the
+// instance the program registers, if any (httpdrain.WithIdentity).
+func (s *service) httpServer(srv *http.Server) ServerFunc {
 	return func(lc *lifecycle.Lifecycle, ln net.Listener) (lifecycle.Server, error) {
-		return httpdrain.New(lc, srv, ln), nil
+		return httpdrain.New(lc, srv, ln, httpdrain.WithIdentity(s.identity.Service, s.identity.ID)), nil
 	}
 }

@@ -43,14 +43,14 @@ func TestEjectionEndsOnMonotonicClock(t *testing.T) {
 		set := tr.set.Load()
 		a := set.eps[0]
 		for range 3 {
-			tr.failed(a, false)
+			tr.failed(a, false, false)
 		}
 		if a.state.Load() != stateEjected {
 			t.Fatal("a not ejected after 3 connect-level failures")
 		}
 		probed := func() bool {
 			for range 4 { // round robin over both: a is probed if its ejection is over
-				if ep, probe := tr.pick(set, nil); probe {
+				if ep, probe, _ := tr.pick(set, nil); probe {
 					return ep == a
 				}
 			}

@@ -19,7 +19,9 @@
 // failed after being written is retried if the policy allows; all retries
 // come out of a retry budget. Instances that fail at connect level are
 // ejected locally with growing ejection times and a half-open probe, never
-// more than MaxEjectionPercent at once (beyond that: panic mode).
+// more than MaxEjectionPercent at once (beyond that: panic mode). An answer
+// naming another service (registry.IdentityHeader) is never returned. With
+// Zones, the local zone is preferred.
 //
 //	w, err := consumer.NewWatcher(consumer.WatcherOptions{Service: "orders", Source: src})
 //	...
@@ -36,5 +38,6 @@
 // Out of scope: active health checking (the registry's checks and passive
 // ejection cover it), retries on HTTP status codes (a 503 is an answer),
 // and writing anything to the registry. This package imports no gRPC,
-// Consul, etcd or OpenTelemetry code.
+// Consul or etcd code, and of OpenTelemetry only the API (Options'
+// MeterProvider and TracerProvider; the program brings the SDK).
 package consumer

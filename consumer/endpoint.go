@@ -24,6 +24,7 @@ const (
 // pool and outlier state.
 type endpoint struct {
 	id, addr string
+	zone     string // registry metadata under Zones.MetaKey; "" if none
 	tr       *http.Transport
 	ready    time.Time     // READY time from the registry (the provider's wall clock); zero if unknown
 	ramps    bool          // slow start ramps it: ready known, and less than Window old when first seen
@@ -38,6 +39,7 @@ type endpoint struct {
 	ejections    int       // ejection multiplier
 	lastRestored time.Time // when a probe last restored it
 	refused      bool      // its ejection was refused by the cap (panic mode)
+	outage       bool      // ejected during panic mode: the ejection ends with it
 }
 
 // newEndpoint returns the endpoint of in, first seen at now (a time.Now()

@@ -83,12 +83,15 @@ func (f *feed) Watch(ctx context.Context, fn func(registry.View)) error {
 func (f *feed) push(rev uint64, bs ...*backend) { f.pushEpoch(0, rev, bs...) }
 
 // pushEpoch pushes a view of epoch and rev listing bs.
-func (f *feed) pushEpoch(epoch, rev uint64, bs ...*backend) {
+func (f *feed) pushEpoch(epoch, rev uint64, bs ...*backend) { f.ch <- f.view(epoch, rev, bs...) }
+
+// view returns a view of epoch and rev listing bs, received now.
+func (f *feed) view(epoch, rev uint64, bs ...*backend) registry.View {
 	ins := []registry.Instance{}
 	for _, b := range bs {
 		ins = append(ins, b.instance())
 	}
-	f.ch <- registry.View{Service: "orders", Instances: ins, Epoch: epoch, Revision: rev, Received: time.Now(), Source: "feed"}
+	return registry.View{Service: "orders", Instances: ins, Epoch: epoch, Revision: rev, Received: time.Now(), Source: "feed"}
 }
 
 // newClient returns a watcher and transport over src for service "orders".

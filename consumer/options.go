@@ -5,6 +5,9 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Balancing chooses how a Transport picks an instance per request.
@@ -53,7 +56,12 @@ type RetryBudget struct {
 // and decides: success restores it, failure ejects it again for longer.
 // An instance is ejected only while less than MaxEjectionPercent of the
 // candidates are ejected (Envoy's rule: with 50 %, 2 of 4 and 2 of 3);
-// beyond that ejection stops and the Transport reports panic mode. Ejection never
+// beyond that ejection stops and the Transport reports panic mode. A probe
+// that fails in panic mode (every instance failing alike says nothing
+// against this one) ejects again without a longer time, and the ejections
+// made during panic mode end when it does, each instance then probed at its
+// next pick. An ejected instance's share is spread evenly over the healthy
+// ones (not given to its neighbour in the round robin). Ejection never
 // writes to the registry. Ejection times run on the monotonic clock: a step
 // of the wall clock (NTP) neither shortens nor lengthens them.
 type OutlierDetection struct {
@@ -110,9 +118,32 @@ type Options struct {
 	Budget      RetryBudget
 	Outlier     OutlierDetection
 	SlowStart   SlowStart
+	// Zones configures zone-aware picking; the zero value is off.
+	Zones Zones
 	// FailFast makes requests fail at once with ErrDegraded while the
 	// watcher is degraded, instead of using the stale view.
 	FailFast bool
+	// MeterProvider and TracerProvider, when set, receive the Transport's
+	// metrics and spans through the OpenTelemetry API (the program brings
+	// the SDK); nil means none, and then the request path does no telemetry
+	// work at all (not even the global providers'). Metrics, each with
+	// drainkit.service: MetricRequests by drainkit.consumer.outcome
+	// (answered, failed) and drainkit.consumer.stage (Stage*, also as
+	// error.type for failures), MetricAttemptFailures by stage and
+	// server.address/server.port, MetricRetries, MetricBudgetDenials,
+	// MetricEjections by instance address and drainkit.zone,
+	// MetricPanicEntries, and gauges MetricPanicMode, MetricEjected and the
+	// candidate view's MetricViewAge (s), MetricViewRevision,
+	// MetricViewEpoch and MetricViewInstances (with drainkit.view.source).
+	// Spans: one client span per call, "<method> <service>", with the
+	// view's revision, epoch and source, an event per attempt
+	// (drainkit.consumer.pick: instance ID, server.address, server.port,
+	// zone, attempt, probe; drainkit.consumer.attempt_failed: stage,
+	// error.type), and the call's outcome and stage; the attempts'
+	// requests carry its context, so a base transport instrumented with
+	// otelhttp nests under it.
+	MeterProvider  metric.MeterProvider
+	TracerProvider trace.TracerProvider
 	// Logger receives ejections, restorations and panic mode. nil means
 	// slog.Default().
 	Logger *slog.Logger
@@ -137,6 +168,11 @@ func (o Options) withDefaults() (Options, error) {
 	if o.SlowStart.Window < 0 || o.SlowStart.Aggression < 0 || o.Outlier.BaseEjectionTime < 0 || o.Outlier.MaxEjectionTime < 0 {
 		return o, fmt.Errorf("consumer: Options: SlowStart.Window, SlowStart.Aggression, Outlier.BaseEjectionTime and Outlier.MaxEjectionTime must be >= 0")
 	}
+	z, err := o.Zones.withDefaults()
+	if err != nil {
+		return o, err
+	}
+	o.Zones = z
 	o.MaxAttempts = cmpOr(o.MaxAttempts, 3)
 	o.Budget.Percent = cmpOr(o.Budget.Percent, 20)
 	o.Budget.MinPerSecond = cmpOr(o.Budget.MinPerSecond, 10)

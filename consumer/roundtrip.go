@@ -22,6 +22,10 @@ type outReq struct {
 //
 //   - at once, whatever its method, when it failed before any byte of it
 //     was written (the dial was refused or timed out);
+//   - at once, whatever its method, when the answer came from another
+//     service (a provider built on drainkit names itself in the header
+//     registry.IdentityHeader): that answer is discarded, never returned,
+//     and the address ejected at once; the error wraps ErrWrongService;
 //   - when it failed after being written (connection reset, cut before the
 //     response) only if Options.WrittenRetry allows and the request is
 //     idempotent (see RetryIdempotent).
@@ -34,7 +38,18 @@ type outReq struct {
 // is tried anyway (panic routing) rather than none. The error is the last
 // attempt's; ErrNoInstance when the view has no instance left to try,
 // ErrDegraded with FailFast while degraded.
+//
+// With Options.MeterProvider or TracerProvider, each call is counted by
+// outcome and stage and traced (see Options.MeterProvider).
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.tel != nil {
+		return t.tel.roundTrip(req)
+	}
+	return t.roundTrip(req, nil)
+}
+
+// roundTrip is RoundTrip's body; c records the call's telemetry (nil: none).
+func (t *Transport) roundTrip(req *http.Request, c *call) (*http.Response, error) {
 	if req.URL == nil || req.URL.Host != t.service {
 		closeBody(req.Body)
 		return nil, fmt.Errorf("consumer: request for host %q: this Transport serves %q (use http://%s/...)", hostOf(req), t.service, t.service)
@@ -43,6 +58,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req.Body)
 		t.failures.Add(1)
 		return nil, ErrDegraded
+	}
+	if err := t.w.snapshotErr(); err != nil { // a snapshot from start, now older than MaxStaleness
+		closeBody(req.Body)
+		t.failures.Add(1)
+		return nil, err
 	}
 	if !t.viewed.Load() {
 		if err := t.w.Wait(req.Context()); err != nil {
@@ -57,21 +77,33 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	body := req.Body
 	var lastErr error
 	for n := 0; n < t.opts.MaxAttempts; n++ {
-		ep, probe := t.pick(t.set.Load(), tried[:n])
+		ep, probe, err := t.pick(t.set.Load(), tried[:n])
+		if err != nil {
+			closeBody(body)
+			t.failures.Add(1)
+			if lastErr != nil {
+				err = fmt.Errorf("%w; last attempt: %w", err, lastErr)
+			}
+			return nil, err
+		}
 		if ep == nil {
 			break
 		}
 		tried[n] = ep
+		c.picked(ep, n+1, probe)
 		if out != nil {
 			out.Addr, out.Attempts = ep.addr, n+1
 		}
 		resp, err := t.attempt(ep, req, body)
 		if err == nil {
-			t.succeeded(ep, probe)
-			return resp, nil
+			if err = t.checkIdentity(ep, resp); err == nil {
+				t.succeeded(ep, probe)
+				return resp, nil
+			}
 		}
 		lastErr = err
-		if body, err = t.retryable(ep, probe, req, err, requests, n+1); err != nil {
+		c.failed(req, ep, err)
+		if body, err = t.retryable(ep, probe, req, err, requests, n+1, c); err != nil {
 			t.failures.Add(1)
 			return nil, err
 		}
@@ -99,13 +131,13 @@ func (t *Transport) attempt(ep *endpoint, req *http.Request, body io.ReadCloser)
 
 // retryable records a failed attempt and decides on a retry: it returns the
 // body for the next attempt, or the error to give the caller.
-func (t *Transport) retryable(ep *endpoint, probe bool, req *http.Request, err error, requests uint64, tries int) (io.ReadCloser, error) {
+func (t *Transport) retryable(ep *endpoint, probe bool, req *http.Request, err error, requests uint64, tries int, c *call) (io.ReadCloser, error) {
 	if req.Context().Err() != nil {
 		t.abandoned(ep, probe)
 		return nil, err
 	}
-	t.failed(ep, probe)
-	if tries >= t.opts.MaxAttempts || !notWritten(err) && !t.idempotent(req) {
+	t.failed(ep, probe, misidentified(err))
+	if tries >= t.opts.MaxAttempts || !notWritten(err) && !misidentified(err) && !t.idempotent(req) {
 		return nil, err
 	}
 	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
@@ -113,6 +145,7 @@ func (t *Transport) retryable(ep *endpoint, probe bool, req *http.Request, err e
 	}
 	if !t.budget.allow(requests, time.Now()) {
 		t.budgetExhausted.Add(1)
+		c.denied()
 		return nil, err
 	}
 	body := req.Body

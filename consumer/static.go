@@ -12,6 +12,10 @@ import (
 	"github.com/drainkit/drainkit/registry"
 )
 
+// staticSource is the Source of the views Static and StaticInstances
+// deliver: a list that never changes, which the Watcher never reads again.
+const staticSource = "static"
+
 // Static returns a registry.Source that delivers one view of service listing
 // addrs ("host:port", e.g. "127.0.0.1:8080"), with Source "static", Revision
 // and Epoch 0 (a list that never changes has no order to reset) and the
@@ -45,7 +49,7 @@ func StaticInstances(service string, instances []registry.Instance) registry.Sou
 	}
 	slices.SortFunc(ins, func(a, b registry.Instance) int { return strings.Compare(a.ID, b.ID) })
 	return registry.SourceFunc(func(ctx context.Context, fn func(registry.View)) error {
-		fn(registry.View{Service: service, Instances: ins, Received: time.Now(), Source: "static"})
+		fn(registry.View{Service: service, Instances: ins, Received: time.Now(), Source: staticSource})
 		<-ctx.Done()
 		return ctx.Err()
 	})

@@ -24,6 +24,9 @@ type Status struct {
 	// PanicEntries counts the times it began.
 	PanicMode    bool   `json:"panic_mode"`
 	PanicEntries uint64 `json:"panic_entries"`
+	// WrongService counts answers discarded because they came from another
+	// service than the one called (see registry.IdentityHeader).
+	WrongService uint64 `json:"wrong_service"`
 	// SlowStart is true while the candidates include ramping instances.
 	SlowStart bool `json:"slow_start"`
 }
@@ -35,7 +38,7 @@ func (t *Transport) Status() Status {
 		WatchStatus: t.w.Status(),
 		Requests:    t.requests.Load(), Retries: t.retries.Load(),
 		BudgetExhausted: t.budgetExhausted.Load(), Failures: t.failures.Load(),
-		Ejections: t.ejections.Load(), PanicEntries: t.panics.Load(),
+		Ejections: t.ejections.Load(), PanicEntries: t.panics.Load(), WrongService: t.mismatches.Load(),
 	}
 	set := t.set.Load()
 	for _, ep := range set.eps {
@@ -52,10 +55,13 @@ func (t *Transport) Status() Status {
 
 // String is one line for logs and the drill's report.
 func (s Status) String() string {
-	line := fmt.Sprintf("service=%s instances=%d ejected=%d requests=%d retries=%d budget_exhausted=%d failures=%d ejections=%d panic=%t view_revision=%d view_source=%s view_age=%v staleness=%v degraded=%t",
+	line := fmt.Sprintf("service=%s instances=%d ejected=%d requests=%d retries=%d budget_exhausted=%d failures=%d ejections=%d panic=%t view_revision=%d view_source=%s view_age=%v staleness=%v degraded=%t full_read_repairs=%d",
 		s.Service, s.Instances, s.Ejected, s.Requests, s.Retries, s.BudgetExhausted, s.Failures,
 		s.Ejections, s.PanicMode, s.Revision, s.Source, s.Age.Round(time.Millisecond),
-		s.Staleness.Round(time.Millisecond), s.Degraded)
+		s.Staleness.Round(time.Millisecond), s.Degraded, s.FullReadRepairs)
+	if s.Snapshot != "" {
+		line += fmt.Sprintf(" snapshot=%q", s.Snapshot)
+	}
 	if s.Err != nil {
 		line += fmt.Sprintf(" source_err=%q", s.Err.Error())
 	}

@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -31,15 +32,21 @@ var ErrNoInstance = errors.New("consumer: no instance to send the request to")
 type Transport struct {
 	w       *Watcher
 	service string
-	opts    Options
-	log     *slog.Logger
-	budget  *budget
-	unsub   func()
+	// registryService is the service's name in the registry, which
+	// providers name in their identity header: the Watcher's Service, else
+	// service.
+	registryService string
+	opts            Options
+	log             *slog.Logger
+	budget          *budget
+	unsub           func()
+	tel             *telemetry // nil without a MeterProvider or TracerProvider
 
 	clock  monoClock // ejection ends and slow-start ramps are its readings
 	set    atomic.Pointer[endpointSet]
 	rr     atomic.Uint64
-	viewed atomic.Bool // a view has been applied
+	spills atomic.Uint64 // spill's own round robin (see spill)
+	viewed atomic.Bool   // a view has been applied
 
 	requests        atomic.Uint64
 	retries         atomic.Uint64
@@ -47,6 +54,7 @@ type Transport struct {
 	failures        atomic.Uint64
 	ejections       atomic.Uint64
 	panics          atomic.Uint64
+	mismatches      atomic.Uint64
 
 	mu      sync.Mutex // guards byID, refused, closed and endpoints' outlier fields
 	byID    map[string]*endpoint
@@ -56,8 +64,9 @@ type Transport struct {
 
 // endpointSet is an immutable candidate set, swapped atomically.
 type endpointSet struct {
-	eps  []*endpoint
-	ramp bool // slow start applies to this set
+	eps   []*endpoint
+	ramp  bool       // slow start applies to this set
+	zones *zoneSplit // nil unless zone-aware picking applies
 }
 
 // NewTransport returns a Transport for the service whose instances w
@@ -77,9 +86,12 @@ func NewTransport(w *Watcher, service string, opts Options) (*Transport, error) 
 	if err != nil {
 		return nil, err
 	}
-	t := &Transport{w: w, service: service, opts: opts, log: opts.Logger, clock: newMonoClock(),
+	t := &Transport{w: w, service: service, registryService: cmpOr(w.opts.Service, service), opts: opts, log: opts.Logger, clock: newMonoClock(),
 		budget: newBudget(opts.Budget, time.Now()), byID: map[string]*endpoint{}}
 	t.set.Store(&endpointSet{})
+	if t.tel, err = newTelemetry(t); err != nil {
+		return nil, fmt.Errorf("consumer: NewTransport: telemetry instruments: %w", err)
+	}
 	t.unsub = w.Subscribe(t.update)
 	return t, nil
 }
@@ -88,6 +100,7 @@ func NewTransport(w *Watcher, service string, opts Options) (*Transport, error) 
 // is idempotent; requests after it fail with ErrNoInstance.
 func (t *Transport) Close() error {
 	t.unsub()
+	t.tel.close()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.closed = true
@@ -122,8 +135,10 @@ func (t *Transport) update(v registry.View) {
 	ramping := 0
 	for _, in := range v.Instances {
 		ep := t.byID[in.ID]
-		if ready, _ := in.ReadyAt(); ep == nil || ep.addr != in.HostPort() || !ep.ready.Equal(ready) {
+		zone := in.Meta[t.opts.Zones.MetaKey]
+		if ready, _ := in.ReadyAt(); ep == nil || ep.addr != in.HostPort() || !ep.ready.Equal(ready) || ep.zone != zone {
 			ep = newEndpoint(in, t.opts.Base, t.clock, now, t.opts.SlowStart) // new, moved or restarted (fields stay immutable)
+			ep.zone = zone
 			t.logReadyAhead(ep, now)
 		}
 		if ep.inRamp(mono, t.opts.SlowStart) {
@@ -139,7 +154,8 @@ func (t *Transport) update(v registry.View) {
 	}
 	t.byID = next
 	t.viewed.Store(true)
-	t.set.Store(&endpointSet{eps: eps, ramp: ramping > 0 && 2*ramping <= len(eps)})
+	ramp := ramping > 0 && 2*ramping <= len(eps)
+	t.set.Store(&endpointSet{eps: eps, ramp: ramp, zones: t.opts.Zones.split(eps, ramp)})
 }
 
 // readyAheadLogged is how far in the future a READY time must be before the
@@ -160,8 +176,5 @@ func (t *Transport) logReadyAhead(ep *endpoint, now time.Time) {
 // also closes those that become idle later, as no request asks it for one.
 func (t *Transport) retireLocked(ep *endpoint) {
 	ep.tr.CloseIdleConnections()
-	if ep.refused {
-		ep.refused = false
-		t.refused--
-	}
+	t.unrefuseLocked(ep)
 }

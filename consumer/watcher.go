@@ -32,7 +32,11 @@ import (
 //     following a non-empty list is held for EmptyHold (logged) before it
 //     empties the candidate set;
 //   - a source whose Watch returns is restarted after a jittered,
-//     exponentially growing backoff.
+//     exponentially growing backoff;
+//   - every FullReadInterval, a full read (the first view of a second,
+//     short Watch call) is compared with the watch's view: a difference the
+//     watch does not deliver itself within a short grace is applied, logged
+//     and counted (WatchStatus.FullReadRepairs).
 //
 // A Watcher never writes to the registry. Its methods are safe for
 // concurrent use.
@@ -44,8 +48,14 @@ type Watcher struct {
 	errSince atomic.Int64                  // clock reading when the source began failing; 0 while healthy
 	ready    chan struct{}                 // closed at the first candidate view
 	cancel   context.CancelFunc
-	done     chan struct{}
-	stopOnce sync.Once
+	done     chan struct{} // closed when run returned
+	fullDone chan struct{} // closed when fullReads returned (at once without full reads)
+	snapDone chan struct{} // closed when snapshots returned (at once without SnapshotPath)
+
+	snap      atomic.Pointer[snapState] // non-nil while the candidate view is the snapshot read at start, or it was refused
+	refused   chan struct{}             // closed when the snapshot was refused (older than MaxStaleness)
+	snapDirty chan struct{}             // a new view to write to SnapshotPath (capacity 1)
+	stopOnce  sync.Once
 
 	mu        sync.Mutex // guards the fields below; subscribers run with it held
 	latest    registry.View
@@ -60,6 +70,10 @@ type Watcher struct {
 	nextSub   uint64
 	restarts  uint64
 	dropped   uint64
+
+	snapTried       bool   // the snapshot was read (once, at the first failure before a view)
+	fullReadCount   uint64 // full reads answered
+	fullReadRepairs uint64 // differences only a full read found
 }
 
 // NewWatcher checks opts and starts watching opts.Source in a goroutine
@@ -73,11 +87,22 @@ func NewWatcher(opts WatcherOptions) (*Watcher, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &Watcher{
 		opts: opts, log: opts.Logger, ready: make(chan struct{}), clock: newMonoClock(),
-		cancel: cancel, done: make(chan struct{}),
+		cancel: cancel, done: make(chan struct{}), fullDone: make(chan struct{}), snapDone: make(chan struct{}),
+		refused: make(chan struct{}), snapDirty: make(chan struct{}, 1),
 		latest: registry.View{Service: opts.Service},
 		subs:   map[uint64]func(registry.View){},
 	}
 	go w.run(ctx)
+	if opts.FullReadInterval > 0 {
+		go w.fullReads(ctx)
+	} else {
+		close(w.fullDone)
+	}
+	if opts.SnapshotPath != "" {
+		go w.snapshots(ctx)
+	} else {
+		close(w.snapDone)
+	}
 	return w, nil
 }
 
@@ -87,6 +112,8 @@ func (w *Watcher) Close() error {
 	w.stopOnce.Do(func() {
 		w.cancel()
 		<-w.done
+		<-w.fullDone
+		<-w.snapDone
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		stopTimer(w.held)
@@ -96,11 +123,23 @@ func (w *Watcher) Close() error {
 	return nil
 }
 
-// Wait blocks until the first candidate view arrived or ctx is done.
+// Wait blocks until the first candidate view arrived or ctx is done. With a
+// SnapshotPath, it fails at once (ErrDegraded) while the source has not
+// answered and the snapshot was refused as older than MaxStaleness.
 func (w *Watcher) Wait(ctx context.Context) error {
 	select {
 	case <-w.ready:
 		return nil
+	default:
+	}
+	select {
+	case <-w.ready:
+		return nil
+	case <-w.refused:
+		if err := w.snapshotErr(); err != nil {
+			return fmt.Errorf("consumer: no view of %q: %w", w.opts.Service, err)
+		}
+		return w.Wait(ctx) // a live view arrived meanwhile
 	case <-ctx.Done():
 		return fmt.Errorf("consumer: waiting for a first view of %q: %w", w.opts.Service, ctx.Err())
 	}
@@ -136,8 +175,8 @@ func (w *Watcher) Subscribe(fn func(registry.View)) (stop func()) {
 }
 
 // Degraded reports whether the source has been failing for longer than
-// MaxStaleness.
-func (w *Watcher) Degraded() bool { return w.degraded(w.staleness()) }
+// MaxStaleness, or the only view is a snapshot older than MaxStaleness.
+func (w *Watcher) Degraded() bool { return w.degraded(w.staleness()) || w.snapshotErr() != nil }
 
 // degraded reports whether a source failing for staleness is degraded.
 func (w *Watcher) degraded(staleness time.Duration) bool {

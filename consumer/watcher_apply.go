@@ -25,6 +25,12 @@ func (w *Watcher) receive(call uint64, v registry.View) {
 			"current_revision", w.latest.Revision, "source", v.Source)
 		return
 	}
+	w.takeLocked(call, v, now)
+}
+
+// takeLocked makes v, from Watch call number call and not older than the
+// latest view, the latest: applied, or held when it is a sudden empty list.
+func (w *Watcher) takeLocked(call uint64, v registry.View, now time.Time) {
 	if w.latestIn == call && v.Epoch > w.latest.Epoch {
 		w.log.Info("consumer: the source's revisions started again (a new epoch); taking its views in the new order",
 			"service", w.opts.Service, "source", v.Source, "epoch", v.Epoch, "revision", v.Revision,
@@ -40,12 +46,23 @@ func (w *Watcher) receive(call uint64, v registry.View) {
 		v.Instances = []registry.Instance{}
 	}
 	w.latest, w.latestIn = v, call
-	if cur := w.cur.Load(); len(v.Instances) == 0 && cur != nil && len(cur.Instances) > 0 && w.opts.EmptyHold > 0 {
+	if cur := w.cur.Load(); len(v.Instances) == 0 && cur != nil && len(cur.Instances) > 0 && w.opts.EmptyHold > 0 && w.snap.Load() == nil {
 		w.holdLocked(now, len(cur.Instances))
 		return
 	}
 	w.endHoldLocked(now)
 	w.publishLocked(v)
+	if s := w.snap.Load(); s != nil { // after publishing: Wait then finds the view ready
+		w.snap.Store(nil)
+		w.log.Info("consumer: the source answered; its view replaces the last-good snapshot",
+			"service", w.opts.Service, "snapshot", s.path, "instances", len(v.Instances), "revision", v.Revision)
+	}
+	if w.opts.SnapshotPath != "" && len(v.Instances) > 0 {
+		select {
+		case w.snapDirty <- struct{}{}:
+		default: // a write is pending; it reads the latest view
+		}
+	}
 }
 
 // olderLocked reports whether v, from Watch call number call, is older than
@@ -115,6 +132,7 @@ func (w *Watcher) failedLocked(err error, now time.Time) {
 		return
 	}
 	w.errSince.Store(int64(w.clock.at(now)))
+	w.loadSnapshotLocked(now, err)
 	if w.cur.Load() == nil {
 		w.log.Warn("consumer: the service's source failed before its first view; no instance to call yet",
 			"service", w.opts.Service, "err", err, "max_staleness", w.opts.MaxStaleness)

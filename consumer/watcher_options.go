@@ -33,6 +33,35 @@ type WatcherOptions struct {
 	// about MinBackoff, doubling up to MaxBackoff; it resets when a Watch
 	// lasted longer than MaxBackoff. 0 means 100ms and 10s.
 	MinBackoff, MaxBackoff time.Duration
+	// FullReadInterval is how often the Watcher reads the whole list again
+	// alongside the watch, to correct a watch that missed an event (a lost
+	// or once-only callback, a known failure of registry clients): a second
+	// Watch call of Source, ended after its first view (within the interval,
+	// at most 10s). Reconciled by revision: a full read with a lower
+	// revision than the watch's view is older and ignored; one that lists
+	// other instances, and that the watch does not catch up with within a
+	// grace of a tenth of the interval (at most 1s), replaces the view,
+	// logged and counted (WatchStatus.FullReadRepairs). Skipped for static
+	// sources (views whose Source is "static"), before the first view and
+	// while the source is failing. The Source must allow a second Watch
+	// call alongside the first, as registry/consul's and registry/etcd's
+	// do. 0 means 1m; negative disables full reads.
+	FullReadInterval time.Duration
+	// SnapshotPath, if set, is a file where the Watcher keeps the last good
+	// view for a later run (opt-in): written atomically (a temporary file in
+	// the same directory, synced, renamed) each time the watch delivers a
+	// new non-empty view, and read once at start if the source fails before
+	// its first view (a registry that is down when the process starts). The
+	// snapshot then serves as the candidate view, marked as such in
+	// WatchStatus (Snapshot, and Age its real age: now minus when its
+	// evidence arrived in the earlier run), until the source's first
+	// answer, which always replaces it whatever its revision. A snapshot
+	// older than MaxStaleness is never served: refused at start (Wait and
+	// requests fail at once with ErrDegraded), and withdrawn when it grows
+	// older than that while the source still fails. A missing or unusable
+	// file (another service's, a bad format) is logged and ignored. Empty
+	// views are not written: the file keeps the last list with instances.
+	SnapshotPath string
 	// Logger receives the watcher's events (empty list held or applied,
 	// source errors and restarts, degraded). nil means slog.Default().
 	Logger *slog.Logger
@@ -44,6 +73,8 @@ const (
 	DefaultMaxStaleness = time.Minute
 	DefaultMinBackoff   = 100 * time.Millisecond
 	DefaultMaxBackoff   = 10 * time.Second
+
+	DefaultFullReadInterval = time.Minute
 )
 
 func (o WatcherOptions) withDefaults() (WatcherOptions, error) {
@@ -61,6 +92,9 @@ func (o WatcherOptions) withDefaults() (WatcherOptions, error) {
 	}
 	if o.MinBackoff == 0 {
 		o.MinBackoff = DefaultMinBackoff
+	}
+	if o.FullReadInterval == 0 {
+		o.FullReadInterval = DefaultFullReadInterval
 	}
 	if o.MaxBackoff == 0 {
 		o.MaxBackoff = DefaultMaxBackoff

@@ -16,6 +16,10 @@ type WatchStatus struct {
 	Epoch    uint64    `json:"epoch"`
 	Revision uint64    `json:"revision"`
 	Received time.Time `json:"received"`
+	// Snapshot is the path of the last-good snapshot while the candidate
+	// view is that snapshot, read at start because the source had not
+	// answered (WatcherOptions.SnapshotPath); Age is then its real age.
+	Snapshot string `json:"snapshot,omitempty"`
 	// Instances is the number of candidate instances.
 	Instances int `json:"instances"`
 	// Age is how old the candidate view's evidence is (now - Received).
@@ -34,6 +38,10 @@ type WatchStatus struct {
 	// dropped as older than the current one.
 	Restarts uint64 `json:"restarts"`
 	Dropped  uint64 `json:"dropped"`
+	// FullReads counts the full reads answered (WatcherOptions.FullReadInterval);
+	// FullReadRepairs the differences only a full read found, and applied.
+	FullReads       uint64 `json:"full_reads"`
+	FullReadRepairs uint64 `json:"full_read_repairs"`
 }
 
 // Status returns a snapshot of the watcher's view and health.
@@ -45,10 +53,14 @@ func (w *Watcher) Status() WatchStatus {
 		Instances: len(v.Instances), Age: v.Age(now),
 	}
 	s.Staleness = w.staleness()
-	s.Degraded = w.degraded(s.Staleness)
+	s.Degraded = w.Degraded()
+	if st := w.snap.Load(); st != nil && w.cur.Load() != nil {
+		s.Snapshot = st.path
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	s.Err, s.Restarts, s.Dropped = w.lastErr, w.restarts, w.dropped
+	s.FullReads, s.FullReadRepairs = w.fullReadCount, w.fullReadRepairs
 	if w.held != nil {
 		s.EmptyHeld = now.Sub(w.heldSince)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/drainkit/drainkit/internal/syncx"
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/registry"
 )
 
 // tracker is the request path: it reports each arrival to the lifecycle,
@@ -14,9 +15,10 @@ import (
 // has begun, asks the client to move (Connection: close, which net/http's
 // HTTP/2 server turns into GOAWAY). It allocates nothing.
 type tracker struct {
-	s    *Server
-	lc   *lifecycle.Lifecycle
-	next http.Handler
+	s     *Server
+	lc    *lifecycle.Lifecycle
+	next  http.Handler
+	ident []string // WithIdentity's header value; nil: none
 }
 
 // connectionClose is shared by all draining responses to stay free of
@@ -28,6 +30,9 @@ var connectionClose = []string{"close"}
 func (t *tracker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s := t.s
 	t.lc.Arrived()
+	if t.ident != nil {
+		t.identify(w, r)
+	}
 	if s.phase.Reached(lameDuck) {
 		if _, upgrade := r.Header["Upgrade"]; !upgrade {
 			w.Header()["Connection"] = connectionClose
@@ -37,6 +42,17 @@ func (t *tracker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.handlers.Begin(i, 0)
 	defer t.done(r, i)
 	t.next.ServeHTTP(w, r)
+}
+
+// identify sets the identity header on the first response of r's
+// connection: a connection has one peer, so the consumer that checks its
+// first response knows who answers the rest, and the request path does not
+// pay a header per response. A request without a tracked connection (never
+// under Serve) gets it every time.
+func (t *tracker) identify(w http.ResponseWriter, r *http.Request) {
+	if c, _ := r.Context().Value(connKey{}).(*trackedConn); c == nil || c.identSent.CompareAndSwap(false, true) {
+		w.Header()[registry.IdentityHeader] = t.ident
+	}
 }
 
 // done ends the handler's in-flight life. If it hijacked its connection, it

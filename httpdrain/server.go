@@ -25,6 +25,7 @@ type Server struct {
 	wl     *listener    // what net/http accepts from
 	useTLS bool
 	grace  time.Duration
+	ident  []string     // the IdentityHeader value, shared by every response; nil: none
 	shadow *http.Server // owns the HTTP/2 server's GOAWAY hook; nil without HTTP/2
 
 	userConnState   func(net.Conn, http.ConnState)
@@ -67,6 +68,21 @@ func WithNewConnGrace(d time.Duration) Option {
 			d = 0
 		}
 		s.grace = d
+	}
+}
+
+// WithIdentity makes the first response of every connection carry the
+// header Drainkit-Instance (registry.IdentityHeader) with the value
+// "<service>/<instanceID>", so that consumers (package consumer) can tell
+// that the address they called is still an instance of the service they
+// meant: a connection has one peer, so its first response vouches for the
+// rest, and later responses pay nothing. The root package sets it from the
+// first registrar. An empty service sends nothing.
+func WithIdentity(service, instanceID string) Option {
+	return func(s *Server) {
+		if service != "" {
+			s.ident = []string{service + "/" + instanceID}
+		}
 	}
 }
 
@@ -113,7 +129,7 @@ func New(lc *lifecycle.Lifecycle, srv *http.Server, ln net.Listener, opts ...Opt
 	if next == nil {
 		next = http.DefaultServeMux
 	}
-	srv.Handler = &tracker{s: s, lc: lc, next: next}
+	srv.Handler = &tracker{s: s, lc: lc, next: next, ident: s.ident}
 
 	s.userConnState = srv.ConnState
 	srv.ConnState = s.connState

@@ -1,11 +1,14 @@
 package probes_test
 
 import (
+	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/drainkit/drainkit/internal/testlog"
 	"github.com/drainkit/drainkit/lifecycle"
@@ -130,5 +133,31 @@ func TestLoopbackRuleResistsBrowsers(t *testing.T) {
 	// localhost is a loopback name.
 	if code, _, _ := hs.do(t, "POST", "/eject", map[string]string{"Host": "localhost:8081"}); code != http.StatusOK {
 		t.Errorf("POST /eject with Host localhost = %d, want 200", code)
+	}
+}
+
+// Without a token, GET /state and /readyz?verbose show error texts to
+// loopback peers only, as the operator actions: a remote peer (the admin
+// port listens on all interfaces by default) sees that the check failed,
+// not its text.
+func TestStateRedactedForRemotePeersWithoutToken(t *testing.T) {
+	hs := newHarness(t, probes.Options{}, lifecycle.WithCheckOptions(lifecycle.CheckOptions{
+		Interval: 20 * time.Millisecond, Timeout: 10 * time.Millisecond, FailureThreshold: 999, SuccessThreshold: 1000}))
+	hs.lc.AddCheck(lifecycle.CheckFunc{CheckName: "db", Fn: func(context.Context) error {
+		return errors.New("dial tcp db.internal.example:5432: connection refused")
+	}})
+	hs.run(t)
+	probes.PollUntil(t, 5*time.Second, "the check's first failure", func() bool {
+		_, _, body := hs.do(t, "GET", "/state", nil)
+		return strings.Contains(body, "db.internal.example")
+	})
+	rec := serveFrom(hs.h, "203.0.113.7:40000", "GET", "/state", nil)
+	if body := rec.Body.String(); rec.Code != http.StatusOK || strings.Contains(body, "db.internal.example") ||
+		!strings.Contains(body, `"error": "redacted"`) || !strings.Contains(body, "only loopback peers") {
+		t.Errorf("GET /state from a remote peer = %d:\n%s", rec.Code, body)
+	}
+	rec = serveFrom(hs.h, "203.0.113.7:40000", "GET", "/readyz?verbose", nil)
+	if body := rec.Body.String(); strings.Contains(body, "db.internal.example") || !strings.Contains(body, "[-]check db failed: redacted") {
+		t.Errorf("GET /readyz?verbose from a remote peer:\n%s", body)
 	}
 }

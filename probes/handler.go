@@ -3,6 +3,7 @@ package probes
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 
 	"github.com/drainkit/drainkit/lifecycle"
 )
@@ -10,7 +11,7 @@ import (
 // Handler is the admin listener's http.Handler:
 //
 //	GET|HEAD /startupz, /readyz, /livez   200 or 503 (see the package doc); ?verbose adds a line per check
-//	GET|HEAD /state                       JSON of lifecycle.Status
+//	GET|HEAD /state                       JSON of lifecycle.Status; error texts only for the loopback-or-token rule
 //	POST /drain                           202; ?wait=propagation: 200 once the propagation window ended
 //	POST /eject, POST /restore            200; 409 for an illegal transition
 //
@@ -70,9 +71,19 @@ func (h *Handler) Close() error {
 
 // state answers GET /state with the JSON of lc.Status(): state, since, cause,
 // reason, in-flight counts, check results, registry outcomes and, once
-// draining, the timeline.
+// draining, the timeline. Error texts (of readiness checks, registrars and
+// drain steps) and the registrars' details often name hosts, DSNs or users,
+// so only a caller the operator actions would accept (the loopback-or-token
+// rule, see Options.Token) gets them; any other caller gets the same
+// document with each error text replaced by "redacted", without the details,
+// and with a "redacted" key saying why. The token itself is never part of it.
 func (h *Handler) state(w http.ResponseWriter, r *http.Request) {
-	body, err := json.MarshalIndent(h.lc.Status(), "", "  ")
+	doc := stateDoc{Status: h.lc.Status()}
+	if code, why := h.auth.authorize(r); code != 0 {
+		doc.Status = redact(doc.Status)
+		doc.Redacted = "error texts and registry details withheld: " + why
+	}
+	body, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		writeText(w, http.StatusInternalServerError, err.Error()+"\n")
 		return
@@ -83,4 +94,46 @@ func (h *Handler) state(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(append(body, '\n'))
+}
+
+// stateDoc is GET /state's document: lifecycle.Status, and why parts of it
+// were withheld ("" when nothing was).
+type stateDoc struct {
+	lifecycle.Status
+	Redacted string `json:"redacted,omitempty"`
+}
+
+// redactedText replaces an error text a caller may not see.
+const redactedText = "redacted"
+
+// redact returns st without the texts that may name infrastructure: check,
+// registrar and drain-step errors become redactedText (so that a failure
+// still shows as one), and the registrars' details are dropped. States,
+// times, counts and names stay.
+func redact(st lifecycle.Status) lifecycle.Status {
+	st.Checks = slices.Clone(st.Checks)
+	for i := range st.Checks {
+		st.Checks[i].Err = redactIfSet(st.Checks[i].Err)
+	}
+	st.Registry = slices.Clone(st.Registry)
+	for i := range st.Registry {
+		st.Registry[i].Err = redactIfSet(st.Registry[i].Err)
+		st.Registry[i].Detail = nil
+	}
+	if st.Timeline != nil {
+		tl := *st.Timeline
+		tl.Steps = slices.Clone(tl.Steps)
+		for i := range tl.Steps {
+			tl.Steps[i].Err = redactIfSet(tl.Steps[i].Err)
+		}
+		st.Timeline = &tl
+	}
+	return st
+}
+
+func redactIfSet(s string) string {
+	if s == "" {
+		return ""
+	}
+	return redactedText
 }

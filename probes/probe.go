@@ -37,14 +37,19 @@ func (h *Handler) startupz(w http.ResponseWriter, r *http.Request) {
 }
 
 // readyz passes in READY only. ?verbose lists the cached result of every
-// readiness check; a single failed round does not fail readyz (the lifecycle's
-// thresholds decide).
+// readiness check (error texts only for callers the loopback-or-token rule
+// accepts, as GET /state); a single failed round does not fail readyz
+// (the lifecycle's thresholds decide).
 func (h *Handler) readyz(w http.ResponseWriter, r *http.Request) {
 	st := h.lc.State()
 	ok := st == lifecycle.Ready
 	lines := []probeLine{stateLine(st, ok)}
 	if verbose(r) {
-		for _, c := range h.lc.Status().Checks {
+		checks := h.lc.Status().Checks
+		if code, _ := h.auth.authorize(r); code != 0 {
+			checks = redact(lifecycle.Status{Checks: checks}).Checks // as GET /state
+		}
+		for _, c := range checks {
 			lines = append(lines, checkLine(c))
 		}
 	}

@@ -27,6 +27,14 @@ import (
 // new time and ramps again. That errs on the side of less traffic.
 const MetaReadyAt = "drainkit_ready_at"
 
+// IdentityHeader is the HTTP response header in which a provider built on
+// drainkit names itself, "<service>/<instance id>" (service names contain no
+// '/'): the root package's HTTP listeners send it when the program registers
+// (the first registrar's service and ID), and package consumer checks it
+// against the service it called, so that an address now served by another
+// service (a recycled pod IP) never answers for it.
+const IdentityHeader = "Drainkit-Instance"
+
 // Instance is one instance of a service as a registry lists it to consumers.
 type Instance struct {
 	// ID is the instance's registry ID (see InstanceID).

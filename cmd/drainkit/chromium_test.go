@@ -13,10 +13,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/drainkit/drainkit/internal/toolbin"
 )
 
 // chromiumPath is Debian's chromium (`apt-get install chromium`), or
-// $DRAINKIT_CHROMIUM.
+// $DRAINKIT_CHROMIUM; without either the test is skipped, or fails with CI
+// set (toolbin.Missing).
 func chromiumPath(t *testing.T) string {
 	t.Helper()
 	if p := os.Getenv("DRAINKIT_CHROMIUM"); p != "" {
@@ -27,7 +30,7 @@ func chromiumPath(t *testing.T) string {
 			return p
 		}
 	}
-	t.Fatal("headless Chromium not found: install Debian's chromium package (apt-get install -y chromium) or set DRAINKIT_CHROMIUM")
+	toolbin.Missing(t, "headless Chromium not found (install Debian's chromium package, apt-get install -y chromium, or set DRAINKIT_CHROMIUM)")
 	return ""
 }
 

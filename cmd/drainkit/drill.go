@@ -64,17 +64,28 @@ the default three strategies at 300 requests/s need about one core. A drill whos
 requests or readiness probes failed before any replica was stopped, or whose load fell
 more than ` + drill.MaxPacingLag.String() + ` behind its schedule, measured the machine, not the strategies: it
 is reported INVALID, naming the cause and what to lower. --sequential runs the
-strategies one after another, each with the whole machine.
+strategies one after another, each with the whole machine. A service that
+answers HTTP errors (5xx) before any replica was stopped, at any rate, is
+unhealthy (or --method, --path, --body name nothing it serves): that drill is
+reported INVALID too, blaming the service, not the machine.
+
+The load sends --method --path (default GET /) with --body: drill an
+endpoint of your service's own.
 
 The replicas get the drain timings as DRAINKIT_* variables: the library's defaults,
 overridden by DRAINKIT_* in the drill's environment, a --config file or the timing
 flags below. Exit status: 0 when the drainkit strategy (or the --exec binary) lost no
-request, 1 otherwise, 2 for bad usage, 3 when the drill was invalid (the machine
-could not sustain its load).`
+request, 1 otherwise, 2 for bad usage, 3 when the drill was invalid because the machine
+could not sustain its load, 4 when it was invalid because the service answered HTTP
+errors before any replica was stopped.`
 
-// drillInvalid is the drill's exit status when the machine could not
-// sustain its load (drill.Judge).
-const drillInvalid = 3
+// The drill's exit statuses when it judged no drain (drill.Judge):
+// drillInvalid when the machine could not sustain its load, drillUnhealthy
+// when the service answered HTTP errors before any replica was stopped.
+const (
+	drillInvalid   = 3
+	drillUnhealthy = 4
+)
 
 // drillOptions are the drill command's flags beyond drill.Config.
 type drillOptions struct {
@@ -114,7 +125,9 @@ func (o *drillOptions) bind(f *pflag.FlagSet) {
 	f.StringSliceVar(&c.Scenarios, "scenario", c.Scenarios, "faults to rehearse, one after another: "+strings.Join(drill.ScenarioNames(), ", ")+"; list describes them")
 	f.StringSliceVar(&c.Strategies, "strategies", c.Strategies, "strategies to compare: drainkit, shutdown, exit, kill")
 	f.StringVar(&c.ConsumerKind, "consumer", c.ConsumerKind, "consumers: naive (round robin over the discovery's list, no retry) or drainkit (drainkit's consumer package)")
-	f.StringVar(&c.Method, "method", c.Method, "request method: GET or POST (POST carries a small body and is not idempotent)")
+	f.StringVar(&c.Method, "method", c.Method, "request method: "+strings.Join(drill.Methods, ", ")+" (POST, PUT and PATCH carry --body, else a small JSON body; POST and PATCH are not idempotent)")
+	f.StringVar(&c.Path, "path", c.Path, "request path and query on the service, starting with '/', e.g. /orders?limit=1 (at most "+strconv.Itoa(drill.MaxPathLen)+" bytes)")
+	f.StringVar(&c.Body, "body", "", "request body for POST, PUT, PATCH or DELETE (at most 1 MiB); empty: a small JSON body for POST, PUT and PATCH")
 	f.IntVar(&c.Replicas, "replicas", c.Replicas, "replicas per strategy (1..20)")
 	f.Float64Var(&c.Rate, "rate", c.Rate, "request rate per strategy, all its consumers together, requests/s, paced (1..5000); one core drives about "+strconv.Itoa(drill.CoreRate)+" in all strategies together")
 	f.IntVar(&c.Consumers, "consumers", c.Consumers, "consumers sharing the rate, each with its own keep-alive pool and view (1..64)")
@@ -122,9 +135,9 @@ func (o *drillOptions) bind(f *pflag.FlagSet) {
 	f.DurationVar(&c.DiscoveryInterval, "discovery-interval", c.DiscoveryInterval, "how often discovery polls each replica's /readyz")
 	f.IntVar(&c.FailureThreshold, "failure-threshold", c.FailureThreshold, "failed polls in a row that drop a replica from discovery")
 	f.DurationVar(&c.ConsumerCache, "consumer-cache", 0, "each consumer reuses a discovery result this long (Spring Cloud LoadBalancer: 35s); 0: no cache")
-	f.StringVar(&c.Consul, "consul", "", "Consul agent HTTP address: replicas register there, consumers use a watch")
-	f.StringVar(&c.Etcd, "etcd", "", "etcd client address (host:port): replicas register there under a lease, consumers use a watch")
-	f.StringVar(&o.service, "service", "", "with --exec and --consul or --etcd: the service the binary registers as (default: the binary's name)")
+	f.StringVar(&c.Consul, "consul", "", "Consul agent HTTP address: replicas register there (given CONSUL_HTTP_ADDR and DRAINKIT_REGISTRY_SERVICE), consumers use a watch")
+	f.StringVar(&c.Etcd, "etcd", "", "etcd client address (host:port): replicas register there under a lease (given DRAINKIT_REGISTRY_ETCD_ENDPOINTS, ETCD_ENDPOINTS, DRAINKIT_REGISTRY_ETCD_PREFIX and DRAINKIT_REGISTRY_SERVICE), consumers use a watch")
+	f.StringVar(&o.service, "service", "", "with --exec and --consul or --etcd: the service the binary registers as (default: registry.service, else the binary's name); the binary gets it as DRAINKIT_REGISTRY_SERVICE")
 	f.DurationVar(&c.Baseline, "baseline", c.Baseline, "load before the rolling restart")
 	f.DurationVar(&c.Tail, "tail", c.Tail, "least load after the rolling restart; it goes on until no consumer lists a replaced replica (at most consumer cache + (failure threshold + 2) x discovery interval more) and every strategy is done")
 	f.BoolVar(&c.Sequential, "sequential", false, "run the strategies one after another, each with the whole machine, instead of at once")
@@ -158,6 +171,10 @@ func (o *drillOptions) complete(flags *pflag.FlagSet, stderr io.Writer) error {
 		o.cfg.Self = self
 	}
 	o.cfg.Service = o.service
+	if o.cfg.Service == "" {
+		o.cfg.Service = loaded.Registry.Service // registry.service, as the replicas would read it
+	}
+	o.cfg.EtcdPrefix = loaded.Registry.Etcd.Prefix
 	o.cfg.PodSlack = PodSlack
 	o.cfg.Env = os.Environ()
 	if err := o.cfg.Validate(); err != nil {
@@ -186,7 +203,9 @@ func (o *drillOptions) run(ctx context.Context, stdout, stderr io.Writer) error 
 	if ctx.Err() != nil {
 		return &exitError{code: 130, msg: "drill interrupted"}
 	}
-	if v := drill.Judge(res, sums); !v.Valid {
+	if v := drill.Judge(res, sums); v.Cause == drill.CauseService {
+		return &exitError{code: drillUnhealthy, msg: "drill: the service under drill answered HTTP errors (5xx) before any replica was stopped: it is unhealthy, or --method, --path and --body name nothing it serves; the drill judged no drain (see the result)"}
+	} else if !v.Valid {
 		return &exitError{code: drillInvalid, msg: "drill: the machine could not sustain the load: lower --rate, --replicas or --consumers, or use --sequential (see the result)"}
 	}
 	if !drill.Passed(res, sums) {

@@ -429,7 +429,10 @@ func TestDrillBadFlags(t *testing.T) {
 		{[]string{"DRAINKIT_PROPAGATION_MIN=banana"}, []string{"drill"}, "propagation.min"},
 		{nil, []string{"drill", "--propagation-max", "2s"}, "propagation"},
 		{nil, []string{"drill", "--consumer", "nope"}, `--consumer: "nope" is not a consumer kind`},
-		{nil, []string{"drill", "--method", "PUT"}, `--method: "PUT" is not supported`},
+		{nil, []string{"drill", "--method", "TRACE"}, `--method: "TRACE" is not supported`},
+		{nil, []string{"drill", "--path", "orders"}, `--path: "orders" must be a path on the service starting with a single '/'`},
+		{nil, []string{"drill", "--path", "/a b"}, `--path: "/a b" has a space, control character or '#' at byte 2`},
+		{nil, []string{"drill", "--body", "x"}, "--body: a GET request carries no body here"},
 		{nil, []string{"drill", "--exec", "/nonexistent/binary"}, `--exec "/nonexistent/binary": stat /nonexistent/binary: no such file or directory`},
 	} {
 		r := drainkit(t, 30*time.Second, tc.env, tc.args...)

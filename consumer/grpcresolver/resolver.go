@@ -17,8 +17,8 @@
 //
 // This package imports google.golang.org/grpc/xds, which registers the
 // outlier-detection balancer (and pulls in xDS); package consumer does not.
-// Out of scope: retrying calls that were sent (configure a retryPolicy in
-// your own service config for idempotent methods).
+// Calls that were sent are retried only for the methods DialOptions is told
+// are idempotent, by grpc-go's retry policy within its retry throttling.
 package grpcresolver
 
 import (
@@ -98,9 +98,17 @@ func FromWatcher(scheme string, w *consumer.Watcher) *Builder {
 }
 
 // DialOptions returns the options that make a grpc.ClientConn use b and
-// ServiceConfig as its default service config.
-func DialOptions(b *Builder) []grpc.DialOption {
-	return []grpc.DialOption{grpc.WithResolvers(b), grpc.WithDefaultServiceConfig(ServiceConfig)}
+// ServiceConfig as its default service config, with grpc-go's retry policy
+// (gRPC A6) for the idempotent methods, each "package.Service/Method" or
+// "package.Service" for all of its methods (as in a service config's
+// methodConfig name): a call to one of them that failed with UNAVAILABLE,
+// as calls in flight on an instance killed with kill -9 do, is retried on
+// another instance, at most 3 attempts in all, within retry throttling (see
+// retry.go: the same budget as consumer.RetryBudget's default). Mark only
+// methods that are safe to run twice. A service config from the name
+// resolver, if any, replaces this default.
+func DialOptions(b *Builder, idempotent ...string) []grpc.DialOption {
+	return []grpc.DialOption{grpc.WithResolvers(b), grpc.WithDefaultServiceConfig(serviceConfig(idempotent))}
 }
 
 // Scheme returns the scheme b resolves.

@@ -23,7 +23,7 @@ import (
 	"github.com/drainkit/drainkit/registry"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, goleak.Cleanup(grpcService.RemoveAndExit)) }
 
 // testRegistry is an in-process registry: replicas' lifecycles register in
 // it (lifecycle.Registrar) and consumers watch it (registry.Source), with a
@@ -161,25 +161,32 @@ func (rp *replica) stop(t *testing.T) {
 	}
 }
 
-// A gRPC client through the resolver during a rolling restart of three
-// replicas drained by grpcdrain: 0 failed RPCs.
-func TestRollingRestartLosesNoRPC(t *testing.T) {
-	reg := newTestRegistry()
-	old := []*replica{startReplica(t, reg), startReplica(t, reg), startReplica(t, reg)}
+// dial returns a client of target drainkit:///orders resolved from src,
+// with the idempotent methods' retry policy; closed by t's cleanup.
+func dial(t *testing.T, src registry.Source, idempotent ...string) testpb.TestServiceClient {
+	t.Helper()
 	b, err := grpcresolver.NewBuilder(grpcresolver.Options{
-		Source:  func(string) (registry.Source, error) { return reg, nil },
+		Source:  func(string) (registry.Source, error) { return src, nil },
 		Watcher: consumer.WatcherOptions{Logger: slog.New(slog.DiscardHandler)},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := grpc.NewClient("drainkit:///orders", append(grpcresolver.DialOptions(b),
+	conn, err := grpc.NewClient("drainkit:///orders", append(grpcresolver.DialOptions(b, idempotent...),
 		grpc.WithTransportCredentials(insecure.NewCredentials()))...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
-	client := testpb.NewTestServiceClient(conn)
+	t.Cleanup(func() { conn.Close() })
+	return testpb.NewTestServiceClient(conn)
+}
+
+// A gRPC client through the resolver during a rolling restart of three
+// replicas drained by grpcdrain: 0 failed RPCs.
+func TestRollingRestartLosesNoRPC(t *testing.T) {
+	reg := newTestRegistry()
+	old := []*replica{startReplica(t, reg), startReplica(t, reg), startReplica(t, reg)}
+	client := dial(t, reg)
 
 	var calls, failed atomic.Int64
 	ctx, cancel := context.WithCancel(context.Background())

@@ -15,14 +15,18 @@ import (
 )
 
 type statusJSON struct {
-	Requests   int     `json:"requests"`
-	Failures   int     `json:"failures"`
-	Instances  int     `json:"instances"`
-	Staleness  float64 `json:"staleness_ns"`
-	Revision   uint64  `json:"revision"`
-	Degraded   bool    `json:"degraded"`
-	Source     string  `json:"source"`
-	Candidates []struct {
+	Requests     int     `json:"requests"`
+	Failures     int     `json:"failures"`
+	Instances    int     `json:"instances"`
+	Staleness    float64 `json:"staleness_ns"`
+	Revision     uint64  `json:"revision"`
+	Degraded     bool    `json:"degraded"`
+	Source       string  `json:"source"`
+	Snapshot     string  `json:"snapshot"`
+	Age          float64 `json:"age_ns"`
+	Ejections    int     `json:"ejections"`
+	WrongService int     `json:"wrong_service"`
+	Candidates   []struct {
 		Addr    string `json:"addr"`
 		Ejected bool   `json:"ejected"`
 	} `json:"candidates"`

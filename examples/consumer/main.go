@@ -9,6 +9,18 @@
 //	consumer [--http-addr 127.0.0.1:8090] [--admin-addr 127.0.0.1:8091]
 //	         [--service httpservice] [--targets 127.0.0.1:8080,127.0.0.1:8082]
 //	         [--etcd 127.0.0.1:2379,... [--etcd-prefix /microservices]]
+//	         [--snapshot /var/lib/consumer/httpservice.json] [--max-staleness 1m]
+//	         [--zone a [--zone-min-size 6] [--zone-strict]]
+//
+// With --snapshot, the last good list is kept in that file and served at
+// start while the registry does not answer (never when older than
+// --max-staleness; GET /status then reports "snapshot" and the view's age).
+//
+// With --zone, calls prefer the instances of that zone (registry metadata
+// "zone"; with --targets, host:port@zone) and spill to the others while
+// fewer than 70 % of the zone's instances are healthy (consumer.Zones), or
+// with --zone-strict never leave it. Every forwarded answer carries the
+// header Drainkit-Upstream, the host:port of the instance that gave it.
 //
 // The three discoveries exclude each other: --etcd, CONSUL_HTTP_ADDR and
 // --targets given together are a usage error naming both, never a silent
@@ -37,6 +49,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -52,8 +65,10 @@ func main() { os.Exit(run(os.Args[1:])) }
 
 type flags struct {
 	httpAddr, adminAddr, service, targets string
-	etcd, etcdPrefix                      string
-	timeout                               time.Duration
+	etcd, etcdPrefix, snapshot, zone      string
+	timeout, maxStaleness                 time.Duration
+	zoneMinSize                           int
+	zoneStrict                            bool
 }
 
 func parse(args []string) (flags, error) {
@@ -62,9 +77,14 @@ func parse(args []string) (flags, error) {
 	fs.StringVar(&f.httpAddr, "http-addr", "127.0.0.1:8090", "address of the forwarding listener")
 	fs.StringVar(&f.adminAddr, "admin-addr", "127.0.0.1:8091", "address of the status listener (GET /status)")
 	fs.StringVar(&f.service, "service", "httpservice", "name of the service to call (the Consul or etcd service name with CONSUL_HTTP_ADDR or --etcd)")
-	fs.StringVar(&f.targets, "targets", "", "comma-separated host:port list of the service's instances; not with --etcd or CONSUL_HTTP_ADDR")
+	fs.StringVar(&f.targets, "targets", "", "comma-separated host:port list of the service's instances, each optionally with @zone; not with --etcd or CONSUL_HTTP_ADDR")
+	fs.StringVar(&f.zone, "zone", "", "this consumer's zone: prefer the instances whose registry metadata \"zone\" (or @zone in --targets) names it; empty: no zone-aware picking")
+	fs.IntVar(&f.zoneMinSize, "zone-min-size", 0, "with --zone: the fewest instances for zone-aware picking (0: consumer's default, 6)")
+	fs.BoolVar(&f.zoneStrict, "zone-strict", false, "with --zone: never call another zone (fail instead)")
 	fs.StringVar(&f.etcd, "etcd", "", "comma-separated etcd client addresses (as registry.etcd.endpoints): discover the service in etcd; not with --targets or CONSUL_HTTP_ADDR")
 	fs.StringVar(&f.etcdPrefix, "etcd-prefix", etcd.DefaultPrefix, "with --etcd: the key prefix (as registry.etcd.prefix); instances are read from <prefix>/<service>/")
+	fs.StringVar(&f.snapshot, "snapshot", "", "file keeping the last good list of instances, served at start while the registry does not answer (consumer.WatcherOptions.SnapshotPath); empty: none")
+	fs.DurationVar(&f.maxStaleness, "max-staleness", consumer.DefaultMaxStaleness, "how long the registry may fail before the view is degraded; a snapshot older than this is never served")
 	fs.DurationVar(&f.timeout, "timeout", 5*time.Second, "timeout of one forwarded request, retries included")
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
@@ -76,6 +96,12 @@ func parse(args []string) (flags, error) {
 	}
 	if f.timeout <= 0 {
 		return f, fmt.Errorf("--timeout %v: want > 0", f.timeout)
+	}
+	if f.maxStaleness <= 0 {
+		return f, fmt.Errorf("--max-staleness %v: want > 0", f.maxStaleness)
+	}
+	if (fs.Changed("zone-min-size") || f.zoneStrict) && f.zone == "" {
+		return f, errors.New("--zone-min-size, --zone-strict: only with --zone")
 	}
 	if fs.Changed("etcd-prefix") && f.etcd == "" {
 		return f, errors.New("--etcd-prefix: only with --etcd")
@@ -101,12 +127,14 @@ func run(args []string) int {
 		return usageError(err)
 	}
 	defer closeSource()
-	w, err := consumer.NewWatcher(consumer.WatcherOptions{Source: src, Service: f.service, Logger: logger})
+	w, err := consumer.NewWatcher(consumer.WatcherOptions{Source: src, Service: f.service, Logger: logger,
+		SnapshotPath: f.snapshot, MaxStaleness: f.maxStaleness})
 	if err != nil {
 		return usageError(err)
 	}
 	defer w.Close()
-	tr, err := consumer.NewTransport(w, f.service, consumer.Options{Logger: logger})
+	tr, err := consumer.NewTransport(w, f.service, consumer.Options{Logger: logger,
+		Zones: consumer.Zones{Local: f.zone, MinClusterSize: f.zoneMinSize, Strict: f.zoneStrict}})
 	if err != nil {
 		return usageError(err)
 	}
@@ -138,11 +166,31 @@ func source(f flags) (registry.Source, string, func(), error) {
 	case f.targets == "":
 		return nil, "", nil, errors.New("--targets: empty, and neither --etcd nor CONSUL_HTTP_ADDR is set: give the service's host:port list")
 	}
-	src, err := consumer.Static(f.service, strings.Split(f.targets, ",")...)
+	src, err := targets(f.service, f.targets)
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("--targets: %w", err)
 	}
 	return src, "static", func() {}, nil
+}
+
+// targets is the static source of a --targets list: host:port entries,
+// each optionally with @zone (its metadata "zone").
+func targets(service, list string) (registry.Source, error) {
+	var ins []registry.Instance
+	for _, t := range strings.Split(list, ",") {
+		addr, zone, _ := strings.Cut(strings.TrimSpace(t), "@")
+		if _, err := consumer.Static(service, addr); err != nil { // its checks of the address
+			return nil, err
+		}
+		host, port, _ := net.SplitHostPort(addr)
+		p, _ := strconv.Atoi(port)
+		in := registry.Instance{ID: addr, Address: host, Port: p}
+		if zone != "" {
+			in.Meta = map[string]string{"zone": zone}
+		}
+		ins = append(ins, in)
+	}
+	return consumer.StaticInstances(service, ins), nil
 }
 
 // serve runs the two listeners until ctx ends, then shuts them down.
@@ -199,7 +247,8 @@ func forward(client *http.Client, service string, logger *slog.Logger) http.Hand
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		resp, err := client.Do(req)
+		var out consumer.Outcome
+		resp, err := client.Do(req.WithContext(consumer.WithOutcome(req.Context(), &out)))
 		if err != nil {
 			logger.Warn("forward failed", "path", r.URL.Path, "err", err)
 			http.Error(w, err.Error(), http.StatusBadGateway)
@@ -207,6 +256,7 @@ func forward(client *http.Client, service string, logger *slog.Logger) http.Hand
 		}
 		defer resp.Body.Close()
 		w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+		w.Header().Set("Drainkit-Upstream", out.Addr)
 		w.WriteHeader(resp.StatusCode)
 		io.Copy(w, resp.Body)
 	})

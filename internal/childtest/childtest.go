@@ -16,7 +16,6 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -33,9 +32,11 @@ func Build(pkg string) (bin string, remove func(), err error) {
 	}
 	remove = func() { _ = os.RemoveAll(dir) }
 	bin = filepath.Join(dir, path.Base(pkg))
+	// The go command that runs the test: on PATH, else under $GOROOT, which
+	// the go command sets for the test binaries it runs.
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+		goBin = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
 	}
 	if out, err := exec.Command(goBin, "build", "-o", bin, pkg).CombinedOutput(); err != nil {
 		remove()

@@ -2,7 +2,9 @@
 // on free loopback ports, stopped when the test ends. The binary comes from
 // $DRAINKIT_CONSUL_BIN (set by `make test`) or, when that is unset, from
 // scripts/consul.sh at the module root, which builds it once into a cache.
-// A test that cannot obtain the binary fails; it is never skipped.
+// In a plain `go test` without the variable and with nothing built yet the
+// test is skipped with one line naming `make test`; with CI set it never
+// is: it fails (internal/toolbin.Require).
 //
 // A dev agent keeps all state in memory: Restart gives a fresh agent on the
 // same ports, as after a crash of a real agent that lost its state.
@@ -51,26 +53,28 @@ type Agent struct {
 
 type ports struct{ http, server, serfLAN, serfWAN int }
 
-// Binary returns the path of the consul binary: $DRAINKIT_CONSUL_BIN if set,
-// else the path printed by <module root>/scripts/consul.sh (which may build
-// it first, taking minutes).
+// Binary returns the path of the consul binary for t: $DRAINKIT_CONSUL_BIN
+// if set, else the path printed by <module root>/scripts/consul.sh (which,
+// with CI set, may build it first, taking minutes). Without the variable
+// and outside CI it skips t when nothing is built yet (toolbin.Require).
 //
 // Binary and Start are shaped like internal/etcdtest's (the lookup and its
 // t.Fatal stay in each Start): the shared steps are internal/toolbin's
 // (Path, Server, LogTail); the flags, ports, environment, stop signal,
 // cleanup order and readiness check differ.
-func Binary() (string, error) { return toolbin.Path("consultest", EnvBinary, "consul.sh") }
+func Binary(t testing.TB) string {
+	t.Helper()
+	return toolbin.Require(t, "consultest", EnvBinary, "consul.sh")
+}
 
 // Start starts a dev agent on free loopback ports and waits until it is
 // leader and its node is in the catalog. It fails the test if the binary
-// cannot be obtained or the agent does not come up within StartTimeout. The
-// agent is stopped when the test ends; its log is printed if the test failed.
+// cannot be obtained (or skips it, see Binary) or the agent does not come
+// up within StartTimeout. The agent is stopped when the test ends; its log
+// is printed if the test failed.
 func Start(t testing.TB) *Agent {
 	t.Helper()
-	bin, err := Binary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := Binary(t)
 	p, err := freePorts()
 	if err != nil {
 		t.Fatal(err)

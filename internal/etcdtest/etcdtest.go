@@ -55,25 +55,26 @@ type Server struct {
 	proc    toolbin.Server // the process; its closers close Client's clients
 }
 
-// Binary returns the path of the etcd binary: $DRAINKIT_ETCD_BIN if set, else
-// the path printed by <module root>/scripts/etcd.sh (which may build it
-// first, taking minutes).
+// Binary returns the path of the etcd binary for t: $DRAINKIT_ETCD_BIN if
+// set, else the path printed by <module root>/scripts/etcd.sh (which, with
+// CI set, may build it first, taking minutes). Without the variable and
+// outside CI it skips t when nothing is built yet (toolbin.Require).
 //
 // Binary and Start are shaped like internal/consultest's; the shared steps
 // are internal/toolbin's (Path, Server, LogTail).
-func Binary() (string, error) { return toolbin.Path("etcdtest", EnvBinary, "etcd.sh") }
+func Binary(t testing.TB) string {
+	t.Helper()
+	return toolbin.Require(t, "etcdtest", EnvBinary, "etcd.sh")
+}
 
 // Start starts a member on free loopback ports with a new data directory in
 // t.TempDir() and waits until it is healthy. It fails the test if the binary
-// cannot be obtained or the member does not come up within StartTimeout. The
-// member is stopped and the clients from Client are closed when the test
-// ends; the member's log is printed if the test failed.
+// cannot be obtained (or skips it, see Binary) or the member does not come
+// up within StartTimeout. The member is stopped and the clients from Client are
+// closed when the test ends; the member's log is printed if the test failed.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	bin, err := Binary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := Binary(t)
 	clientPort, peerPort, err := freePorts()
 	if err != nil {
 		t.Fatal(err)

@@ -1,8 +1,12 @@
-// Package toolbin finds the external server binaries that drainkit's tests
-// run against (the Consul agent, the etcd server): from an environment
-// variable when it is set, else by running the module's scripts/<name>.sh,
-// which builds the binary once into a cache and prints its path. It never
-// reports "not found" as a reason to skip: callers fail the test.
+// Package toolbin finds the external programs that drainkit's tests run
+// against (the Consul agent, the etcd server, Chromium) and decides, in one
+// place, what a test does when one is missing: under `make test` or with CI
+// set it fails; in a plain `go test ./...` on a fresh clone it is skipped
+// with one line naming `make test` (see Require and Missing).
+//
+// The server binaries come from an environment variable when it is set, else
+// from the module's scripts/<name>.sh, which builds the binary once into a
+// cache and prints its path.
 package toolbin
 
 import (
@@ -13,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"testing"
 )
 
 // Path returns $envVar if it is set (and names an existing file), else the
@@ -27,6 +32,80 @@ func Path(harness, envVar, script string) (string, error) {
 		return "", fmt.Errorf("%s: %w", harness, err)
 	}
 	return p, nil
+}
+
+// EnvCI is the variable that makes a missing program a failure rather than
+// a skip: CI systems set it (GitHub Actions, GitLab CI, ...), and .ci/run
+// does too. Any value but "" and "false" counts.
+const EnvCI = "CI"
+
+// InCI reports whether $CI is set (see EnvCI).
+func InCI() bool {
+	v := os.Getenv(EnvCI)
+	return v != "" && v != "false"
+}
+
+// Missing ends a test that needs a program this machine lacks: with CI set
+// it fails t, else it skips t. Either way t gets one line: what is missing
+// (what, e.g. "headless Chromium not found (apt-get install chromium, or
+// set DRAINKIT_CHROMIUM)"), and that `make test` provides it.
+func Missing(t testing.TB, what string) {
+	t.Helper()
+	if InCI() {
+		t.Fatalf("%s; CI is set, so this test fails rather than skips", what)
+	}
+	t.Skipf("%s: skipped; `make test` provides it and runs every test (with CI set this fails instead)", what)
+}
+
+// errNotBuilt is scripts/<name>.sh --cached's answer when the binary is not
+// in the cache yet (exit status 3).
+var errNotBuilt = errors.New("not built yet")
+
+// Require returns the binary a test harness needs (see Path). Under `make
+// test` (envVar set) or with CI set it may build the binary first, and any
+// failure fails t. In a plain `go test` it uses a binary already in the
+// cache (scripts/<script> --cached) and, when there is none, calls Missing,
+// which skips t with one line naming envVar and `make test`; other errors
+// (a broken script) fail t.
+func Require(t testing.TB, harness, envVar, script string) string {
+	t.Helper()
+	if os.Getenv(envVar) != "" || InCI() {
+		p, err := Path(harness, envVar, script)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	p, err := cached(script)
+	if errors.Is(err, errNotBuilt) {
+		Missing(t, fmt.Sprintf("%s: %s is unset and scripts/%s has not built the binary yet", harness, envVar, script))
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", harness, err)
+	}
+	return p
+}
+
+// cached returns the path scripts/<script> --cached prints: the binary if it
+// is in the cache, errNotBuilt if not; it never builds.
+func cached(script string) (string, error) {
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
+	var stderr bytes.Buffer
+	cmd := exec.Command(filepath.Join(root, "scripts", script), "--cached")
+	cmd.Dir = root
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == 3 {
+		return "", errNotBuilt
+	}
+	if err != nil {
+		return "", fmt.Errorf("scripts/%s --cached: %w: %s", script, err, stderr.String())
+	}
+	return strings.TrimSpace(string(out)), nil
 }
 
 func path(envVar, script string) (string, error) {

@@ -11,10 +11,7 @@ import (
 // registers the instance there and the etcd observer sees it leave after the
 // drain's start; stop removes the server's data directory.
 func TestPropagationTrialEtcd(t *testing.T) {
-	bin, err := etcdtest.Binary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := etcdtest.Binary(t)
 	srv, err := startEtcd(bin)
 	if err != nil {
 		t.Fatal(err)

@@ -1,12 +1,15 @@
 package drill
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/drainkit/drainkit/lifecycle"
@@ -40,10 +43,20 @@ var Strategies = []string{StrategyDrainkit, StrategyShutdown, StrategyExit, Stra
 var DefaultStrategies = []string{StrategyDrainkit, StrategyShutdown, StrategyExit}
 
 // Methods are the request methods the load can send (Config.Method).
-var Methods = []string{"GET", "POST"}
+var Methods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 
-// postBody is the body of every POST the load sends.
+// bodyMethods are the Methods that carry a body (Config.Body).
+var bodyMethods = []string{"POST", "PUT", "PATCH", "DELETE"}
+
+// postBody is the body of every POST, PUT and PATCH the load sends when
+// Config.Body is empty.
 var postBody = []byte(`{"drill":"a small request body"}`)
+
+// MaxPathLen and MaxBodyLen bound Config.Path and Config.Body.
+const (
+	MaxPathLen = 2048
+	MaxBodyLen = 1 << 20
+)
 
 // Config is one drill. Use DefaultConfig and change what differs.
 type Config struct {
@@ -55,10 +68,18 @@ type Config struct {
 	// ConsumerKind is the consumers' kind: ConsumerNaive (default) or
 	// ConsumerDrainkit (see RegisterConsumer).
 	ConsumerKind string
-	// Method is the load's request method, "GET" (default) or "POST"; a
-	// POST carries a small body, and a consumer may not resend it once it
-	// was written.
+	// Method is the load's request method, one of Methods (default "GET");
+	// a POST, PUT or PATCH carries Body, else a small JSON body. A consumer
+	// may not resend a POST or PATCH once it was written.
 	Method string
+	// Path is the request target: a path with an optional query, starting
+	// with '/' (default "/"; at most MaxPathLen bytes), so that a drill can
+	// exercise an endpoint of the service's own.
+	Path string
+	// Body is the request body for a method of bodyMethods (at most
+	// MaxBodyLen bytes; "" means the small default body for POST, PUT and
+	// PATCH and none for DELETE).
+	Body string
 	// Self is the drainkit binary re-executed as `Self serve --strategy X`
 	// for the built-in strategies (os.Executable()).
 	Self string
@@ -90,10 +111,16 @@ type Config struct {
 	// there under a lease (kratos's key layout) and consumers learn the
 	// instances through a watch. At most one of Consul and Etcd.
 	Etcd string
-	// Service is, with Exec and Consul, the Consul service name the binary
+	// Service is, with Exec and Consul or Etcd, the service name the binary
 	// registers as (default: the binary's base name). The built-in
-	// strategies register as "drainkit-drill-<strategy>-<drill pid>".
+	// strategies register as "drainkit-drill-<strategy>-<drill pid>". The
+	// replicas get it, the registry's address and (etcd) the key prefix as
+	// the config package's variables and the legacy ones (registryEnv).
 	Service string
+	// EtcdPrefix is, with Etcd, the key prefix the replicas register under
+	// and the drill watches (registry.etcd.prefix; "" means
+	// etcd.DefaultPrefix, kratos's /microservices).
+	EtcdPrefix string
 	// Baseline is how long the load runs before the rolling restart (default
 	// 2s). Tail is the least time it runs after it (default 2s); then it
 	// goes on until no consumer lists a replaced replica any more, at most
@@ -139,6 +166,7 @@ func DefaultConfig() Config {
 		Strategies:        append([]string(nil), DefaultStrategies...),
 		ConsumerKind:      ConsumerNaive,
 		Method:            "GET",
+		Path:              "/",
 		Replicas:          3,
 		Rate:              300,
 		Consumers:         4,
@@ -170,8 +198,8 @@ func (c Config) Validate() error {
 	if err := c.validateScenarios(); err != nil {
 		return err
 	}
-	if !slices.Contains(Methods, c.Method) {
-		return fmt.Errorf("--method: %q is not supported: want one of %v", c.Method, Methods)
+	if err := c.validateRequest(); err != nil {
+		return err
 	}
 	if _, err := consumerKind(c.ConsumerKind); err != nil {
 		return err
@@ -209,6 +237,33 @@ func (c Config) validateRanges() error {
 	return nil
 }
 
+// validateRequest checks the request the load sends: --method, --path and
+// --body.
+func (c Config) validateRequest() error {
+	if !slices.Contains(Methods, c.Method) {
+		return fmt.Errorf("--method: %q is not supported: want one of %v", c.Method, Methods)
+	}
+	if len(c.Path) > MaxPathLen {
+		return fmt.Errorf("--path: %d bytes is too long: at most %d", len(c.Path), MaxPathLen)
+	}
+	if !strings.HasPrefix(c.Path, "/") || strings.HasPrefix(c.Path, "//") {
+		return fmt.Errorf("--path: %q must be a path on the service starting with a single '/', e.g. /orders?limit=1", c.Path)
+	}
+	if i := strings.IndexFunc(c.Path, func(r rune) bool { return r <= ' ' || r == 0x7f || r == '#' }); i >= 0 {
+		return fmt.Errorf("--path: %q has a space, control character or '#' at byte %d: percent-encode it", c.Path, i)
+	}
+	if _, err := url.ParseRequestURI(c.Path); err != nil {
+		return fmt.Errorf("--path: %q is not a valid request target: %v", c.Path, unwrapRepeat(err))
+	}
+	if c.Body != "" && !slices.Contains(bodyMethods, c.Method) {
+		return fmt.Errorf("--body: a %s request carries no body here: use --method with one of %v", c.Method, bodyMethods)
+	}
+	if len(c.Body) > MaxBodyLen {
+		return fmt.Errorf("--body: %d bytes is too large: at most %d (1 MiB)", len(c.Body), MaxBodyLen)
+	}
+	return nil
+}
+
 // validateTarget checks what is drilled: the --exec binary (before anything
 // starts, naming the path, rather than after the replicas of a run could not
 // start), or the strategies and the drainkit binary to re-execute.
@@ -216,7 +271,7 @@ func (c Config) validateTarget() error {
 	if c.Exec != "" {
 		path, err := exec.LookPath(c.Exec)
 		if err != nil {
-			return fmt.Errorf("--exec %q: %w", c.Exec, unwrapExecError(err))
+			return fmt.Errorf("--exec %q: %w", c.Exec, unwrapRepeat(err))
 		}
 		if info, err := os.Stat(path); err == nil && info.IsDir() {
 			return fmt.Errorf("--exec %q: is a directory, want an executable", c.Exec)
@@ -242,11 +297,16 @@ func (c Config) validateTarget() error {
 	return nil
 }
 
-// unwrapExecError drops exec.Error's repetition of the name.
-func unwrapExecError(err error) error {
+// unwrapRepeat drops a wrapper that repeats what the flag's error already
+// names: exec.Error's name, url.Error's operation and URL.
+func unwrapRepeat(err error) error {
 	var ee *exec.Error
 	if errors.As(err, &ee) {
 		return ee.Err
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
 	}
 	return err
 }
@@ -255,12 +315,18 @@ func isBuiltin(s string) bool { return slices.Contains(Strategies, s) }
 
 // request is what the load sends.
 func (c Config) request() Request {
-	r := Request{Method: c.Method, Path: "/"}
-	if c.Method == "POST" {
+	r := Request{Method: c.Method, Path: cmp.Or(c.Path, "/")}
+	switch {
+	case c.Body != "":
+		r.Body = []byte(c.Body)
+	case c.Method == "POST" || c.Method == "PUT" || c.Method == "PATCH":
 		r.Body = postBody
 	}
 	return r
 }
+
+// target is the request line's method and path, e.g. "GET /".
+func (c Config) target() string { return c.Method + " " + cmp.Or(c.Path, "/") }
 
 // strategyNames returns the names the run reports: the built-ins, or the
 // executable's base name for Exec.

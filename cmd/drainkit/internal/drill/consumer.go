@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -196,7 +197,7 @@ func (l *Load) send(consumer int, c Client, due time.Time) {
 	if att.Err != nil {
 		rec.Err = att.Err.Error()
 	} else if rec.Outcome.Failed() {
-		rec.Err = http.StatusText(att.Status)
+		rec.Err = strconv.Itoa(att.Status) + " " + http.StatusText(att.Status) // "503 Service Unavailable"
 	}
 	l.Recorder.Add(rec)
 }

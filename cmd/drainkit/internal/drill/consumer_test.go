@@ -37,10 +37,14 @@ func TestLoadIsPacedAndOpenLoop(t *testing.T) {
 	l := &Load{Rate: 100, Clients: []Client{c1, c2}, Request: Request{Method: "GET", Path: "/"}, Timeout: 2 * time.Second, Recorder: rec}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
+	start := time.Now()
 	l.Run(ctx)
+	ran := time.Since(start)
 	recs := rec.Records()
-	if n := len(recs); n < 85 || n > 102 {
-		t.Fatalf("%d requests in 1s at 100/s", n)
+	// The run lasts until the context's timer fires, which a busy machine
+	// delivers late: the pace is judged against how long it really ran.
+	if n, most := len(recs), int(ran/(10*time.Millisecond))+2; n < 85 || n > most {
+		t.Fatalf("%d requests in %v at 100/s, want 85 to %d", n, ran, most)
 	}
 	sort.Slice(recs, func(i, j int) bool { return recs[i].Start < recs[j].Start })
 	perConsumer := map[int]int{}

@@ -1,6 +1,7 @@
 package drill
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -12,7 +13,7 @@ import (
 
 // EtcdDiscovery learns the set of instances from etcd, as a consumer using
 // registry/etcd's watch does: one read of the service's keys (kratos's
-// layout, /microservices/<service>/<id>) at a revision, then a watch from the
+// layout, <prefix>/<service>/<id>, /microservices by default) at a revision, then a watch from the
 // next revision. The replicas register under a lease and revoke it
 // themselves; Add only teaches the drill which replica listens on which
 // address. Its views (Watch) are the watch's, with Source "etcd" and etcd's
@@ -20,14 +21,15 @@ import (
 type EtcdDiscovery struct {
 	*registryFeed
 	addr   string
+	prefix string
 	client *clientv3.Client
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
-// NewEtcdDiscovery starts watching service on the etcd client endpoint addr
-// (host:port).
-func NewEtcdDiscovery(addr, service string) (*EtcdDiscovery, error) {
+// NewEtcdDiscovery starts watching service under the key prefix (""
+// meaning etcd.DefaultPrefix) on the etcd client endpoint addr (host:port).
+func NewEtcdDiscovery(addr, prefix, service string) (*EtcdDiscovery, error) {
 	client, err := clientv3.New(clientv3.Config{Endpoints: []string{addr}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
 		return nil, fmt.Errorf("--etcd %s: %w", addr, err)
@@ -35,12 +37,12 @@ func NewEtcdDiscovery(addr, service string) (*EtcdDiscovery, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &EtcdDiscovery{
 		registryFeed: newRegistryFeed(service, etcd.SourceName),
-		addr:         addr, client: client, cancel: cancel,
+		addr:         addr, prefix: prefix, client: client, cancel: cancel,
 		done: make(chan struct{}),
 	}
 	go func() {
 		defer close(d.done)
-		_ = etcd.Watch(ctx, client, service, etcd.WatchOptions{}, d.receive)
+		_ = etcd.Watch(ctx, client, service, etcd.WatchOptions{Prefix: prefix}, d.receive)
 	}()
 	return d, nil
 }
@@ -48,7 +50,7 @@ func NewEtcdDiscovery(addr, service string) (*EtcdDiscovery, error) {
 // Describe implements Discovery.
 func (d *EtcdDiscovery) Describe() string {
 	return fmt.Sprintf("etcd watch (a read at a revision, then a watch from the next one, on %s at %s)",
-		etcd.ServicePrefix(etcd.DefaultPrefix, d.service), d.addr)
+		etcd.ServicePrefix(cmp.Or(d.prefix, etcd.DefaultPrefix), d.service), d.addr)
 }
 
 // Close implements Discovery.

@@ -5,7 +5,8 @@
 // why (table, JSON, HTML report with a timeline chart).
 //
 // Out of scope: remote hosts (everything runs on 127.0.0.1), HTTPS, and load
-// shapes other than a constant rate of GET /.
+// shapes other than a constant rate of one request (Config.Method, Path
+// and Body; GET / by default).
 package drill
 
 import (
@@ -120,12 +121,7 @@ func (c Config) launch(name string) Launch {
 	if c.Env == nil {
 		env = append(os.Environ(), c.timingEnv()...)
 	}
-	if c.Consul != "" {
-		env = append(env, "CONSUL_HTTP_ADDR="+c.Consul)
-	}
-	if c.Etcd != "" {
-		env = append(env, "ETCD_ENDPOINTS="+c.Etcd)
-	}
+	env = append(env, c.registryEnv(c.serviceName(name))...)
 	if c.Exec != "" {
 		return Launch{Command: c.Exec, Args: append([]string(nil), c.ExecArgs...), Env: env}
 	}
@@ -136,7 +132,8 @@ func (c Config) launch(name string) Launch {
 	return Launch{Command: c.Self, Args: args, Env: env}
 }
 
-// serviceName is the Consul service a strategy's replicas register as.
+// serviceName is the service a strategy's replicas register as (in Consul
+// or etcd).
 func (c Config) serviceName(strategy string) string {
 	if c.Exec != "" {
 		if c.Service != "" {
@@ -153,7 +150,7 @@ func (c Config) newDiscovery(strategy string, client *http.Client) (Discovery, e
 		return NewConsulDiscovery(c.Consul, c.serviceName(strategy))
 	}
 	if c.Etcd != "" {
-		return NewEtcdDiscovery(c.Etcd, c.serviceName(strategy))
+		return NewEtcdDiscovery(c.Etcd, c.etcdPrefix(), c.serviceName(strategy))
 	}
 	return NewProbeDiscovery(c.DiscoveryInterval, c.FailureThreshold, client), nil
 }

@@ -104,7 +104,7 @@ func setupRows(c Config) [][2]string {
 	}
 	rows := [][2]string{
 		{"replicas per strategy", fmt.Sprint(c.Replicas)},
-		{"load", fmt.Sprintf("%g requests/s from %d %s consumers, %s /, timeout %s", c.Rate, c.Consumers, c.ConsumerKind, c.Method, c.RequestTimeout)},
+		{"load", fmt.Sprintf("%g requests/s from %d %s consumers, %s, timeout %s", c.Rate, c.Consumers, c.ConsumerKind, c.target(), c.RequestTimeout)},
 		{"discovery", disc},
 		{"consumer cache", c.ConsumerCache.String()},
 		{"load span", span},

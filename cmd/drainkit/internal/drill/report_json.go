@@ -22,6 +22,8 @@ type ConfigReport struct {
 	Exec              string             `json:"exec,omitempty"`
 	Consumer          string             `json:"consumer"`
 	Method            string             `json:"method"`
+	Path              string             `json:"path"`
+	BodyBytes         int                `json:"body_bytes"`
 	Replicas          int                `json:"replicas"`
 	Rate              float64            `json:"rate_per_second"`
 	Consumers         int                `json:"consumers"`
@@ -74,6 +76,7 @@ func (c Config) Report() ConfigReport {
 	}
 	return ConfigReport{
 		Scenarios: c.scenarios(), Strategies: c.strategyNames(), Exec: c.Exec, Consumer: c.ConsumerKind, Method: c.Method,
+		Path: c.request().Path, BodyBytes: len(c.request().Body),
 		Replicas: c.Replicas, Rate: c.Rate, Consumers: c.Consumers,
 		RequestTimeout: c.RequestTimeout.Seconds(),
 		Discovery:      c.discoveryName(), DiscoveryInterval: c.DiscoveryInterval.Seconds(), FailureThreshold: c.FailureThreshold,
@@ -90,9 +93,12 @@ type JSONReport struct {
 	Config        ConfigReport `json:"config"`
 	WallTime      float64      `json:"wall_time_s"`
 	Passed        bool         `json:"passed"`
-	// Valid is false when the machine could not sustain the load
-	// (Validity); the numbers then say nothing about the strategies.
+	// Valid is false when the service answered HTTP errors before any stop
+	// (InvalidCause "service") or the machine could not sustain the load
+	// ("machine"; see Validity); the numbers then say nothing about the
+	// strategies.
 	Valid         bool   `json:"valid"`
+	InvalidCause  string `json:"invalid_cause,omitempty"`
 	InvalidReason string `json:"invalid_reason,omitempty"`
 }
 
@@ -108,6 +114,7 @@ func WriteJSON(w io.Writer, res *Result, sums []Summary) error {
 		WallTime:      secs(res.Wall),
 		Passed:        Passed(res, sums),
 		Valid:         v.Valid,
+		InvalidCause:  v.Cause,
 		InvalidReason: v.Reason,
 	})
 }

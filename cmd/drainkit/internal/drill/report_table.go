@@ -47,8 +47,8 @@ func resultWord(pass, valid bool) string {
 // writeSetup describes the drill: load, consumers, discovery, span, restart
 // and the replicas' timings with where each came from.
 func writeSetup(b *strings.Builder, cfg Config) {
-	fmt.Fprintf(b, "drainkit drill: %d replicas per strategy, %g requests/s from %d %s consumers, %s / with a %s timeout\n",
-		cfg.Replicas, cfg.Rate, cfg.Consumers, cfg.ConsumerKind, cfg.Method, cfg.RequestTimeout)
+	fmt.Fprintf(b, "drainkit drill: %d replicas per strategy, %g requests/s from %d %s consumers, %s with a %s timeout\n",
+		cfg.Replicas, cfg.Rate, cfg.Consumers, cfg.ConsumerKind, cfg.target(), cfg.RequestTimeout)
 	if cfg.Consul != "" {
 		fmt.Fprintf(b, "discovery: consul watch on %s\n", cfg.Consul)
 	} else if cfg.Etcd != "" {

@@ -471,6 +471,11 @@ func (s *strategyRun) startListed(ctx context.Context, disc Discovery, id int, r
 		lctx, cancel := context.WithTimeout(ctx, 10*time.Second+time.Duration(s.cfg.FailureThreshold)*s.cfg.DiscoveryInterval)
 		err = disc.WaitListed(lctx, id)
 		cancel()
+		if err != nil && (s.cfg.Consul != "" || s.cfg.Etcd != "") {
+			// The usual cause besides an unreachable registry: the binary
+			// reads other variables than it was given.
+			return nil, fmt.Errorf("%s: %w; the replica was given %s", s.name, err, describeRegistryEnv(s.launch.Env))
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.name, err)
 		}

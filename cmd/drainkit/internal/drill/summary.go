@@ -506,10 +506,14 @@ func Summaries(res *Result) []Summary {
 		out[i] = Summarize(res.Config, r)
 	}
 	if v := Judge(res, out); !v.Valid {
+		why := "the machine could not sustain the load"
+		if v.Cause == CauseService {
+			why = "the service answered HTTP errors before any replica was stopped"
+		}
 		for i := range out {
 			out[i].Pass = false
-			out[i].Verdict = fmt.Sprintf("NOT JUDGED: %d of %d requests failed (%s), but the machine could not sustain the load (see INVALID): the numbers say nothing about the strategy",
-				out[i].Failed, out[i].Requests, kindList(out[i].FailuresByKind))
+			out[i].Verdict = fmt.Sprintf("NOT JUDGED: %d of %d requests failed (%s), but %s (see INVALID): the numbers say nothing about the strategy",
+				out[i].Failed, out[i].Requests, kindList(out[i].FailuresByKind), why)
 		}
 	}
 	return out

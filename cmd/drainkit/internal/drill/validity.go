@@ -1,7 +1,10 @@
 package drill
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 )
@@ -18,37 +21,83 @@ const MaxPacingLag = time.Second
 // and system, the replicas' included), about 1,600 per CPU-second.
 const CoreRate = 1500
 
-// Validity says whether the machine sustained a drill's load. A drill whose
-// requests or readiness probes failed before any replica was stopped, or
-// whose load fell more than MaxPacingLag behind, measured the machine, not
-// the strategies: Valid is false and Reason names the cause and what to
-// lower.
+// Validity says whether a drill measured the strategies' drains. It did
+// not when the service under drill answered HTTP errors (5xx) before any
+// replica was stopped, at any rate: the service is unhealthy, or the
+// request (--method, --path, --body) names nothing it serves, and no drain
+// caused them (Cause CauseService). Nor when requests failed otherwise or
+// readiness probes failed before any replica was stopped, or the load fell
+// more than MaxPacingLag behind: the machine could not sustain the load
+// (Cause CauseMachine). Valid is then false and Reason names the cause and
+// what to change.
 type Validity struct {
 	Valid  bool
+	Cause  string
 	Reason string
 }
 
-// overload is what one run saw of an overloaded machine.
+// Causes of an invalid drill (Validity.Cause).
+const (
+	// CauseService: the service answered HTTP errors before any stop.
+	CauseService = "service"
+	// CauseMachine: the machine could not sustain the load.
+	CauseMachine = "machine"
+)
+
+// overload is what one run saw before its first stop: of an unhealthy
+// service (HTTP errors) and of an overloaded machine (everything else).
 type overload struct {
-	failed       int            // requests that failed before the run's first stop
-	kinds        map[string]int // their kinds
-	probeFails   int            // readiness probes failed before their replica's stop
-	maxLag       time.Duration
-	firstStopped bool
+	httpErrors int            // 5xx answers before the run's first stop
+	statuses   map[string]int // their status texts
+	failed     int            // other requests that failed before the run's first stop
+	kinds      map[string]int // their kinds
+	probeFails int            // readiness probes failed before their replica's stop
+	maxLag     time.Duration
 }
 
 // Judge returns the validity of res.
 func Judge(res *Result, sums []Summary) Validity {
-	total := overload{kinds: map[string]int{}}
+	total := overload{kinds: map[string]int{}, statuses: map[string]int{}}
 	for _, run := range res.Runs {
 		o := runOverload(run)
+		total.httpErrors += o.httpErrors
 		total.failed += o.failed
 		total.probeFails += o.probeFails
 		total.maxLag = max(total.maxLag, o.maxLag)
 		for k, n := range o.kinds {
 			total.kinds[k] += n
 		}
+		for k, n := range o.statuses {
+			total.statuses[k] += n
+		}
 	}
+	causes := total.machineCauses()
+	if total.httpErrors > 0 {
+		reason := fmt.Sprintf("INVALID: the service under drill is unhealthy, not the machine: it answered %s of %s with HTTP errors (%s) before any replica was stopped, so no drain caused them and the numbers say nothing about draining; make %s answer without 5xx under this load, or drill an endpoint that does with --path, --method and --body",
+			plural(int64(total.httpErrors), "request", "requests"), res.Config.target(), countList(total.statuses), res.Config.target())
+		if len(causes) > 0 {
+			reason += "; besides, " + strings.Join(causes, ", ") + ": " + lowerAdvice(res.Config)
+		}
+		return Validity{Cause: CauseService, Reason: reason}
+	}
+	if len(causes) == 0 {
+		return Validity{Valid: true}
+	}
+	return Validity{Cause: CauseMachine, Reason: fmt.Sprintf("INVALID: the machine could not sustain this drill, so its numbers say nothing about the strategies: %s; %s",
+		strings.Join(causes, ", "), lowerAdvice(res.Config))}
+}
+
+// countList renders counts by name, sorted: "503 Service Unavailable 12".
+func countList(m map[string]int) string {
+	parts := make([]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// machineCauses names what o saw of an overloaded machine.
+func (total overload) machineCauses() []string {
 	var causes []string
 	if total.failed > 0 {
 		causes = append(causes, fmt.Sprintf("%s failed (%s) before any replica was stopped",
@@ -61,11 +110,7 @@ func Judge(res *Result, sums []Summary) Validity {
 	if total.maxLag > MaxPacingLag {
 		causes = append(causes, fmt.Sprintf("the load fell up to %.1fs behind its schedule (bound %s)", total.maxLag.Seconds(), MaxPacingLag))
 	}
-	if len(causes) == 0 {
-		return Validity{Valid: true}
-	}
-	return Validity{Reason: fmt.Sprintf("INVALID: the machine could not sustain this drill, so its numbers say nothing about the strategies: %s; %s",
-		strings.Join(causes, ", "), lowerAdvice(res.Config))}
+	return causes
 }
 
 // lowerAdvice says what to lower, with the current values.
@@ -91,7 +136,7 @@ func lowerAdvice(c Config) string {
 // readiness probes that failed before their replica was stopped, and the
 // pacing lag.
 func runOverload(run StrategyRun) overload {
-	o := overload{kinds: map[string]int{}, maxLag: run.MaxLag}
+	o := overload{kinds: map[string]int{}, statuses: map[string]int{}, maxLag: run.MaxLag}
 	first := run.Duration
 	stops := map[int]time.Duration{}
 	for _, rp := range run.Replicas {
@@ -105,7 +150,12 @@ func runOverload(run StrategyRun) overload {
 		}
 	}
 	for _, r := range run.Records {
-		if r.End < first && r.Outcome.Failed() {
+		switch {
+		case r.End >= first || !r.Outcome.Failed():
+		case r.Outcome == Status5xx:
+			o.httpErrors++
+			o.statuses[cmp.Or(r.Err, "5xx")]++
+		default:
 			o.failed++
 			o.kinds[r.Outcome.String()]++
 		}

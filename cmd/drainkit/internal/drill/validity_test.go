@@ -88,3 +88,23 @@ func TestCapacityWarning(t *testing.T) {
 		t.Errorf("--sequential at 2000/s on 2 cores: %s", w)
 	}
 }
+
+// TestJudgeUnhealthyService: 5xx answers before the first stop, even a few
+// at a low rate, make the drill invalid because of the service, naming the
+// statuses and the request, without blaming the machine; 5xx after the stop
+// are what the drill measures.
+func TestJudgeUnhealthyService(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Rate, cfg.Path = 10, "/orders"
+	run := syntheticRun("drainkit", 5*s, 1900*time.Millisecond, 1900*time.Millisecond, 5)
+	run.Records = append(run.Records, Record{Start: 3 * s, Sent: 3 * s, End: 3 * s, Outcome: Status5xx, Err: "502 Bad Gateway"})
+	if v := Judge(&Result{Config: cfg, Runs: []StrategyRun{run}}, nil); !v.Valid {
+		t.Fatalf("a 5xx after the first stop made the drill invalid: %s", v.Reason)
+	}
+	run.Records = append(run.Records, Record{Start: s, Sent: s, End: s, Outcome: Status5xx, Err: "503 Service Unavailable"})
+	v := Judge(&Result{Config: cfg, Runs: []StrategyRun{run}}, nil)
+	if v.Valid || v.Cause != CauseService || !strings.Contains(v.Reason, "503 Service Unavailable 1") ||
+		!strings.Contains(v.Reason, "GET /orders") || strings.Contains(v.Reason, "could not sustain") {
+		t.Fatalf("valid %v, cause %q, reason %q", v.Valid, v.Cause, v.Reason)
+	}
+}

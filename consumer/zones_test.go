@@ -1,0 +1,125 @@
+package consumer_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/drainkit/drainkit/consumer"
+	"github.com/drainkit/drainkit/registry"
+)
+
+// zoned returns a source listing bs, each in the zone zones gives it under
+// the "zone" metadata key.
+func zoned(t *testing.T, zones map[*backend]string) registry.Source {
+	t.Helper()
+	var ins []registry.Instance
+	for b, z := range zones {
+		in := b.instance()
+		in.Meta = map[string]string{"zone": z}
+		ins = append(ins, in)
+	}
+	return consumer.StaticInstances("orders", ins)
+}
+
+// attempt sends one GET and returns where it went and how often it tried.
+func attempt(tr http.RoundTripper) (consumer.Outcome, error) {
+	var out consumer.Outcome
+	req, _ := http.NewRequestWithContext(consumer.WithOutcome(context.Background(), &out), "GET", "http://orders/x", nil)
+	resp, err := tr.RoundTrip(req)
+	if err == nil {
+		resp.Body.Close()
+	}
+	return out, err
+}
+
+// Two zones of two instances, the consumer in zone a: every call goes to a
+// while a is healthy; once a's two are killed, calls spill to b within one
+// ejection, and none fails.
+func TestZoneAwareSpillsAfterLocalZoneDies(t *testing.T) {
+	a1, a2, b1, b2 := newBackend(t, "a1", nil), newBackend(t, "a2", nil), newBackend(t, "b1", nil), newBackend(t, "b2", nil)
+	src := zoned(t, map[*backend]string{a1: "a", a2: "a", b1: "b", b2: "b"})
+	_, tr, logs := newClient(t, src, consumer.WatcherOptions{}, consumer.Options{
+		Zones:   consumer.Zones{Local: "a", MinClusterSize: 4},
+		Outlier: consumer.OutlierDetection{BaseEjectionTime: time.Minute},
+	})
+	for i := range 40 {
+		if _, err := do(tr, "GET", ""); err != nil {
+			t.Fatalf("GET %d: %v", i, err)
+		}
+	}
+	if a1.hits.Load() != 20 || a2.hits.Load() != 20 || b1.hits.Load()+b2.hits.Load() != 0 {
+		t.Fatalf("hits a1=%d a2=%d b1=%d b2=%d, want 20/20/0/0: all calls in the local zone",
+			a1.hits.Load(), a2.hits.Load(), b1.hits.Load(), b2.hits.Load())
+	}
+	a1.Close()
+	a2.Close()
+	for i := 0; tr.Status().Ejections == 0; i++ {
+		if i == 10 {
+			t.Fatalf("no ejection after 10 calls: %v\n%s", tr.Status(), logs)
+		}
+		if _, err := attempt(tr); err != nil {
+			t.Fatalf("GET %d after zone a died: %v", i, err)
+		}
+	}
+	for i := range 40 {
+		out, err := attempt(tr)
+		if err != nil {
+			t.Fatalf("GET %d after the first ejection: %v", i, err)
+		}
+		if out.Attempts != 1 || (out.Addr != b1.addr() && out.Addr != b2.addr()) {
+			t.Fatalf("GET %d after the first ejection: %+v, want one attempt in zone b", i, out)
+		}
+	}
+	if s := tr.Status(); s.Failures != 0 {
+		t.Errorf("status %v: want 0 failures", s)
+	}
+}
+
+// With Strict, a consumer never leaves its zone: once the local zone's
+// instances are gone, calls fail with ErrZoneUnavailable and zone b serves
+// nothing.
+func TestZoneStrictFailsClearly(t *testing.T) {
+	a1, a2, b1 := newBackend(t, "a1", nil), newBackend(t, "a2", nil), newBackend(t, "b1", nil)
+	src := zoned(t, map[*backend]string{a1: "a", a2: "a", b1: "b"})
+	_, tr, _ := newClient(t, src, consumer.WatcherOptions{}, consumer.Options{
+		Zones:   consumer.Zones{Local: "a", Strict: true},
+		Outlier: consumer.OutlierDetection{BaseEjectionTime: time.Minute},
+	})
+	for i := range 10 {
+		if _, err := do(tr, "GET", ""); err != nil {
+			t.Fatalf("GET %d: %v", i, err)
+		}
+	}
+	a1.Close()
+	a2.Close()
+	for i := range 10 {
+		if _, err := attempt(tr); !errors.Is(err, consumer.ErrZoneUnavailable) {
+			t.Fatalf("GET %d with zone a gone: %v, want ErrZoneUnavailable", i, err)
+		}
+	}
+	if b1.hits.Load() != 0 {
+		t.Errorf("zone b served %d calls, want 0 (Strict)", b1.hits.Load())
+	}
+	// A consumer in a zone the view does not list fails the same way.
+	_, tr2, _ := newClient(t, src, consumer.WatcherOptions{}, consumer.Options{Zones: consumer.Zones{Local: "c", Strict: true}})
+	if _, err := attempt(tr2); !errors.Is(err, consumer.ErrZoneUnavailable) {
+		t.Errorf("GET from zone c: %v, want ErrZoneUnavailable", err)
+	}
+}
+
+// Below MinClusterSize, or with the local zone absent from the view, every
+// instance is a candidate alike.
+func TestZoneAwareOffForSmallViews(t *testing.T) {
+	a1, b1 := newBackend(t, "a1", nil), newBackend(t, "b1", nil)
+	src := zoned(t, map[*backend]string{a1: "a", b1: "b"})
+	_, tr, _ := newClient(t, src, consumer.WatcherOptions{}, consumer.Options{Zones: consumer.Zones{Local: "a"}})
+	for range 10 {
+		do(tr, "GET", "")
+	}
+	if a1.hits.Load() != 5 || b1.hits.Load() != 5 {
+		t.Errorf("hits a1=%d b1=%d, want 5/5 (2 instances < MinClusterSize 6)", a1.hits.Load(), b1.hits.Load())
+	}
+}
