@@ -21,6 +21,10 @@ type scenarioEvent struct {
 	LastSent          *float64 `json:"last_request_to_old_address_s"`
 	FailuresPerSecond []int    `json:"failures_per_second"`
 	Failed            int      `json:"failed"`
+	Added             bool     `json:"added"`
+	FirstSent         *float64 `json:"first_request_to_new_address_s"`
+	Ready             *float64 `json:"ready_s"`
+	EarlyRequests     int      `json:"requests_before_ready"`
 }
 
 // scenarioRun is one scenario's run of a strategy in `drill --json`.
@@ -75,7 +79,7 @@ func TestDrillScenarioList(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
-	for _, want := range []string{"\nrolling\n", "\nkill\n", "registry's decision", "first consumer view without", "last request sent to the old address"} {
+	for _, want := range []string{"\nwarmup\n", "\nrolling\n", "\nkill\n", "registry's decision", "first consumer view without", "last request sent to the old address"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("--scenario list lacks %q:\n%s", want, r.stdout)
 		}
@@ -172,4 +176,73 @@ func checkKill(t *testing.T, out scenarioJSON) scenarioRun {
 		t.Errorf("event %+v: want fault <= registry decision <= consumer view, a last request after the fault and failures per second", e)
 	}
 	return s
+}
+
+// warmupArgs: 2 replicas, then a third whose warm-up takes 2 s, readiness
+// probes every 500 ms.
+var warmupArgs = []string{"drill", "--json", "--scenario", "warmup", "--rate", "200", "--replicas", "2",
+	"--baseline", "1s", "--tail", "1s", "--discovery-interval", "500ms", "--warmup", "2s"}
+
+// TestDrillScenarioWarmup: a replica started under load with a 2 s warm-up.
+// drainkit fails readiness until it is warm: no request before READY, none
+// failed. The shutdown strategy reports ready at once, as services without a
+// startup gate do, and fails the requests of its warm-up (the check can
+// fail). The README program (instant warm-up) passes on --exec.
+func TestDrillScenarioWarmup(t *testing.T) {
+	t.Run("built-in", func(t *testing.T) {
+		r := drainkit(t, 2*time.Minute, shortEnv, append(warmupArgs, "--strategies", "drainkit,shutdown")...)
+		out := parseScenarios(t, r)
+		if len(out.Strategies) != 2 {
+			t.Fatalf("runs %+v, want drainkit and shutdown", out.Strategies)
+		}
+		for _, s := range out.Strategies {
+			e := checkStart(t, s)
+			switch s.Name {
+			case "drainkit":
+				if s.Failed != 0 || !s.Pass || e.EarlyRequests != 0 {
+					t.Errorf("drainkit: %d failed, %d before READY: want none", s.Failed, e.EarlyRequests)
+				}
+				if *e.Ready-e.Fault < 1.9 || *e.Decision < *e.Ready || *e.FirstSent < *e.Ready {
+					t.Errorf("drainkit: event %+v: want READY after the 2 s warm-up, listed and sent to only after it", e)
+				}
+			case "shutdown":
+				if s.Pass || s.Kinds["5xx"] == 0 || e.Failed == 0 {
+					t.Errorf("shutdown: %d failed %v: want the warm-up's 503s", s.Failed, s.Kinds)
+				}
+			}
+		}
+		if r.code != 0 {
+			t.Errorf("exit %d, want 0 (drainkit passed)\nstderr:\n%s", r.code, r.stderr)
+		}
+	})
+	t.Run("exec README program", func(t *testing.T) {
+		dir, env := readmeModule(t)
+		bin := filepath.Join(dir, "readme")
+		goCmd(t, dir, env, "build", "-o", bin, ".")
+		r := drainkit(t, 2*time.Minute, shortEnv, append(warmupArgs, "--consumer", "drainkit", "--exec", bin)...)
+		out := parseScenarios(t, r)
+		if len(out.Strategies) != 1 {
+			t.Fatalf("runs %+v, want one", out.Strategies)
+		}
+		s := out.Strategies[0]
+		if e := checkStart(t, s); r.code != 0 || s.Failed != 0 || e.EarlyRequests != 0 {
+			t.Errorf("exit %d: %d failed, %d before READY\nstderr:\n%s", r.code, s.Failed, e.EarlyRequests, r.stderr)
+		}
+	})
+}
+
+// checkStart checks that run s has one start event with its instants.
+func checkStart(t *testing.T, s scenarioRun) scenarioEvent {
+	t.Helper()
+	if s.Scenario != "warmup" || len(s.Events) != 1 {
+		t.Fatalf("%s/%s: events %+v, want one start", s.Scenario, s.Name, s.Events)
+	}
+	e := s.Events[0]
+	if e.Kind != "start" || !e.Added || e.Ready == nil || e.Decision == nil || e.ConsumerView == nil || e.FirstSent == nil || e.LastSent != nil {
+		t.Fatalf("%s: event %+v: want a start with READY, the registry's decision, a consumer view and a first request", s.Name, e)
+	}
+	if !(e.Fault <= *e.Decision && *e.Decision <= *e.ConsumerView+0.05 && *e.ConsumerView <= *e.FirstSent+0.05) {
+		t.Errorf("%s: event %+v: want start <= registry decision <= consumer view <= first request", s.Name, e)
+	}
+	return e
 }

@@ -354,7 +354,12 @@ var eventInstants = []eventInstant{
 	{"fault", colBlack, nil, func(e Event) time.Duration { return e.Fault }},
 	{"registry decision", color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff}, []vg.Length{vg.Points(4), vg.Points(2)}, func(e Event) time.Duration { return e.Decision }},
 	{"first consumer view without", color.RGBA{R: 0x17, G: 0xbe, B: 0xcf, A: 0xff}, []vg.Length{vg.Points(2), vg.Points(2)}, func(e Event) time.Duration { return e.ConsumerView }},
-	{"last request to old address", colFail, []vg.Length{vg.Points(6), vg.Points(2), vg.Points(1), vg.Points(2)}, func(e Event) time.Duration { return e.LastSent }},
+	{"last request to old address (start: first to new)", colFail, []vg.Length{vg.Points(6), vg.Points(2), vg.Points(1), vg.Points(2)}, func(e Event) time.Duration {
+		if e.Added {
+			return e.FirstSent
+		}
+		return e.LastSent
+	}},
 }
 
 // addEventLines marks each event's instants on its replica's lane, one

@@ -63,6 +63,9 @@ type Config struct {
 	// Scenarios are the faults to rehearse, one after another (see
 	// Scenarios); empty means DefaultScenarios, the rolling restart.
 	Scenarios []string
+	// Warmup is how long the built-in strategies' example service warms up
+	// in ScenarioWarmup (default 3s; above 0 and below warmup.timeout).
+	Warmup time.Duration
 	// Strategies to compare (default DefaultStrategies). Ignored with Exec.
 	Strategies []string
 	// ConsumerKind is the consumers' kind: ConsumerNaive (default) or
@@ -163,6 +166,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Scenarios:         append([]string(nil), DefaultScenarios...),
+		Warmup:            3 * time.Second,
 		Strategies:        append([]string(nil), DefaultStrategies...),
 		ConsumerKind:      ConsumerNaive,
 		Method:            "GET",

@@ -42,8 +42,8 @@ type Discovery interface {
 	Close()
 	// Describe says how consumers learn about instances, for the report.
 	Describe() string
-	// dropped and revision read the discovery's answers (viewFeed).
-	dropped(id int, from time.Time) (at time.Time, revision uint64, ok bool)
+	// answered and revision read the discovery's answers (viewFeed).
+	answered(id int, from time.Time, listed bool) (at time.Time, revision uint64, ok bool)
 	revision() uint64
 }
 

@@ -11,10 +11,16 @@ import (
 // Event is one fault a scenario inflicted on a replica, with the four
 // instants an operator asks about. Offsets count from the run's start; a
 // negative one means it did not happen (before the load stopped).
+//
+// A fault removes the replica (a stop, a kill), or, with Added, adds one
+// (a start under load, ScenarioWarmup): then Decision and ConsumerView are
+// the first answer and view that list it, and FirstSent and Ready say
+// whether a request came before it was READY.
 type Event struct {
-	// Kind names the fault: "SIGTERM", "preStop", "SIGKILL", ...
+	// Kind names the fault: "SIGTERM", "preStop", "SIGKILL", "start".
 	Kind    string
 	Replica int
+	Added   bool
 	// Fault is when the drill inflicted it.
 	Fault time.Duration
 	// Decision is when the discovery (the readiness probes or the
@@ -35,6 +41,12 @@ type Event struct {
 	// address, a refused dial or a try it then resent elsewhere included
 	// (negative for none after the fault).
 	LastSent time.Duration
+	// FirstSent is the first request sent toward an added replica, Ready
+	// its READY (its own log line, else the drill's first /readyz 200),
+	// and Early counts the requests sent toward it before Ready.
+	FirstSent time.Duration
+	Ready     time.Duration
+	Early     int
 }
 
 // viewLister is a Client whose view of the instances can be read apart
@@ -71,7 +83,19 @@ func newEventTracker(start time.Time, disc Discovery, clients []Client) *eventTr
 // consumers' views until one dropped r (and, with consumers that eject,
 // one ejected an instance) or finish is called.
 func (t *eventTracker) fault(kind string, r *Replica, at time.Time) {
-	ev := &Event{Kind: kind, Replica: r.ID, Fault: at.Sub(t.start), Decision: -1, ConsumerView: -1, Ejection: -1, LastSent: -1}
+	t.track(&Event{Kind: kind, Replica: r.ID, Fault: at.Sub(t.start)}, r.HTTPAddr)
+}
+
+// added records that r was started at, and samples the consumers' views
+// until one lists it or finish is called.
+func (t *eventTracker) added(kind string, r *Replica, at time.Time) {
+	t.track(&Event{Kind: kind, Replica: r.ID, Added: true, Fault: at.Sub(t.start)}, r.HTTPAddr)
+}
+
+// track samples the consumers' views for ev, an event on the replica at
+// addr.
+func (t *eventTracker) track(ev *Event, addr string) {
+	ev.Decision, ev.ConsumerView, ev.Ejection, ev.LastSent, ev.FirstSent, ev.Ready = -1, -1, -1, -1, -1, -1
 	t.mu.Lock()
 	t.events = append(t.events, ev)
 	t.mu.Unlock()
@@ -86,11 +110,11 @@ func (t *eventTracker) fault(kind string, r *Replica, at time.Time) {
 				ev.Ejection = now.Sub(t.start)
 			}
 			if ev.ConsumerView < 0 {
-				if rev, ok := t.firstWithout(r.HTTPAddr); ok {
+				if rev, ok := t.firstView(addr, !ev.Added); ok {
 					ev.ConsumerView, ev.ConsumerRevision = now.Sub(t.start), rev
 				}
 			}
-			done := ev.ConsumerView >= 0 && (ev.Ejection >= 0 || !t.anyEjects())
+			done := ev.ConsumerView >= 0 && (ev.Added || ev.Ejection >= 0 || !t.anyEjects())
 			t.mu.Unlock()
 			if done {
 				return
@@ -135,19 +159,20 @@ func (t *eventTracker) anyEjects() bool {
 	return false
 }
 
-// firstWithout returns the revision of the view of the first consumer that
-// no longer lists addr: its own for a viewLister, else the discovery's
-// current one (a naive consumer's list is a copy of a discovery answer).
-func (t *eventTracker) firstWithout(addr string) (uint64, bool) {
+// firstView returns the revision of the view of the first consumer that no
+// longer lists addr (gone), or lists it (!gone): its own for a viewLister,
+// else the discovery's current one (a naive consumer's list is a copy of a
+// discovery answer).
+func (t *eventTracker) firstView(addr string, gone bool) (uint64, bool) {
 	for _, c := range t.clients {
 		if vl, ok := c.(viewLister); ok {
 			addrs, rev := vl.ViewListed()
-			if !slices.Contains(addrs, addr) {
+			if slices.Contains(addrs, addr) != gone {
 				return rev, true
 			}
 			continue
 		}
-		if !slices.Contains(c.Listed(), addr) {
+		if slices.Contains(c.Listed(), addr) != gone {
 			return t.disc.revision(), true
 		}
 	}
@@ -155,9 +180,10 @@ func (t *eventTracker) firstWithout(addr string) (uint64, bool) {
 }
 
 // finish stops sampling and completes the events from the discovery's
-// history and the records: the registry's decision and the last request
-// sent to each faulted replica.
-func (t *eventTracker) finish(records []Record) []Event {
+// history, the records and ready, the replicas' READY offsets: the
+// registry's decision, the last request sent to each faulted replica, and
+// for added ones the first request and those before READY.
+func (t *eventTracker) finish(records []Record, ready func(id int) time.Duration) []Event {
 	t.cancel()
 	t.wg.Wait()
 	t.mu.Lock()
@@ -165,13 +191,28 @@ func (t *eventTracker) finish(records []Record) []Event {
 	out := make([]Event, len(t.events))
 	for i, ev := range t.events {
 		e := *ev
-		if at, rev, ok := t.disc.dropped(e.Replica, t.start.Add(e.Fault)); ok {
+		if at, rev, ok := t.disc.answered(e.Replica, t.start.Add(e.Fault), e.Added); ok {
 			e.Decision, e.DecisionRevision = at.Sub(t.start), rev
 		}
+		if e.Added {
+			e.Ready = ready(e.Replica)
+		}
 		for _, r := range records {
-			if (r.Replica == e.Replica || r.FirstTry == e.Replica) && r.Sent >= e.Fault && r.Sent > e.LastSent {
-				e.LastSent = r.Sent
+			if r.Replica != e.Replica && r.FirstTry != e.Replica || r.Sent < e.Fault {
+				continue
 			}
+			e.LastSent = max(e.LastSent, r.Sent)
+			if e.FirstSent < 0 || r.Sent < e.FirstSent {
+				e.FirstSent = r.Sent
+			}
+			if e.Added && (e.Ready < 0 || r.Sent < e.Ready) {
+				e.Early++
+			}
+		}
+		if e.Added {
+			e.LastSent = -1 // nothing old about it
+		} else {
+			e.FirstSent = -1
 		}
 		out[i] = e
 	}
@@ -180,10 +221,13 @@ func (t *eventTracker) finish(records []Record) []Event {
 
 // EventSummary is one Event as the table, the JSON and the HTML report show
 // it: times in seconds from the run's start (_s), null when the instant did
-// not happen before the load stopped.
+// not happen before the load stopped. For an added replica (Added, a
+// "start") the registry's decision and the consumer view are the first
+// that list it.
 type EventSummary struct {
 	Kind    string `json:"kind"`
 	Replica int    `json:"replica"`
+	Added   bool   `json:"added,omitempty"`
 	// FaultSeconds is when the drill inflicted the fault.
 	FaultSeconds float64 `json:"fault_s"`
 	// RegistryDecisionSeconds is the discovery's first answer without the
@@ -199,6 +243,12 @@ type EventSummary struct {
 	EjectionSeconds *float64 `json:"first_ejection_s"`
 	// LastSentSeconds is the last request sent to the replica's address.
 	LastSentSeconds *float64 `json:"last_request_to_old_address_s"`
+	// FirstSentSeconds is the first request sent toward an added replica,
+	// ReadySeconds its READY, EarlyRequests the requests sent toward it
+	// before READY (ScenarioWarmup wants none).
+	FirstSentSeconds *float64 `json:"first_request_to_new_address_s,omitempty"`
+	ReadySeconds     *float64 `json:"ready_s,omitempty"`
+	EarlyRequests    int      `json:"requests_before_ready"`
 	// FailuresPerSecond counts the failed requests (by when they were due)
 	// in whole seconds from the fault, up to the second holding the last of
 	// the instants; Failed is their sum.
@@ -211,7 +261,8 @@ func summarizeEvents(run StrategyRun) []EventSummary {
 	out := make([]EventSummary, 0, len(run.Events))
 	for _, e := range run.Events {
 		es := EventSummary{
-			Kind: e.Kind, Replica: e.Replica, FaultSeconds: secs(e.Fault),
+			Kind: e.Kind, Replica: e.Replica, Added: e.Added, FaultSeconds: secs(e.Fault),
+			FirstSentSeconds: optSecs(e.FirstSent), ReadySeconds: optSecs(e.Ready), EarlyRequests: e.Early,
 			RegistryDecisionSeconds: optSecs(e.Decision), ConsumerViewSeconds: optSecs(e.ConsumerView),
 			EjectionSeconds: optSecs(e.Ejection), LastSentSeconds: optSecs(e.LastSent),
 		}
@@ -221,7 +272,14 @@ func summarizeEvents(run StrategyRun) []EventSummary {
 		if e.ConsumerView >= 0 {
 			es.ConsumerRevision = &e.ConsumerRevision
 		}
-		end := max(e.Fault, e.Decision, e.ConsumerView, e.Ejection, e.LastSent)
+		end := max(e.Fault, e.Decision, e.ConsumerView, e.Ejection, e.LastSent, e.FirstSent, e.Ready)
+		if e.Added { // a replica listed too early fails until it is warm
+			for _, r := range run.Records {
+				if r.Outcome.Failed() && (r.Replica == e.Replica || r.FirstTry == e.Replica) {
+					end = max(end, r.Start)
+				}
+			}
+		}
 		es.FailuresPerSecond = make([]int, int((end-e.Fault)/time.Second)+1)
 		for _, r := range run.Records {
 			if !r.Outcome.Failed() || r.Start < e.Fault || r.Start >= e.Fault+time.Duration(len(es.FailuresPerSecond))*time.Second {
@@ -241,6 +299,16 @@ func instant(v *float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.2f", *v)
+}
+
+// addressRequests renders the requests toward the event's address for the
+// table: "4.25" (the last to the old address), or "first 5.10, READY 5.02,
+// 0 before" for an added replica.
+func (e EventSummary) AddressRequests() string {
+	if !e.Added {
+		return instant(e.LastSentSeconds)
+	}
+	return fmt.Sprintf("first %s, READY %s, %d before", instant(e.FirstSentSeconds), instant(e.ReadySeconds), e.EarlyRequests)
 }
 
 // revisioned renders an instant with its revision: "1.23 (rev 42)".

@@ -55,11 +55,11 @@ func TestFeedDropped(t *testing.T) {
 	publish(2, 1, 2)
 	publish(3, 2)
 	publish(4, 1, 2)
-	at, rev, ok := f.dropped(1, fault)
+	at, rev, ok := f.answered(1, fault, false)
 	if !ok || rev != 3 || at.Before(fault) {
 		t.Errorf("dropped: %v rev %d ok %v, want the revision-3 answer", at, rev, ok)
 	}
-	if _, _, ok := f.dropped(2, fault); ok {
+	if _, _, ok := f.answered(2, fault, false); ok {
 		t.Errorf("replica 2 was never dropped")
 	}
 }

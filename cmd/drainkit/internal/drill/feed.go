@@ -56,14 +56,15 @@ func (f *viewFeed) snapshot() (registry.View, []Endpoint, <-chan struct{}) {
 	return f.view, f.eps, f.changed
 }
 
-// dropped returns the first answer published at or after from that does
-// not list replica id: when the discovery decided it was gone, and the
-// answer's revision; ok is false when no answer dropped it.
-func (f *viewFeed) dropped(id int, from time.Time) (at time.Time, revision uint64, ok bool) {
+// answered returns the first answer published at or after from that does
+// not list replica id (listed false: the discovery decided it was gone) or
+// lists it (listed true: it was added), and the answer's revision; ok is
+// false when there was none.
+func (f *viewFeed) answered(id int, from time.Time, listed bool) (at time.Time, revision uint64, ok bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, c := range f.history {
-		if !c.at.Before(from) && !slices.Contains(c.replicas, id) {
+		if !c.at.Before(from) && slices.Contains(c.replicas, id) == listed {
 			return c.at, c.revision, true
 		}
 	}

@@ -268,8 +268,8 @@ pre { background: #f7f7f7; padding: .8em; overflow-x: auto; font-size: .8em; }
 <p>Discovery: {{.Discovery}}.</p>
 {{.SVG}}
 {{if .Events}}<table class="events">
-<tr><th>replica</th><th class="l">fault</th><th>at</th><th>registry decision</th><th>revision</th><th>first consumer view without</th><th>revision</th><th>last request to old address</th><th>first ejection</th><th class="l">failures per second from the fault</th></tr>
-{{range .Events}}<tr><td>r{{.Replica}}</td><td class="l">{{.Kind}}</td><td>{{printf "%.2f" .FaultSeconds}}</td><td>{{instant .RegistryDecisionSeconds}}</td><td>{{rev .RegistryRevision}}</td><td>{{instant .ConsumerViewSeconds}}</td><td>{{rev .ConsumerRevision}}</td><td>{{instant .LastSentSeconds}}</td><td>{{instant .EjectionSeconds}}</td><td class="l">{{perSecond .FailuresPerSecond}}</td></tr>
+<tr><th>replica</th><th class="l">fault</th><th>at</th><th>registry decision</th><th>revision</th><th>first consumer view without (start: with)</th><th>revision</th><th>last request to old address (start: first to the new one)</th><th>first ejection</th><th class="l">failures per second from the fault</th></tr>
+{{range .Events}}<tr><td>r{{.Replica}}</td><td class="l">{{.Kind}}</td><td>{{printf "%.2f" .FaultSeconds}}</td><td>{{instant .RegistryDecisionSeconds}}</td><td>{{rev .RegistryRevision}}</td><td>{{instant .ConsumerViewSeconds}}</td><td>{{rev .ConsumerRevision}}</td><td>{{.AddressRequests}}</td><td>{{instant .EjectionSeconds}}</td><td class="l">{{perSecond .FailuresPerSecond}}</td></tr>
 {{end}}</table>
 {{if .Budget}}<p>Failure budget: {{deref .Budget}} ({{.BudgetReason}}).</p>{{end}}{{end}}
 <table>

@@ -117,12 +117,12 @@ func writeEvents(w io.Writer, sums []Summary) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SCENARIO\tSTRATEGY\tREPLICA\tFAULT\tAT\tREGISTRY DECISION\tFIRST CONSUMER VIEW WITHOUT\tLAST REQUEST TO OLD ADDRESS\tFIRST EJECTION\tFAILURES/S")
+	fmt.Fprintln(tw, "SCENARIO\tSTRATEGY\tREPLICA\tFAULT\tAT\tREGISTRY DECISION\tFIRST CONSUMER VIEW WITHOUT (start: WITH)\tLAST REQUEST TO OLD ADDRESS (start: TO NEW)\tFIRST EJECTION\tFAILURES/S")
 	for _, s := range sums {
 		for _, e := range s.Events {
 			fmt.Fprintf(tw, "%s\t%s\tr%d\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\n", s.Scenario, s.Name, e.Replica, e.Kind, e.FaultSeconds,
 				revisioned(e.RegistryDecisionSeconds, e.RegistryRevision), revisioned(e.ConsumerViewSeconds, e.ConsumerRevision),
-				instant(e.LastSentSeconds), instant(e.EjectionSeconds), perSecondList(e.FailuresPerSecond))
+				e.AddressRequests(), instant(e.EjectionSeconds), perSecondList(e.FailuresPerSecond))
 		}
 	}
 	return tw.Flush()

@@ -62,6 +62,7 @@ type StrategyRun struct {
 const (
 	RoleInitial     = "initial"     // started before the load
 	RoleReplacement = "replacement" // started by the rolling restart
+	RoleScaleOut    = "scale-out"   // started under load by ScenarioWarmup
 )
 
 // ReplicaReport is one replica's life, as the drill saw it and as it
@@ -73,6 +74,9 @@ type ReplicaReport struct {
 	HTTPAddr string
 	Started  time.Duration
 	Ready    time.Duration
+	// OwnReady is when the replica logged its READY transition (negative
+	// when it logged none); Ready is when the drill's poll saw /readyz 200.
+	OwnReady time.Duration
 	// Signalled is when the drill sent StopSignal ("SIGTERM", or "SIGKILL"
 	// for StrategyKill), negative if it did not.
 	Signalled  time.Duration
@@ -184,7 +188,7 @@ func (s *strategyRun) run(ctx context.Context) (res StrategyRun) {
 	err = s.underLoad(ctx, disc, initial, clients)
 	res.StillListed = s.stillListed(clients)
 	load.finish(&res, clients)
-	res.Events = s.events.finish(rec.Records())
+	res.Events = s.events.finish(rec.Records(), s.readyAt)
 	if err != nil {
 		res.Err = err
 		return res
@@ -216,7 +220,7 @@ func (s *strategyRun) startInitial(ctx context.Context, disc Discovery) ([]*Repl
 	for i := range initial {
 		id := s.newID()
 		g.Go(func() error {
-			r, err := s.startListed(gctx, disc, id, RoleInitial)
+			r, err := s.startListed(gctx, disc, id, RoleInitial, nil)
 			initial[i] = r
 			return err
 		})
@@ -327,7 +331,7 @@ func (s *strategyRun) rolling(ctx context.Context, disc Discovery, olds []*Repli
 	for i, old := range olds {
 		id := s.newID()
 		s.st.set("rolling %d/%d: starting r%d", i+1, len(olds), id)
-		if _, err := s.startListed(ctx, disc, id, RoleReplacement); err != nil {
+		if _, err := s.startListed(ctx, disc, id, RoleReplacement, nil); err != nil {
 			return err
 		}
 		s.st.set("rolling %d/%d: stopping r%d", i+1, len(olds), old.ID)
@@ -429,13 +433,17 @@ func (s *strategyRun) awaitExit(ctx context.Context, r *Replica) error {
 
 // startListed starts replica id and waits until it is ready and discovery
 // lists it. A replica that dies before it is ready (another process took its
-// port) is retried with new ports, up to three times.
-func (s *strategyRun) startListed(ctx context.Context, disc Discovery, id int, role string) (*Replica, error) {
+// port) is retried with new ports, up to three times. started, if not nil,
+// is called as soon as each attempt's process runs.
+func (s *strategyRun) startListed(ctx context.Context, disc Discovery, id int, role string, started func(*Replica)) (*Replica, error) {
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
-		r, err := StartReplica(s.launch, id)
+		r, err := StartReplica(s.launchAs(role), id)
 		if err != nil {
 			return nil, err
+		}
+		if started != nil {
+			started(r)
 		}
 		s.mu.Lock()
 		s.reps = append(s.reps, r)
@@ -482,6 +490,37 @@ func (s *strategyRun) startListed(ctx context.Context, disc Discovery, id int, r
 		return r, nil
 	}
 	return nil, lastErr
+}
+
+// readyAt returns when replica id was READY, as an offset: its own log
+// line, else the drill's first /readyz 200; negative when neither.
+func (s *strategyRun) readyAt(id int) time.Duration {
+	s.mu.Lock()
+	reps := append([]*Replica(nil), s.reps...)
+	s.mu.Unlock()
+	for _, r := range reps {
+		if r.ID != id {
+			continue
+		}
+		if t := r.OwnReady(); !t.IsZero() {
+			return t.Sub(s.start)
+		}
+		if _, ready, _, _ := r.Times(); !ready.IsZero() {
+			return ready.Sub(s.start)
+		}
+	}
+	return -1
+}
+
+// launchAs returns how to start a replica in role: ScenarioWarmup's
+// scale-out replica of a built-in strategy warms up for Config.Warmup (an
+// --exec binary's warm-up is its own).
+func (s *strategyRun) launchAs(role string) Launch {
+	l := s.launch
+	if role == RoleScaleOut && s.cfg.Exec == "" {
+		l.Args = append(slices.Clip(l.Args), "--warmup", s.cfg.Warmup.String())
+	}
+	return l
 }
 
 // replicaOf returns the ID of the replica serving on addr, 0 for none.
@@ -587,7 +626,7 @@ func (s *strategyRun) reports(start time.Time) []ReplicaReport {
 		s.mu.Lock()
 		rr := ReplicaReport{
 			ID: r.ID, Role: s.roles[r.ID], HTTPAddr: r.HTTPAddr,
-			Started: off(started), Ready: off(ready), Signalled: off(signalled), Exited: off(exited),
+			Started: off(started), Ready: off(ready), OwnReady: off(r.OwnReady()), Signalled: off(signalled), Exited: off(exited),
 			PreStop: off(pre.At), PreStopTook: pre.Took, PreStopErr: pre.Err,
 			Rolled: s.rolled[r.ID], Faulted: s.faulted[r.ID], Killed: s.killed[r.ID], ExitCode: r.ExitCode(), StopSignal: r.StopSignal(),
 		}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/drainkit/drainkit/internal/syncx"
 )
 
 // Scenario is one discovery fault the drill rehearses under load: what it
@@ -33,11 +35,20 @@ type Scenario struct {
 const (
 	ScenarioRolling = "rolling"
 	ScenarioKill    = "kill"
+	ScenarioWarmup  = "warmup"
 )
 
 // Scenarios lists the scenarios in the order `--scenario list` shows them
 // and a drill runs them.
 var Scenarios = []Scenario{
+	{
+		Name: ScenarioWarmup,
+		Description: "scale-out under load: one more replica starts, whose warm-up takes --warmup (the built-in strategies' example service answers 503 until it is warm; an --exec binary's warm-up is its own). " +
+			"Passes when no request fails and none was sent to the new replica before it was READY: drainkit fails readiness until the warm-up is over, so discovery lists it only then; " +
+			"the shutdown and exit strategies report ready at once, as services without a startup gate do, and fail the requests that come during their warm-up.",
+		AllStrategies: true,
+		inflict:       (*strategyRun).scaleOut,
+	},
 	{
 		Name: ScenarioRolling,
 		Description: "the rolling restart: each replica is replaced by a new one (start, wait until listed, stop the old one the strategy's way, wait for its exit). " +
@@ -109,6 +120,9 @@ func (c Config) validateScenarios() error {
 		}
 		seen[name] = true
 	}
+	if seen[ScenarioWarmup] && (c.Warmup <= 0 || c.Warmup >= c.Timings.WarmupTimeout) {
+		return fmt.Errorf("--warmup: %s is out of range: must be > 0 and below warmup.timeout (%s)", c.Warmup, c.Timings.WarmupTimeout)
+	}
 	return nil
 }
 
@@ -142,6 +156,23 @@ func (c Config) concurrentStrategies() int {
 		}
 	}
 	return n
+}
+
+// scaleOut is ScenarioWarmup: start one more replica under load and wait
+// until discovery lists it (it is ready only after its warm-up).
+func (s *strategyRun) scaleOut(ctx context.Context, disc Discovery, _ []*Replica) error {
+	id := s.newID()
+	s.st.set("starting r%d (warm-up)", id)
+	var started time.Time
+	if _, err := s.startListed(ctx, disc, id, RoleScaleOut, func(r *Replica) {
+		started = time.Now()
+		s.events.added("start", r, started)
+	}); err != nil {
+		return err
+	}
+	// Under load for the whole warm-up: a replica listed before it was warm
+	// fails requests until then.
+	return syncx.Sleep(ctx, time.Until(started.Add(s.cfg.Warmup)))
 }
 
 // kill is ScenarioKill: SIGKILL the first initial replica, not replaced,
@@ -188,4 +219,26 @@ func after(v *float64, from float64) string {
 		return "never (within the run)"
 	}
 	return fmt.Sprintf("%.2fs", *v-from)
+}
+
+// warmupVerdict explains a ScenarioWarmup run: failures, and requests sent
+// to the new replica before it was READY.
+func warmupVerdict(s Summary) string {
+	var parts []string
+	early := 0
+	for _, e := range s.Events {
+		early += e.EarlyRequests
+		parts = append(parts, fmt.Sprintf("r%d started at %.2fs, READY at %s, listed by the discovery at %s, first request at %s",
+			e.Replica, e.FaultSeconds, instant(e.ReadySeconds), instant(e.RegistryDecisionSeconds), instant(e.FirstSentSeconds)))
+	}
+	detail := strings.Join(parts, "; ")
+	switch {
+	case s.Failed == 0 && early == 0:
+		return fmt.Sprintf("PASS: 0 of %d requests failed and none came before READY: %s", s.Requests, detail)
+	case early == 0:
+		return fmt.Sprintf("FAIL: %d of %d requests failed (%s): the new replica reported READY before its warm-up was over and the discovery listed it: %s",
+			s.Failed, s.Requests, kindList(s.FailuresByKind), detail)
+	}
+	return fmt.Sprintf("FAIL: %d of %d requests failed (%s) and %s before READY: %s", s.Failed, s.Requests, kindList(s.FailuresByKind),
+		plural(int64(early), "request was sent to the new replica", "requests were sent to the new replica"), detail)
 }

@@ -160,7 +160,11 @@ func Summarize(cfg Config, run StrategyRun) Summary {
 		n, why := sc.budget(s)
 		s.Budget, s.BudgetReason, allowed = &n, why, n
 	}
-	s.Pass = s.Failed <= allowed && run.Err == nil && s.Requests > 0
+	early := 0
+	for _, e := range s.Events {
+		early += e.EarlyRequests
+	}
+	s.Pass = s.Failed <= allowed && early == 0 && run.Err == nil && s.Requests > 0
 	s.Verdict = verdict(cfg, run, s, rs.windowCut)
 	s.judgeExits(run, rs.unclean)
 	return s
@@ -392,8 +396,11 @@ func verdict(cfg Config, run StrategyRun, s Summary, windowCut []string) string 
 	if s.Requests == 0 {
 		return "ERROR: no request was sent" + deathNote(s)
 	}
-	if run.Scenario == ScenarioKill {
+	switch run.Scenario {
+	case ScenarioKill:
 		return killVerdict(s) + cutNote(s) + deathNote(s)
+	case ScenarioWarmup:
+		return warmupVerdict(s) + deathNote(s)
 	}
 	return verdictBody(cfg, run, s, windowCut) + cutNote(s) + deathNote(s)
 }

@@ -149,6 +149,9 @@ func runOverload(run StrategyRun) overload {
 			stops[rp.ID] = rp.Exited // it died on its own: reported as such
 		}
 	}
+	for _, e := range run.Events { // a scenario's fault other than a stop
+		first = min(first, e.Fault)
+	}
 	for _, r := range run.Records {
 		switch {
 		case r.End >= first || !r.Outcome.Failed():

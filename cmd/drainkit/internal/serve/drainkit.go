@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/httpdrain"
+	"github.com/drainkit/drainkit/internal/syncx"
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/probes"
 )
@@ -28,8 +29,14 @@ func runDrainkit(o Options, logger *slog.Logger) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	srv := &http.Server{Handler: handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: handler(o.warmUntil()), ReadHeaderTimeout: 10 * time.Second}
 	lc.AddServer("http", httpdrain.New(lc, srv, httpLn))
+	if o.Warmup > 0 {
+		// The example's caches: readiness fails (STARTING) until they are
+		// warm, the drill's warmup scenario checks that no request comes
+		// before.
+		lc.OnWarmup("example caches", func(ctx context.Context) error { return syncx.Sleep(ctx, o.Warmup) })
+	}
 
 	reg, regName, err := newRegistrar(o, httpLn, logger)
 	if err != nil {

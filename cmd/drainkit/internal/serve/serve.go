@@ -23,6 +23,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"time"
 
 	"github.com/drainkit/drainkit/config"
 )
@@ -36,9 +37,22 @@ type Options struct {
 	// Service, if set, registers the instance in Consul under this name (the
 	// agent from CONSUL_HTTP_ADDR and the other CONSUL_* variables).
 	Service string
+	// Warmup, if > 0, is how long the example's warm-up takes: every request
+	// before it is over gets 503; the drainkit strategy fails readiness
+	// (STARTING) meanwhile, the others report ready at once as services
+	// without a startup gate do.
+	Warmup time.Duration
 	// Config is the loaded configuration: timings, admin listener (its Addr
 	// and Token), registry settings.
 	Config *config.Config
+}
+
+// warmUntil is when the warm-up is over, zero without one.
+func (o Options) warmUntil() time.Time {
+	if o.Warmup <= 0 {
+		return time.Time{}
+	}
+	return time.Now().Add(o.Warmup)
 }
 
 // Run serves until the strategy's shutdown is done and returns the process
