@@ -160,6 +160,7 @@ func (o *drillOptions) complete(flags *pflag.FlagSet, stderr io.Writer) error {
 		return &exitError{code: 2, msg: "drill: " + err.Error()}
 	}
 	o.cfg.Timings = loaded.Timings
+	o.cfg.Checks = loaded.Checks
 	o.cfg.TimingSources = map[string]string{}
 	for _, k := range timingKeys {
 		o.cfg.TimingSources[k] = loaded.Source(k).String()

@@ -41,6 +41,8 @@ type scenarioRun struct {
 	Verdict      string          `json:"verdict"`
 	Error        string          `json:"error"`
 	Events       []scenarioEvent `json:"events"`
+	// EjectionBound is the slow-probe scenario's bound, seconds.
+	EjectionBound float64 `json:"ejection_bound_s"`
 }
 
 // scenarioJSON is the part of `drill --json` the scenario tests read.
@@ -79,7 +81,7 @@ func TestDrillScenarioList(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
-	for _, want := range []string{"\nwarmup\n", "\nrolling\n", "\nkill\n", "registry's decision", "first consumer view without", "last request sent to the old address"} {
+	for _, want := range []string{"\nwarmup\n", "\nrolling\n", "\nkill\n", "\nslow-probe\n", "registry's decision", "first consumer view without", "last request sent to the old address"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("--scenario list lacks %q:\n%s", want, r.stdout)
 		}
@@ -245,4 +247,47 @@ func checkStart(t *testing.T, s scenarioRun) scenarioEvent {
 		t.Errorf("%s: event %+v: want start <= registry decision <= consumer view <= first request", s.Name, e)
 	}
 	return e
+}
+
+// checksEnv makes the replicas' readiness checks fast: a round every
+// 500 ms, a check failing after 300 ms, ejected after 2 failed rounds.
+var checksEnv = append([]string{"DRAINKIT_CHECKS_INTERVAL=500ms", "DRAINKIT_CHECKS_TIMEOUT=300ms",
+	"DRAINKIT_CHECKS_FAILURE_THRESHOLD=2", "DRAINKIT_CHECKS_SUCCESS_THRESHOLD=3"}, shortEnv...)
+
+// TestDrillScenarioSlowProbe: one replica's readiness check blocks under
+// load. No request fails (requests never wait for a check), and the
+// discovery drops the instance within what checks.* say; the README
+// program (no check to block) runs under the same load and passes.
+func TestDrillScenarioSlowProbe(t *testing.T) {
+	args := []string{"drill", "--json", "--scenario", "slow-probe", "--rate", "200", "--replicas", "3",
+		"--baseline", "1s", "--tail", "1s", "--discovery-interval", "500ms"}
+	t.Run("built-in", func(t *testing.T) {
+		r := drainkit(t, 2*time.Minute, checksEnv, args...)
+		out := parseScenarios(t, r)
+		if len(out.Strategies) != 1 || len(out.Strategies[0].Events) != 1 {
+			t.Fatalf("runs %+v, want one with one event", out.Strategies)
+		}
+		s := out.Strategies[0]
+		e := s.Events[0]
+		if r.code != 0 || !s.Pass || s.Failed != 0 {
+			t.Errorf("exit %d: %d failed: want none\nstderr:\n%s", r.code, s.Failed, r.stderr)
+		}
+		if e.Kind != "check blocks" || e.Decision == nil || e.ConsumerView == nil || e.LastSent == nil {
+			t.Fatalf("event %+v: want the four instants", e)
+		}
+		// 2 failed rounds of 500 ms: not before one round, within the bound.
+		if d := *e.Decision - e.Fault; d < 0.5 || d > s.EjectionBound {
+			t.Errorf("dropped %.2fs after the check blocked, want 0.5s..%.2fs", d, s.EjectionBound)
+		}
+	})
+	t.Run("exec README program", func(t *testing.T) {
+		dir, env := readmeModule(t)
+		bin := filepath.Join(dir, "readme")
+		goCmd(t, dir, env, "build", "-o", bin, ".")
+		r := drainkit(t, 2*time.Minute, checksEnv, append(args, "--exec", bin)...)
+		out := parseScenarios(t, r)
+		if len(out.Strategies) != 1 || r.code != 0 || out.Strategies[0].Failed != 0 {
+			t.Errorf("exit %d, runs %+v\nstderr:\n%s", r.code, out.Strategies, r.stderr)
+		}
+	})
 }

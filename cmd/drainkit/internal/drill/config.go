@@ -149,6 +149,10 @@ type Config struct {
 	// terminationGracePeriodSeconds must be (the verdict's advice; `drainkit
 	// check` owns the figure). 0 means 5s.
 	PodSlack time.Duration
+	// Checks are the replicas' readiness-check settings (checks.*); the
+	// slow-probe scenario passes them as DRAINKIT_CHECKS_* and judges the
+	// instance's ejection by them. Zero means lifecycle.DefaultCheckOptions.
+	Checks lifecycle.CheckOptions
 	// Timings are passed to every replica as DRAINKIT_* variables;
 	// TimingSources says where each key's value came from (for the report).
 	Timings       lifecycle.Timings

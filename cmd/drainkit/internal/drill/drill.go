@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 )
@@ -69,7 +70,16 @@ func Run(ctx context.Context, cfg Config, progress *Progress) (*Result, error) {
 // runScenario runs every strategy sc runs, concurrently unless
 // Config.Sequential.
 func (c Config) runScenario(ctx context.Context, sc Scenario, start time.Time, client *http.Client, progress *Progress) []StrategyRun {
-	runs := c.strategyRuns(sc, start, client)
+	var blockDir string
+	if sc.Name == ScenarioSlowProbe && c.Exec == "" {
+		dir, err := os.MkdirTemp("", "drainkit-drill-checks-")
+		if err != nil {
+			return []StrategyRun{{Scenario: sc.Name, Name: c.strategyNames()[0], Start: start, Err: fmt.Errorf("slow-probe: %w", err)}}
+		}
+		defer os.RemoveAll(dir)
+		blockDir = dir
+	}
+	runs := c.strategyRuns(sc, start, client, blockDir)
 	stopProgress := progress.startFor(ctx, start, runs)
 	defer stopProgress()
 	out := make([]StrategyRun, len(runs))
@@ -90,7 +100,7 @@ func (c Config) runScenario(ctx context.Context, sc Scenario, start time.Time, c
 
 // strategyRuns prepares one run per strategy, sharing the start and end
 // barriers (each its own with Sequential).
-func (c Config) strategyRuns(sc Scenario, start time.Time, client *http.Client) []*strategyRun {
+func (c Config) strategyRuns(sc Scenario, start time.Time, client *http.Client, blockDir string) []*strategyRun {
 	names := c.scenarioStrategies(sc)
 	parties := len(names)
 	if c.Sequential {
@@ -109,6 +119,13 @@ func (c Config) strategyRuns(sc Scenario, start time.Time, client *http.Client) 
 		sr := &strategyRun{cfg: c, scenario: sc, name: name, launch: c.launch(name), st: &status{name: label, phase: "waiting"}, client: client,
 			start: start, startGate: startGate, endGate: endGate, arriveStart: startGate.party(), arriveEnd: endGate.party()}
 		sr.newDisc = func() (Discovery, error) { return c.newDiscovery(name, client) }
+		if sc.Name == ScenarioSlowProbe {
+			sr.launch.Env = append(slices.Clip(sr.launch.Env), c.checksEnv()...)
+			if c.Exec == "" {
+				sr.blockDir = blockDir
+				sr.launch.Args = append(slices.Clip(sr.launch.Args), "--check-block-dir", blockDir)
+			}
+		}
 		sr.st.rec = sr.recorder
 		runs[i] = sr
 	}

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/drainkit/drainkit/lifecycle"
 )
 
 // TestSummarizeEventsBinsFailuresFromTheFault: failures count in whole
@@ -74,5 +76,25 @@ func TestScenarioListDescribesEvery(t *testing.T) {
 		if !strings.Contains(b.String(), "\n"+sc.Name+"\n  ") || sc.Description == "" || sc.inflict == nil {
 			t.Errorf("scenario %q is not described or does nothing", sc.Name)
 		}
+	}
+}
+
+// TestSlowProbeVerdictCanFail: an instance the discovery dropped later than
+// the checks' settings allow, or never, fails the slow-probe scenario.
+func TestSlowProbeVerdictCanFail(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Checks = lifecycle.CheckOptions{Interval: 500 * time.Millisecond, Timeout: 300 * time.Millisecond, FailureThreshold: 2, SuccessThreshold: 3}
+	run := StrategyRun{Scenario: ScenarioSlowProbe, Name: StrategyDrainkit, Records: []Record{{Replica: 2, Outcome: OK}},
+		Events: []Event{{Kind: "check blocks", Replica: 1, Fault: time.Second, Decision: -1, ConsumerView: -1, Ejection: -1, LastSent: -1, FirstSent: -1, Ready: -1}}}
+	if s := Summarize(cfg, run); s.Pass || !strings.HasPrefix(s.Verdict, "FAIL: the instance was not dropped in time") {
+		t.Errorf("never dropped: pass %v, verdict %q", s.Pass, s.Verdict)
+	}
+	run.Events[0].Decision = time.Second + cfg.ejectionBound() + time.Second
+	if s := Summarize(cfg, run); s.Pass {
+		t.Errorf("dropped late: pass, verdict %q", s.Verdict)
+	}
+	run.Events[0].Decision = 2 * time.Second
+	if s := Summarize(cfg, run); !s.Pass {
+		t.Errorf("dropped in time: verdict %q", s.Verdict)
 	}
 }

@@ -118,6 +118,9 @@ type strategyRun struct {
 	// scenario is what the run rehearses; events notes its faults.
 	scenario Scenario
 	events   *eventTracker
+	// blockDir holds the slow-probe scenario's block files (the built-in
+	// service's check blocks while DIR/<http port> exists); "" otherwise.
+	blockDir string
 
 	// start is the drill's start (all offsets count from it); the barriers
 	// start and stop the load of all strategies together.

@@ -4,8 +4,15 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/drainkit/drainkit/lifecycle"
 
 	"github.com/drainkit/drainkit/internal/syncx"
 )
@@ -33,9 +40,10 @@ type Scenario struct {
 
 // Scenario names.
 const (
-	ScenarioRolling = "rolling"
-	ScenarioKill    = "kill"
-	ScenarioWarmup  = "warmup"
+	ScenarioRolling   = "rolling"
+	ScenarioKill      = "kill"
+	ScenarioWarmup    = "warmup"
+	ScenarioSlowProbe = "slow-probe"
 )
 
 // Scenarios lists the scenarios in the order `--scenario list` shows them
@@ -65,6 +73,13 @@ var Scenarios = []Scenario{
 		budget: func(s Summary) (int, string) {
 			return s.WrittenUnanswered, "requests written to the killed replica and unanswered"
 		},
+	},
+	{
+		Name: ScenarioSlowProbe,
+		Description: "a readiness check of one READY replica starts to block (a dependency that stopped answering) while traffic runs. " +
+			"Passes when no request fails (the service's requests do not wait for the check) and the instance is ejected and dropped by the discovery within what checks.timeout, checks.interval and checks.failure_threshold say (DRAINKIT_CHECKS_*): /readyz answers at once with the checks' last verdict. " +
+			"The built-in example's check blocks while a file exists (serve --check-block-dir); an --exec binary has no such check and is only run under load.",
+		inflict: (*strategyRun).slowProbe,
 	},
 }
 
@@ -175,6 +190,63 @@ func (s *strategyRun) scaleOut(ctx context.Context, disc Discovery, _ []*Replica
 	return syncx.Sleep(ctx, time.Until(started.Add(s.cfg.Warmup)))
 }
 
+// checks returns Config.Checks, the defaults when zero.
+func (c Config) checks() lifecycle.CheckOptions {
+	if c.Checks == (lifecycle.CheckOptions{}) {
+		return lifecycle.DefaultCheckOptions()
+	}
+	return c.Checks
+}
+
+// checksEnv returns the DRAINKIT_CHECKS_* variables for Config.Checks.
+func (c Config) checksEnv() []string {
+	k := c.checks()
+	return []string{
+		"DRAINKIT_CHECKS_INTERVAL=" + k.Interval.String(),
+		"DRAINKIT_CHECKS_TIMEOUT=" + k.Timeout.String(),
+		"DRAINKIT_CHECKS_FAILURE_THRESHOLD=" + strconv.Itoa(k.FailureThreshold),
+		"DRAINKIT_CHECKS_SUCCESS_THRESHOLD=" + strconv.Itoa(k.SuccessThreshold),
+	}
+}
+
+// ejectionBound is how long after a check starts to block the discovery
+// must have dropped the instance: the round in progress and
+// checks.failure_threshold failed rounds (each failing at checks.timeout),
+// then the discovery's own detection (readiness probes: failure threshold
+// + 1 intervals; a registry watch: one probe interval of slack).
+func (c Config) ejectionBound() time.Duration {
+	k := c.checks()
+	return time.Duration(k.FailureThreshold+1)*k.Interval + k.Timeout + time.Duration(c.FailureThreshold+1)*c.DiscoveryInterval
+}
+
+// slowProbe is ScenarioSlowProbe: the first initial replica's readiness
+// check blocks from now on (its block file appears); wait until the
+// discovery dropped it, at most the bound the checks' settings give.
+func (s *strategyRun) slowProbe(ctx context.Context, disc Discovery, initial []*Replica) error {
+	victim := initial[0]
+	s.st.set("r%d's readiness check blocks", victim.ID)
+	s.mu.Lock()
+	s.faulted[victim.ID] = true
+	s.mu.Unlock()
+	s.events.fault("check blocks", victim, time.Now())
+	if s.blockDir != "" {
+		_, port, _ := net.SplitHostPort(victim.HTTPAddr)
+		if err := os.WriteFile(filepath.Join(s.blockDir, port), nil, 0o600); err != nil {
+			return fmt.Errorf("%s: blocking r%d's check: %w", s.name, victim.ID, err)
+		}
+	}
+	deadline := time.Now().Add(s.cfg.ejectionBound() + time.Second)
+	for time.Now().Before(deadline) {
+		if !slices.ContainsFunc(disc.Endpoints(), func(ep Endpoint) bool { return ep.Replica == victim.ID }) {
+			return nil
+		}
+		if err := syncx.Sleep(ctx, sampleEvery); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // kill is ScenarioKill: SIGKILL the first initial replica, not replaced,
 // and wait for its exit.
 func (s *strategyRun) kill(ctx context.Context, _ Discovery, initial []*Replica) error {
@@ -241,4 +313,38 @@ func warmupVerdict(s Summary) string {
 	}
 	return fmt.Sprintf("FAIL: %d of %d requests failed (%s) and %s before READY: %s", s.Failed, s.Requests, kindList(s.FailuresByKind),
 		plural(int64(early), "request was sent to the new replica", "requests were sent to the new replica"), detail)
+}
+
+// droppedWithin reports whether the discovery dropped every event's replica
+// within bound seconds of its fault.
+func droppedWithin(events []EventSummary, bound float64) bool {
+	for _, e := range events {
+		if e.RegistryDecisionSeconds == nil || *e.RegistryDecisionSeconds-e.FaultSeconds > bound {
+			return false
+		}
+	}
+	return len(events) > 0
+}
+
+// slowProbeVerdict explains a ScenarioSlowProbe run: failures, and when the
+// discovery dropped the instance against what the checks' settings say.
+func slowProbeVerdict(cfg Config, s Summary) string {
+	k := cfg.checks()
+	var parts []string
+	for _, e := range s.Events {
+		parts = append(parts, fmt.Sprintf("r%d's check blocked at %.2fs and the discovery dropped it after %s",
+			e.Replica, e.FaultSeconds, after(e.RegistryDecisionSeconds, e.FaultSeconds)))
+	}
+	says := fmt.Sprintf("checks.timeout %s, checks.interval %s and checks.failure_threshold %d (with the discovery's detection) say within %.2fs",
+		k.Timeout, k.Interval, k.FailureThreshold, s.EjectionBoundSeconds)
+	detail := strings.Join(parts, "; ") + "; " + says
+	switch {
+	case cfg.Exec != "" && s.Failed == 0:
+		return fmt.Sprintf("PASS: 0 of %d requests failed; the --exec binary has no check the drill can block, so only the load was rehearsed", s.Requests)
+	case s.Pass:
+		return fmt.Sprintf("PASS: 0 of %d requests failed while a readiness check blocked: %s", s.Requests, detail)
+	case s.Failed > 0:
+		return fmt.Sprintf("FAIL: %d of %d requests failed (%s) while a readiness check blocked: %s", s.Failed, s.Requests, kindList(s.FailuresByKind), detail)
+	}
+	return fmt.Sprintf("FAIL: the instance was not dropped in time: %s", detail)
 }

@@ -82,6 +82,10 @@ type Summary struct {
 	// what it counts; null when none may fail.
 	Budget       *int   `json:"failure_budget"`
 	BudgetReason string `json:"failure_budget_reason,omitempty"`
+	// EjectionBoundSeconds is, for the slow-probe scenario, how long after
+	// the check blocked the discovery must have dropped the instance (from
+	// checks.* and the discovery's settings).
+	EjectionBoundSeconds float64 `json:"ejection_bound_s,omitempty"`
 	// Pass is true when no request failed (or no more than Budget) and the
 	// run completed; for the
 	// drainkit strategy, also every replaced replica exited 0.
@@ -165,6 +169,10 @@ func Summarize(cfg Config, run StrategyRun) Summary {
 		early += e.EarlyRequests
 	}
 	s.Pass = s.Failed <= allowed && early == 0 && run.Err == nil && s.Requests > 0
+	if run.Scenario == ScenarioSlowProbe {
+		s.EjectionBoundSeconds = secs(cfg.ejectionBound())
+		s.Pass = s.Pass && (cfg.Exec != "" || droppedWithin(s.Events, s.EjectionBoundSeconds))
+	}
 	s.Verdict = verdict(cfg, run, s, rs.windowCut)
 	s.judgeExits(run, rs.unclean)
 	return s
@@ -401,6 +409,8 @@ func verdict(cfg Config, run StrategyRun, s Summary, windowCut []string) string 
 		return killVerdict(s) + cutNote(s) + deathNote(s)
 	case ScenarioWarmup:
 		return warmupVerdict(s) + deathNote(s)
+	case ScenarioSlowProbe:
+		return slowProbeVerdict(cfg, s) + deathNote(s)
 	}
 	return verdictBody(cfg, run, s, windowCut) + cutNote(s) + deathNote(s)
 }

@@ -151,6 +151,9 @@ func runOverload(run StrategyRun) overload {
 	}
 	for _, e := range run.Events { // a scenario's fault other than a stop
 		first = min(first, e.Fault)
+		if stop, ok := stops[e.Replica]; !e.Added && (!ok || e.Fault < stop) {
+			stops[e.Replica] = e.Fault // its probes may fail from then on
+		}
 	}
 	for _, r := range run.Records {
 		switch {

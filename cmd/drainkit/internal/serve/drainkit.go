@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/drainkit/drainkit/httpdrain"
@@ -12,6 +15,25 @@ import (
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/probes"
 )
+
+// blockingCheck is a readiness check that blocks until its context ends
+// (the lifecycle's checks.timeout) while the file at path exists: a
+// dependency that stopped answering.
+func blockingCheck(path string) lifecycle.Checker {
+	return lifecycle.CheckFunc{CheckName: "example dependency", Fn: func(ctx context.Context) error {
+		if _, err := os.Stat(path); err != nil {
+			return nil
+		}
+		<-ctx.Done()
+		return ctx.Err()
+	}}
+}
+
+// portOf returns the port of a TCP address.
+func portOf(a net.Addr) string {
+	_, port, _ := net.SplitHostPort(a.String())
+	return port
+}
 
 // runDrainkit serves with the full drain sequence.
 func runDrainkit(o Options, logger *slog.Logger) (int, error) {
@@ -31,6 +53,9 @@ func runDrainkit(o Options, logger *slog.Logger) (int, error) {
 	}
 	srv := &http.Server{Handler: handler(o.warmUntil()), ReadHeaderTimeout: 10 * time.Second}
 	lc.AddServer("http", httpdrain.New(lc, srv, httpLn))
+	if o.CheckBlockDir != "" {
+		lc.AddCheck(blockingCheck(filepath.Join(o.CheckBlockDir, portOf(httpLn.Addr()))))
+	}
 	if o.Warmup > 0 {
 		// The example's caches: readiness fails (STARTING) until they are
 		// warm, the drill's warmup scenario checks that no request comes

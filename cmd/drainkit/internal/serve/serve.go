@@ -42,6 +42,10 @@ type Options struct {
 	// (STARTING) meanwhile, the others report ready at once as services
 	// without a startup gate do.
 	Warmup time.Duration
+	// CheckBlockDir, if set, gives the drainkit strategy a readiness check
+	// that blocks until its context ends (checks.timeout) while the file
+	// CheckBlockDir/<HTTP port> exists: the drill's slow-probe scenario.
+	CheckBlockDir string
 	// Config is the loaded configuration: timings, admin listener (its Addr
 	// and Token), registry settings.
 	Config *config.Config
