@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/drainkit/drainkit/internal/etcdtest"
 )
 
 // scenarioEvent is one fault in `drill --json`.
@@ -43,6 +45,9 @@ type scenarioRun struct {
 	Events       []scenarioEvent `json:"events"`
 	// EjectionBound is the slow-probe scenario's bound, seconds.
 	EjectionBound float64 `json:"ejection_bound_s"`
+	// OutageStart and OutageEnd bound the registry-outage scenario's outage.
+	OutageStart *float64 `json:"registry_outage_start_s"`
+	OutageEnd   *float64 `json:"registry_outage_end_s"`
 }
 
 // scenarioJSON is the part of `drill --json` the scenario tests read.
@@ -81,7 +86,7 @@ func TestDrillScenarioList(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
-	for _, want := range []string{"\nwarmup\n", "\nrolling\n", "\nkill\n", "\nslow-probe\n", "registry's decision", "first consumer view without", "last request sent to the old address"} {
+	for _, want := range []string{"\nwarmup\n", "\nrolling\n", "\nkill\n", "\nslow-probe\n", "\nregistry-outage\n", "registry's decision", "first consumer view without", "last request sent to the old address"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("--scenario list lacks %q:\n%s", want, r.stdout)
 		}
@@ -288,6 +293,54 @@ func TestDrillScenarioSlowProbe(t *testing.T) {
 		out := parseScenarios(t, r)
 		if len(out.Strategies) != 1 || r.code != 0 || out.Strategies[0].Failed != 0 {
 			t.Errorf("exit %d, runs %+v\nstderr:\n%s", r.code, out.Strategies, r.stderr)
+		}
+	})
+}
+
+// TestDrillScenarioRegistryOutage: etcd becomes unreachable for 2 s under
+// load (a proxy resets every connection); the drainkit strategy's
+// consumers keep calling on their last view and fail nothing, and the
+// replacement after the return is picked up: its stop has all four
+// instants, the registry's decision after the outage. An --exec binary
+// registering in etcd through the same proxy passes too.
+func TestDrillScenarioRegistryOutage(t *testing.T) {
+	s := etcdtest.Start(t)
+	args := []string{"drill", "--json", "--scenario", "registry-outage", "--etcd", s.Endpoint, "--outage", "2s",
+		"--consumer", "drainkit", "--rate", "200", "--replicas", "2", "--baseline", "1s", "--tail", "1s"}
+	check := func(t *testing.T, r result) {
+		t.Helper()
+		out := parseScenarios(t, r)
+		if len(out.Strategies) != 1 {
+			t.Fatalf("runs %+v, want one", out.Strategies)
+		}
+		run := out.Strategies[0]
+		if r.code != 0 || !run.Pass || run.Failed != 0 {
+			t.Errorf("exit %d: %d failed %v: want none\nstderr:\n%s", r.code, run.Failed, run.Kinds, r.stderr)
+		}
+		if run.OutageStart == nil || run.OutageEnd == nil || *run.OutageEnd-*run.OutageStart < 1.9 {
+			t.Fatalf("outage %v..%v, want 2s", run.OutageStart, run.OutageEnd)
+		}
+		if len(run.Events) != 1 {
+			t.Fatalf("events %+v, want the replacement after the return", run.Events)
+		}
+		e := run.Events[0]
+		if e.Decision == nil || e.ConsumerView == nil || e.DecisionRevision == nil || *e.Decision < *run.OutageEnd {
+			t.Errorf("event %+v: want the registry's decision and a consumer view after the outage (%.2fs)", e, *run.OutageEnd)
+		}
+	}
+	t.Run("built-in", func(t *testing.T) {
+		check(t, drainkit(t, 2*time.Minute, []string{"DRAINKIT_PROPAGATION_MIN=2s"}, args...))
+	})
+	// The README program registers nowhere (its closure has no etcd or
+	// Consul client), so --exec drills drainkit's own service mode here.
+	t.Run("exec", func(t *testing.T) {
+		check(t, drainkit(t, 2*time.Minute, []string{"DRAINKIT_PROPAGATION_MIN=2s"},
+			append(args, "--exec", binary, "--exec-arg", "serve", "--exec-arg", "--strategy=drainkit")...))
+	})
+	t.Run("needs a registry", func(t *testing.T) {
+		r := drainkit(t, 30*time.Second, nil, "drill", "--scenario", "registry-outage")
+		if r.code != 2 || !strings.Contains(r.stderr, "give --etcd or --consul") {
+			t.Errorf("exit %d, stderr %q: want 2 asking for a registry", r.code, r.stderr)
 		}
 	})
 }

@@ -66,6 +66,9 @@ type Config struct {
 	// Warmup is how long the built-in strategies' example service warms up
 	// in ScenarioWarmup (default 3s; above 0 and below warmup.timeout).
 	Warmup time.Duration
+	// Outage is how long the registry is unreachable in
+	// ScenarioRegistryOutage (default 3s, up to 10m).
+	Outage time.Duration
 	// Strategies to compare (default DefaultStrategies). Ignored with Exec.
 	Strategies []string
 	// ConsumerKind is the consumers' kind: ConsumerNaive (default) or
@@ -171,6 +174,7 @@ func DefaultConfig() Config {
 	return Config{
 		Scenarios:         append([]string(nil), DefaultScenarios...),
 		Warmup:            3 * time.Second,
+		Outage:            3 * time.Second,
 		Strategies:        append([]string(nil), DefaultStrategies...),
 		ConsumerKind:      ConsumerNaive,
 		Method:            "GET",

@@ -10,6 +10,7 @@
 package drill
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -98,6 +99,28 @@ func (c Config) runScenario(ctx context.Context, sc Scenario, start time.Time, c
 	return out
 }
 
+// proxied puts a registry proxy between the run and the registry: its
+// replicas and discovery get the proxy's address (ScenarioRegistryOutage).
+// A proxy that cannot listen fails the run when it starts.
+func (s *strategyRun) proxied() {
+	target := cmp.Or(s.cfg.Etcd, s.cfg.Consul)
+	p, err := newOutageProxy(target)
+	if err != nil {
+		s.newDisc = func() (Discovery, error) { return nil, fmt.Errorf("registry-outage: proxy to %s: %w", target, err) }
+		return
+	}
+	s.proxy = p
+	via := s.cfg
+	if via.Etcd != "" {
+		via.Etcd = p.Addr()
+	} else {
+		via.Consul = p.Addr()
+	}
+	s.launch = via.launch(s.name)
+	client := s.client
+	s.newDisc = func() (Discovery, error) { return via.newDiscovery(s.name, client) }
+}
+
 // strategyRuns prepares one run per strategy, sharing the start and end
 // barriers (each its own with Sequential).
 func (c Config) strategyRuns(sc Scenario, start time.Time, client *http.Client, blockDir string) []*strategyRun {
@@ -119,6 +142,9 @@ func (c Config) strategyRuns(sc Scenario, start time.Time, client *http.Client, 
 		sr := &strategyRun{cfg: c, scenario: sc, name: name, launch: c.launch(name), st: &status{name: label, phase: "waiting"}, client: client,
 			start: start, startGate: startGate, endGate: endGate, arriveStart: startGate.party(), arriveEnd: endGate.party()}
 		sr.newDisc = func() (Discovery, error) { return c.newDiscovery(name, client) }
+		if sc.Name == ScenarioOutage {
+			sr.proxied()
+		}
 		if sc.Name == ScenarioSlowProbe {
 			sr.launch.Env = append(slices.Clip(sr.launch.Env), c.checksEnv()...)
 			if c.Exec == "" {

@@ -46,6 +46,9 @@ type StrategyRun struct {
 	Deaths []ReplicaDeath
 	// Events are the faults the scenario inflicted, with their instants.
 	Events []Event
+	// OutageStart and OutageEnd bound the registry-outage scenario's
+	// outage (offsets; equal, both zero or negative, without one).
+	OutageStart, OutageEnd time.Duration
 	// ProbeFailures are the discovery's failed readiness probes (none with
 	// Consul discovery).
 	ProbeFailures []ProbeFailure
@@ -121,6 +124,11 @@ type strategyRun struct {
 	// blockDir holds the slow-probe scenario's block files (the built-in
 	// service's check blocks while DIR/<http port> exists); "" otherwise.
 	blockDir string
+	// proxy stands between the run and the registry in the
+	// registry-outage scenario (nil otherwise); outageAt and outageEnd
+	// bound the outage.
+	proxy               *outageProxy
+	outageAt, outageEnd time.Time
 
 	// start is the drill's start (all offsets count from it); the barriers
 	// start and stop the load of all strategies together.
@@ -154,6 +162,9 @@ func (s *strategyRun) recorder() *Recorder { return s.rec.Load() }
 // rolling restart and the tail, stop it with the others, stop the last
 // replicas.
 func (s *strategyRun) run(ctx context.Context) (res StrategyRun) {
+	if s.proxy != nil { // after finish: the last replicas deregister through it
+		defer s.proxy.close()
+	}
 	res.Scenario, res.Name, res.Start, res.Consumer = s.scenario.Name, s.name, s.start, s.cfg.ConsumerKind
 	rec := NewRecorder(res.Start)
 	s.rec.Store(rec)
@@ -192,6 +203,10 @@ func (s *strategyRun) run(ctx context.Context) (res StrategyRun) {
 	res.StillListed = s.stillListed(clients)
 	load.finish(&res, clients)
 	res.Events = s.events.finish(rec.Records(), s.readyAt)
+	res.OutageStart, res.OutageEnd = -1, -1
+	if !s.outageAt.IsZero() {
+		res.OutageStart, res.OutageEnd = s.outageAt.Sub(res.Start), s.outageEnd.Sub(res.Start)
+	}
 	if err != nil {
 		res.Err = err
 		return res

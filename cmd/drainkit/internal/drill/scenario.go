@@ -44,6 +44,7 @@ const (
 	ScenarioKill      = "kill"
 	ScenarioWarmup    = "warmup"
 	ScenarioSlowProbe = "slow-probe"
+	ScenarioOutage    = "registry-outage"
 )
 
 // Scenarios lists the scenarios in the order `--scenario list` shows them
@@ -80,6 +81,13 @@ var Scenarios = []Scenario{
 			"Passes when no request fails (the service's requests do not wait for the check) and the instance is ejected and dropped by the discovery within what checks.timeout, checks.interval and checks.failure_threshold say (DRAINKIT_CHECKS_*): /readyz answers at once with the checks' last verdict. " +
 			"The built-in example's check blocks while a file exists (serve --check-block-dir); an --exec binary has no such check and is only run under load.",
 		inflict: (*strategyRun).slowProbe,
+	},
+	{
+		Name: ScenarioOutage,
+		Description: "the registry (--etcd or --consul) becomes unreachable for --outage under load: the run's replicas and consumers reach it through a proxy that resets every connection meanwhile. " +
+			"Running consumers keep calling on their last view; after the return one replica is replaced, so the return is shown picked up (the four instants of that stop). " +
+			"Passes when no request fails.",
+		inflict: (*strategyRun).registryOutage,
 	},
 }
 
@@ -134,6 +142,12 @@ func (c Config) validateScenarios() error {
 			return fmt.Errorf("--scenario: %q given twice", name)
 		}
 		seen[name] = true
+	}
+	if seen[ScenarioOutage] && c.Etcd == "" && c.Consul == "" {
+		return fmt.Errorf("--scenario registry-outage: needs a registry: give --etcd or --consul")
+	}
+	if seen[ScenarioOutage] && (c.Outage <= 0 || c.Outage > 10*time.Minute) {
+		return fmt.Errorf("--outage: %s is out of range: must be > 0 and <= 10m", c.Outage)
 	}
 	if seen[ScenarioWarmup] && (c.Warmup <= 0 || c.Warmup >= c.Timings.WarmupTimeout) {
 		return fmt.Errorf("--warmup: %s is out of range: must be > 0 and below warmup.timeout (%s)", c.Warmup, c.Timings.WarmupTimeout)

@@ -86,6 +86,10 @@ type Summary struct {
 	// the check blocked the discovery must have dropped the instance (from
 	// checks.* and the discovery's settings).
 	EjectionBoundSeconds float64 `json:"ejection_bound_s,omitempty"`
+	// OutageStartSeconds and OutageEndSeconds bound the registry-outage
+	// scenario's outage (omitted otherwise).
+	OutageStartSeconds *float64 `json:"registry_outage_start_s,omitempty"`
+	OutageEndSeconds   *float64 `json:"registry_outage_end_s,omitempty"`
 	// Pass is true when no request failed (or no more than Budget) and the
 	// run completed; for the
 	// drainkit strategy, also every replaced replica exited 0.
@@ -200,6 +204,9 @@ func newSummary(run StrategyRun) Summary {
 	}
 	if run.Err != nil {
 		s.Error = run.Err.Error()
+	}
+	if run.hadOutage() {
+		s.OutageStartSeconds, s.OutageEndSeconds = optSecs(run.OutageStart), optSecs(run.OutageEnd)
 	}
 	return s
 }
@@ -411,6 +418,8 @@ func verdict(cfg Config, run StrategyRun, s Summary, windowCut []string) string 
 		return warmupVerdict(s) + deathNote(s)
 	case ScenarioSlowProbe:
 		return slowProbeVerdict(cfg, s) + deathNote(s)
+	case ScenarioOutage:
+		return verdictBody(cfg, run, s, windowCut) + outageNote(run) + cutNote(s) + deathNote(s)
 	}
 	return verdictBody(cfg, run, s, windowCut) + cutNote(s) + deathNote(s)
 }

@@ -149,6 +149,9 @@ func runOverload(run StrategyRun) overload {
 			stops[rp.ID] = rp.Exited // it died on its own: reported as such
 		}
 	}
+	if run.hadOutage() {
+		first = min(first, run.OutageStart)
+	}
 	for _, e := range run.Events { // a scenario's fault other than a stop
 		first = min(first, e.Fault)
 		if stop, ok := stops[e.Replica]; !e.Added && (!ok || e.Fault < stop) {
