@@ -29,9 +29,10 @@ type ServerFunc func(lc *lifecycle.Lifecycle, ln net.Listener) (lifecycle.Server
 // before any listener opens: it validates everything the registrar will need
 // (its settings, its client's environment) and returns an error naming the
 // setting and its source, which makes Main exit 2 with nothing started. Build
-// runs once the listeners are bound, with their real addresses by listener
-// name (a port 0 resolved), and returns the registrar; it returns nil, nil to
-// register nowhere (e.g. when no agent is configured). A registrar that is
+// runs once the listeners are bound, with their real addresses and the
+// instance's endpoints (Bound: every service listener with its scheme, for
+// one registration per instance), and returns the registrar; it returns
+// nil, nil to register nowhere (e.g. when no agent is configured). A registrar that is
 // an io.Closer is closed by a stop hook, after the drain deregistered it.
 //
 // Enabled, if set, reports before any listener opens whether Build will
@@ -44,15 +45,16 @@ type ServerFunc func(lc *lifecycle.Lifecycle, ln net.Listener) (lifecycle.Server
 // held to a budget it does not spend.
 type Registration struct {
 	Check   func(cfg *config.Config) error
-	Build   func(cfg *config.Config, addrs map[string]net.Addr) (lifecycle.Registrar, error)
+	Build   func(cfg *config.Config, b Bound) (lifecycle.Registrar, error)
 	Enabled func(cfg *config.Config) bool
 }
 
 // listenerSpec is one named service listener.
 type listenerSpec struct {
-	name  string
-	addr  string // default; flag --<name>-addr overrides
-	build ServerFunc
+	name   string
+	addr   string // default; flag --<name>-addr overrides
+	build  ServerFunc
+	scheme string // its endpoint's scheme in Bound.Endpoints; "" for none
 }
 
 // WithHTTP serves h on the listener name (flag --<name>-addr, default addr),
@@ -66,15 +68,22 @@ func WithHTTP(name, addr string, h http.Handler) Option {
 
 // WithHTTPServer is WithHTTP with the caller's *http.Server (its timeouts,
 // TLSConfig, ConnContext, ...); see httpdrain.New for what it may not do.
+// Its endpoint is registered with scheme "http", or "https" when
+// srv.TLSConfig is set.
 func WithHTTPServer(name, addr string, srv *http.Server) Option {
-	return func(s *service) { s.listeners = append(s.listeners, listenerSpec{name, addr, s.httpServer(srv)}) }
+	scheme := "http"
+	if srv.TLSConfig != nil {
+		scheme = "https"
+	}
+	return func(s *service) { s.listeners = append(s.listeners, listenerSpec{name, addr, s.httpServer(srv), scheme}) }
 }
 
 // WithServer adds a listener name (flag --<name>-addr, default addr) and the
 // server participant build makes on it: a gRPC server through grpcdrain, or
-// any lifecycle.Server.
+// any lifecycle.Server. Its endpoint is registered with scheme "grpc";
+// WithEndpointScheme changes that.
 func WithServer(name, addr string, build ServerFunc) Option {
-	return func(s *service) { s.listeners = append(s.listeners, listenerSpec{name, addr, build}) }
+	return func(s *service) { s.listeners = append(s.listeners, listenerSpec{name, addr, build, "grpc"}) }
 }
 
 // WithWorker adds a participant with no listener under name, in logs and GET

@@ -28,6 +28,7 @@ type service struct {
 	env           []string
 	logger        *slog.Logger
 	listeners     []listenerSpec
+	schemes       [][2]string // WithEndpointScheme: listener name, scheme
 	registrations []namedRegistration
 	lcSetup       []func(*lifecycle.Lifecycle)
 	lcHooks       []func(*lifecycle.Lifecycle) error
@@ -107,6 +108,9 @@ func (s *service) prepare(args []string) (*config.Config, map[string]string, err
 	if _, err := s.adminMux(http.NotFoundHandler()); err != nil { // the real probes come in start
 		return nil, nil, err
 	}
+	if err := s.applySchemes(); err != nil {
+		return nil, nil, err
+	}
 	addrs, err := s.listenAddrs(cfg, addrFlags)
 	if err != nil {
 		return nil, nil, err
@@ -121,6 +125,9 @@ func (s *service) prepare(args []string) (*config.Config, map[string]string, err
 		registers = registers || r.r.Enabled == nil || r.r.Enabled(cfg)
 	}
 	if registers {
+		if err := s.checkSchemes(); err != nil {
+			return nil, nil, err
+		}
 		if err := cfg.CheckDeregisterBudget(); err != nil {
 			return nil, nil, err
 		}
@@ -198,8 +205,9 @@ func (s *service) wire(lc *lifecycle.Lifecycle, cfg *config.Config, lns map[stri
 			c.Close()
 		}
 	}
+	b := Bound{Addrs: bound, Endpoints: s.endpoints(bound)}
 	for _, r := range s.registrations {
-		reg, err := r.r.Build(cfg, bound)
+		reg, err := r.r.Build(cfg, b)
 		if err != nil {
 			closeRegistrars()
 			return fmt.Errorf("registrar %s: %w", r.name, err)

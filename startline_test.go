@@ -1,7 +1,6 @@
 package drainkit_test
 
 import (
-	"net"
 	"strings"
 	"testing"
 
@@ -15,10 +14,10 @@ import (
 // instance registers through, by their WithRegistrar names; one whose Build
 // returned nil (registering nowhere) is not named.
 func TestStartLineNamesRegistrars(t *testing.T) {
-	memory := func(cfg *config.Config, _ map[string]net.Addr) (lifecycle.Registrar, error) {
+	memory := func(*config.Config, drainkit.Bound) (lifecycle.Registrar, error) {
 		return registry.NewMemory("svc"), nil
 	}
-	nowhere := func(*config.Config, map[string]net.Addr) (lifecycle.Registrar, error) { return nil, nil }
+	nowhere := func(*config.Config, drainkit.Bound) (lifecycle.Registrar, error) { return nil, nil }
 	log := startedLogged(t,
 		drainkit.WithRegistrar("mem-a", drainkit.Registration{Build: memory}),
 		drainkit.WithRegistrar("unset", drainkit.Registration{Build: nowhere}),

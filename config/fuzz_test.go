@@ -8,12 +8,12 @@ import (
 	"testing"
 
 	"github.com/drainkit/drainkit/config"
-	"github.com/drainkit/drainkit/registry/consul"
 )
 
 // FuzzLoad feeds arbitrary file contents (in each format) and environment
 // values to Load. Load must never panic; it either returns a Config that
-// validates, or an *Error naming a key in one line, without the admin token.
+// validates (registry/consul's FuzzFromConfig checks that Consul accepts
+// its registry settings), or an *Error naming a key in one line, without the admin token.
 func FuzzLoad(f *testing.F) {
 	f.Add(config.Example(), uint8(0), uint8(1), "5s")
 	f.Add("propagation:\n  min: banana\n", uint8(0), uint8(2), "-1s")
@@ -45,9 +45,6 @@ func FuzzLoad(f *testing.F) {
 		if err == nil {
 			if verr := c.Validate(); verr != nil {
 				t.Fatalf("Load returned a Config that does not validate: %v", verr)
-			}
-			if err := consul.FromConfig(c.Registry, "svc", 1).Validate(); err != nil {
-				t.Fatalf("Load accepted registry settings consul rejects: %v", err)
 			}
 			if strings.Contains(c.String(), token) {
 				t.Fatalf("String shows the token: %s", c)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/drainkit/drainkit/config"
 	"github.com/drainkit/drainkit/lifecycle"
-	"github.com/drainkit/drainkit/registry/consul"
 	"github.com/spf13/pflag"
 )
 
@@ -369,31 +368,6 @@ func TestBindFlagsHelp(t *testing.T) {
 	}
 	if !c.Admin.Metrics || c.Admin.Addr != "127.0.0.1:1" {
 		t.Errorf("got %s", c)
-	}
-}
-
-func TestConsulOptions(t *testing.T) {
-	c, err := config.Load(config.Sources{Env: []string{"DRAINKIT_REGISTRY_TTL=30s", "DRAINKIT_REGISTRY_CALL_TIMEOUT=1s"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := consul.FromConfig(c.Registry, "svc", 8080)
-	if o.Service != "svc" || o.Port != 8080 || o.TTL != 30*time.Second || o.CallTimeout != time.Second ||
-		o.HeartbeatInterval != 0 || o.DeregisterCriticalServiceAfter != time.Minute {
-		t.Errorf("ConsulOptions = %+v", o)
-	}
-	if err := o.Validate(); err != nil {
-		t.Errorf("consul rejects what config accepted: %v", err)
-	}
-	// Defaults agree with consul.DefaultOptions, and config accepts nothing
-	// consul would reject.
-	d := consul.FromConfig(config.Default().Registry, "svc", 1)
-	if err := d.Validate(); err != nil {
-		t.Errorf("defaults: %v", err)
-	}
-	c, err = config.Load(config.Sources{Env: []string{"DRAINKIT_REGISTRY_SERVICE=named"}})
-	if err != nil || consul.FromConfig(c.Registry, "svc", 1).Service != "named" {
-		t.Errorf("registry.service not used: %v", err)
 	}
 }
 

@@ -33,7 +33,8 @@
 //	resp, err := client.Get("http://orders/v1/orders/42")
 //
 // gRPC clients use package consumer/grpcresolver, which feeds grpc-go's own
-// round_robin and outlier detection from a Watcher.
+// round_robin from a Watcher (grpc-go's outlier detection is the opt-in
+// import consumer/grpcresolver/outlierdetection).
 //
 // Out of scope: active health checking (the registry's checks and passive
 // ejection cover it), retries on HTTP status codes (a 503 is an answer),

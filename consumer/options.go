@@ -109,6 +109,13 @@ type Options struct {
 	// nil means a clone of http.DefaultTransport without proxy, with
 	// MaxIdleConnsPerHost 64. Its DialContext, if set, is used.
 	Base *http.Transport
+	// Scheme selects the endpoint requests go to among an instance's
+	// registry.Instance.Endpoints (one registration per instance: a process
+	// serving HTTP and gRPC lists both); "" means "http". An instance whose
+	// endpoints lack the scheme (a gRPC-only process) is left out; one that
+	// lists no endpoints is used at its Address and Port. The requests' own
+	// URL scheme is kept: set "https" for requests to https://<service>/.
+	Scheme string
 	// Balancing picks instances; the zero value is RoundRobin.
 	Balancing Balancing
 	// WrittenRetry; the zero value retries idempotent requests.
@@ -173,6 +180,7 @@ func (o Options) withDefaults() (Options, error) {
 		return o, err
 	}
 	o.Zones = z
+	o.Scheme = cmpOr(o.Scheme, "http")
 	o.MaxAttempts = cmpOr(o.MaxAttempts, 3)
 	o.Budget.Percent = cmpOr(o.Budget.Percent, 20)
 	o.Budget.MinPerSecond = cmpOr(o.Budget.MinPerSecond, 10)

@@ -94,7 +94,7 @@ func (t *Transport) ejectLocked(ep *endpoint, why string, outage bool) {
 	t.tel.ejected(ep)
 	t.log.Warn("consumer: instance ejected (local outlier ejection; the registry is not changed)",
 		"service", t.service, "instance", ep.id, "addr", ep.addr, "zone", ep.zone, "reason", why,
-		"for", d, "ejections", ep.ejections)
+		"for_ms", d.Milliseconds(), "ejections", ep.ejections)
 }
 
 // restore ends ep's ejection after a successful probe.

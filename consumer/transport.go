@@ -134,6 +134,10 @@ func (t *Transport) update(v registry.View) {
 	eps := make([]*endpoint, 0, len(v.Instances))
 	ramping := 0
 	for _, in := range v.Instances {
+		in, ok := in.ForScheme(t.opts.Scheme)
+		if !ok {
+			continue // serves no endpoint of this scheme
+		}
 		ep := t.byID[in.ID]
 		zone := in.Meta[t.opts.Zones.MetaKey]
 		if ready, _ := in.ReadyAt(); ep == nil || ep.addr != in.HostPort() || !ep.ready.Equal(ready) || ep.zone != zone {
@@ -168,7 +172,7 @@ const readyAheadLogged = time.Second
 func (t *Transport) logReadyAhead(ep *endpoint, now time.Time) {
 	if ahead := ep.ready.Sub(now.Round(0)); ep.ramps && ahead > readyAheadLogged {
 		t.log.Warn("consumer: an instance's READY time is in the future (its host's clock is ahead of this one); its slow start begins now",
-			"service", t.service, "instance", ep.id, "addr", ep.addr, "ready_at", ep.ready, "ahead", ahead)
+			"service", t.service, "instance", ep.id, "addr", ep.addr, "ready_at", ep.ready, "ahead_ms", ahead.Milliseconds())
 	}
 }
 

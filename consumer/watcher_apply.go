@@ -82,7 +82,7 @@ func (w *Watcher) holdLocked(now time.Time, had int) {
 	w.heldSince = now
 	w.held = time.AfterFunc(w.opts.EmptyHold, func() { w.releaseHold(gen) })
 	w.log.Warn("consumer: the registry lists no instance after a non-empty list; holding the last non-empty view",
-		"service", w.opts.Service, "hold", w.opts.EmptyHold, "instances_kept", had,
+		"service", w.opts.Service, "hold_ms", w.opts.EmptyHold.Milliseconds(), "instances_kept", had,
 		"revision", w.latest.Revision, "source", w.latest.Source)
 }
 
@@ -95,7 +95,7 @@ func (w *Watcher) releaseHold(gen uint64) {
 	}
 	w.held = nil
 	w.log.Warn("consumer: the registry still lists no instance after the hold; emptying the candidate set",
-		"service", w.opts.Service, "held", time.Since(w.heldSince).Round(time.Millisecond))
+		"service", w.opts.Service, "held_ms", time.Since(w.heldSince).Milliseconds())
 	w.publishLocked(w.latest)
 }
 
@@ -107,7 +107,7 @@ func (w *Watcher) endHoldLocked(now time.Time) {
 	w.held.Stop()
 	w.held = nil
 	w.log.Info("consumer: the registry lists instances again within the empty-list hold",
-		"service", w.opts.Service, "held", now.Sub(w.heldSince).Round(time.Millisecond))
+		"service", w.opts.Service, "held_ms", now.Sub(w.heldSince).Milliseconds())
 }
 
 func (w *Watcher) publishLocked(v registry.View) {
@@ -135,11 +135,11 @@ func (w *Watcher) failedLocked(err error, now time.Time) {
 	w.loadSnapshotLocked(now, err)
 	if w.cur.Load() == nil {
 		w.log.Warn("consumer: the service's source failed before its first view; no instance to call yet",
-			"service", w.opts.Service, "err", err, "max_staleness", w.opts.MaxStaleness)
+			"service", w.opts.Service, "err", err, "max_staleness_ms", w.opts.MaxStaleness.Milliseconds())
 	} else {
 		w.log.Warn("consumer: the service's source failed; keeping the last good view",
 			"service", w.opts.Service, "source", w.latest.Source, "err", err,
-			"view_age", w.latest.Age(now).Round(time.Millisecond), "max_staleness", w.opts.MaxStaleness)
+			"view_age_ms", w.latest.Age(now).Milliseconds(), "max_staleness_ms", w.opts.MaxStaleness.Milliseconds())
 	}
 	if w.opts.MaxStaleness > 0 {
 		w.degradedT = time.AfterFunc(w.opts.MaxStaleness, w.logDegraded)
@@ -153,7 +153,7 @@ func (w *Watcher) logDegraded() {
 		return
 	}
 	w.log.Error("consumer: degraded: the service's source has failed for longer than the maximum staleness",
-		"service", w.opts.Service, "max_staleness", w.opts.MaxStaleness, "err", w.lastErr)
+		"service", w.opts.Service, "max_staleness_ms", w.opts.MaxStaleness.Milliseconds(), "err", w.lastErr)
 }
 
 func (w *Watcher) recoveredLocked(now time.Time) {
@@ -167,7 +167,7 @@ func (w *Watcher) recoveredLocked(now time.Time) {
 	stopTimer(w.degradedT)
 	w.degradedT = nil
 	w.log.Info("consumer: the service's source recovered", "service", w.opts.Service,
-		"failed_for", failedFor.Round(time.Millisecond))
+		"failed_for_ms", failedFor.Milliseconds())
 }
 
 // sourceEnded records a Watch that returned: it counts as a source error
@@ -177,6 +177,6 @@ func (w *Watcher) sourceEnded(err error, wait time.Duration) {
 	defer w.mu.Unlock()
 	w.restarts++
 	w.log.Warn("consumer: the service's source stopped watching; restarting it",
-		"service", w.opts.Service, "err", err, "backoff", wait.Round(time.Millisecond), "restarts", w.restarts)
+		"service", w.opts.Service, "err", err, "backoff_ms", wait.Milliseconds(), "restarts", w.restarts)
 	w.failedLocked(fmt.Errorf("consumer: source Watch returned: %w", err), time.Now())
 }

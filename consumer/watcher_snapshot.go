@@ -81,7 +81,7 @@ func (w *Watcher) loadSnapshotLocked(now time.Time, srcErr error) {
 			close(w.refused)
 			w.log.Error("consumer: the source failed before its first view and the last-good snapshot is older than the maximum staleness; refusing it",
 				"service", w.opts.Service, "snapshot", path, "snapshot_age_ms", age.Milliseconds(),
-				"max_staleness", w.opts.MaxStaleness, "err", srcErr)
+				"max_staleness_ms", w.opts.MaxStaleness.Milliseconds(), "err", srcErr)
 			return
 		}
 		st.until = w.clock.at(now) + w.opts.MaxStaleness - age
@@ -90,7 +90,7 @@ func (w *Watcher) loadSnapshotLocked(now time.Time, srcErr error) {
 	w.log.Warn("consumer: the source failed before its first view; serving the last-good snapshot until it answers",
 		"service", w.opts.Service, "snapshot", path, "snapshot_age_ms", age.Milliseconds(),
 		"instances", len(v.Instances), "revision", v.Revision, "source", v.Source,
-		"max_staleness", w.opts.MaxStaleness, "err", srcErr)
+		"max_staleness_ms", w.opts.MaxStaleness.Milliseconds(), "err", srcErr)
 	w.publishLocked(v)
 }
 

@@ -44,8 +44,9 @@ func (d detachedStats) TagConn(ctx context.Context, info *stats.ConnTagInfo) con
 // includes ForceClose, and with context.DeadlineExceeded at the client's
 // deadline): Timeline.CancelledEarly. Only a cancellation with another cause
 // is recognised, such as signal.NotifyContext's "terminated signal
-// received"; an application context cancelled without a cause cannot be told
-// from the client's cancellation.
+// received" (Go 1.26 and later; before, NotifyContext gives no cause); an
+// application context cancelled without a cause cannot be told from the
+// client's cancellation.
 func (s *Server) noteCancelled(ctx context.Context) {
 	// Compared by identity: signal.NotifyContext's cause "is"
 	// context.Canceled for errors.Is.

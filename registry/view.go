@@ -2,7 +2,9 @@ package registry
 
 import (
 	"context"
+	"maps"
 	"net"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -49,6 +51,16 @@ type Instance struct {
 	// Meta is the registration metadata (MetaReadyAt among it); nil when
 	// there is none.
 	Meta map[string]string `json:"meta,omitempty"`
+	// Endpoints are every endpoint the instance registered, each named by
+	// its scheme, in registration order (kratos's endpoints list in etcd,
+	// scheme-keyed tagged addresses in Consul); nil when the registration
+	// names none, and then Address and Port serve every protocol. One
+	// registration per instance: a process serving HTTP and gRPC is one
+	// Instance with an "http" and a "grpc" endpoint, and each consumer takes
+	// its own with ForScheme. Address and Port are the endpoint the source
+	// chose (registry/etcd: its WatchOptions.Scheme; registry/consul: the
+	// service's own address and port).
+	Endpoints []Endpoint `json:"endpoints,omitempty"`
 }
 
 // HostPort returns Address and Port joined for dialling ("10.0.0.7:8080",
@@ -167,3 +179,10 @@ type SourceFunc func(ctx context.Context, fn func(View)) error
 
 // Watch calls f(ctx, fn).
 func (f SourceFunc) Watch(ctx context.Context, fn func(View)) error { return f(ctx, fn) }
+
+// Equal reports whether i and j are the same registration as a consumer
+// sees it: ID, address, port, tags, meta and endpoints.
+func (i Instance) Equal(j Instance) bool {
+	return i.ID == j.ID && i.Address == j.Address && i.Port == j.Port && slices.Equal(i.Tags, j.Tags) &&
+		maps.Equal(i.Meta, j.Meta) && slices.Equal(i.Endpoints, j.Endpoints)
+}

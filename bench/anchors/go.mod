@@ -1,17 +1,23 @@
+// The anchors (kratos, go-zero, plain net/http) of BENCHMARKS.md: a module
+// outside go.work, built with GOWORK=off through the replace directives
+// below, so that kratos's and go-zero's requirements never raise the
+// versions the workspace's modules are developed and tested with.
 module github.com/drainkit/drainkit/bench/anchors
 
 go 1.26.7
 
 require (
-	github.com/drainkit/drainkit v0.0.0-00010101000000-000000000000
 	github.com/go-kratos/kratos/v2 v2.8.3
 	github.com/zeromicro/go-zero v1.10.3
 )
+
+require github.com/drainkit/drainkit v0.0.0-00010101000000-000000000000 // indirect
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/drainkit/drainkit/examples v0.0.0-00010101000000-000000000000
 	github.com/fatih/color v1.19.0 // indirect
 	github.com/go-kratos/aegis v0.2.0 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
@@ -61,3 +67,15 @@ require (
 )
 
 replace github.com/drainkit/drainkit => ../..
+
+replace github.com/drainkit/drainkit/examples => ../../examples
+
+replace github.com/drainkit/drainkit/internal/consultest => ../../internal/consultest
+
+replace github.com/drainkit/drainkit/internal/etcdtest => ../../internal/etcdtest
+
+replace github.com/drainkit/drainkit/registry/consul => ../../registry/consul
+
+replace github.com/drainkit/drainkit/registry/etcd => ../../registry/etcd
+
+replace github.com/drainkit/drainkit/telemetry => ../../telemetry

@@ -216,7 +216,7 @@ func TestKubernetesExampleIsConsistent(t *testing.T) {
 	if !slices.Contains(strings.Split(string(ignore), "\n"), ".git") {
 		t.Errorf("Dockerfile.dockerignore does not leave .git out:\n%s", ignore)
 	}
-	for _, needed := range []string{"go.mod", "go.sum", "cmd", "examples", "lifecycle", "config", "internal"} {
+	for _, needed := range []string{"go.work", "go.work.sum", "go.mod", "go.sum", "cmd", "examples", "lifecycle", "config", "internal", "registry", "telemetry"} {
 		if slices.Contains(strings.Split(string(ignore), "\n"), needed) {
 			t.Errorf("Dockerfile.dockerignore leaves out %s, which the build needs", needed)
 		}

@@ -2,8 +2,9 @@
 // targets such as "drainkit:///orders", whose addresses follow the
 // Watcher's candidate view (ordered, last-good on registry errors, sudden
 // empty lists held). grpc-go's own machinery does the rest, configured
-// through ServiceConfig: round_robin under outlier_detection_experimental
-// (failure-percentage ejection) and client-side health checking, so an
+// through ServiceConfig: round_robin (under outlier_detection_experimental,
+// failure-percentage ejection, when the program imports
+// grpcresolver/outlierdetection) and client-side health checking, so an
 // instance that goes NOT_SERVING as its drain begins (grpcdrain) leaves
 // the rotation before its GOAWAY; calls not yet sent on a connection that
 // received GOAWAY are retried transparently by grpc-go.
@@ -15,8 +16,10 @@
 //	conn, err := grpc.NewClient("drainkit:///orders", append(grpcresolver.DialOptions(b),
 //		grpc.WithTransportCredentials(creds))...)
 //
-// This package imports google.golang.org/grpc/xds, which registers the
-// outlier-detection balancer (and pulls in xDS); package consumer does not.
+// This package does not import grpc-go's xds package: outlier detection is
+// the opt-in import github.com/drainkit/drainkit/consumer/grpcresolver/outlierdetection
+// (a module of its own), because grpc-go registers that balancer only from
+// xds, which more than doubles a client's binary (about 15 MB to 40 MB).
 // Calls that were sent are retried only for the methods DialOptions is told
 // are idempotent, by grpc-go's retry policy within its retry throttling.
 package grpcresolver
@@ -39,11 +42,18 @@ import (
 // Scheme is the default target scheme: "drainkit:///<service>".
 const Scheme = "drainkit"
 
+// DefaultEndpointScheme is the endpoint a resolver dials by default: an
+// instance's "grpc" endpoint, as kratos's gRPC servers register it.
+const DefaultEndpointScheme = "grpc"
+
 // ServiceConfig is the default service config DialOptions installs:
 // round_robin under grpc-go's outlier detection (an instance failing 50 %
 // of at least 5 calls in a 1s interval is ejected for 5s times its
 // ejection count, up to 5m, at most 50 % of the instances at once), and
-// client-side health checking of the whole server ("").
+// client-side health checking of the whole server (""). grpc-go uses the
+// first listed policy it has registered: outlier detection when the
+// program imports grpcresolver/outlierdetection, plain round_robin
+// otherwise.
 const ServiceConfig = `{
   "loadBalancingConfig": [{"outlier_detection_experimental": {
     "interval": "1s",
@@ -52,7 +62,7 @@ const ServiceConfig = `{
     "maxEjectionPercent": 50,
     "failurePercentageEjection": {"threshold": 50, "enforcementPercentage": 100, "minimumHosts": 2, "requestVolume": 5},
     "childPolicy": [{"round_robin": {}}]
-  }}],
+  }}, {"round_robin": {}}],
   "healthCheckConfig": {"serviceName": ""}
 }`
 
@@ -60,6 +70,12 @@ const ServiceConfig = `{
 type Options struct {
 	// Scheme of the targets; "" means Scheme ("drainkit").
 	Scheme string
+	// EndpointScheme selects the endpoint dialled among an instance's
+	// registry.Instance.Endpoints (a process serving HTTP and gRPC registers
+	// one instance listing both); "" means "grpc". An instance whose
+	// endpoints lack the scheme is left out; one that lists no endpoints is
+	// dialled at its Address and Port.
+	EndpointScheme string
 	// Source returns the registry.Source of the service a target names
 	// (its path without the leading '/'). Required unless the Builder is
 	// made with FromWatcher.
@@ -84,17 +100,21 @@ func NewBuilder(o Options) (*Builder, error) {
 	if o.Scheme == "" {
 		o.Scheme = Scheme
 	}
+	if o.EndpointScheme == "" {
+		o.EndpointScheme = DefaultEndpointScheme
+	}
 	return &Builder{opts: o}, nil
 }
 
 // FromWatcher returns a Builder of scheme whose every target resolves from
-// w (shared with, say, an HTTP consumer.Transport); the resolvers do not
-// close w. "" means Scheme.
+// w (shared with, say, an HTTP consumer.Transport, which takes the
+// instances' "http" endpoints where this takes their "grpc" ones); the
+// resolvers do not close w. "" means Scheme.
 func FromWatcher(scheme string, w *consumer.Watcher) *Builder {
 	if scheme == "" {
 		scheme = Scheme
 	}
-	return &Builder{opts: Options{Scheme: scheme}, fixed: w}
+	return &Builder{opts: Options{Scheme: scheme, EndpointScheme: DefaultEndpointScheme}, fixed: w}
 }
 
 // DialOptions returns the options that make a grpc.ClientConn use b and
@@ -122,7 +142,7 @@ func (b *Builder) Build(target resolver.Target, cc resolver.ClientConn, _ resolv
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &res{cc: cc, w: w, owned: owned, cancel: cancel, next: make(chan registry.View, 1), done: make(chan struct{})}
+	r := &res{cc: cc, w: w, owned: owned, scheme: b.opts.EndpointScheme, cancel: cancel, next: make(chan registry.View, 1), done: make(chan struct{})}
 	go r.run(ctx)
 	r.stop = w.Subscribe(r.offer)
 	return r, nil
@@ -150,6 +170,7 @@ type res struct {
 	cc     resolver.ClientConn
 	w      *consumer.Watcher
 	owned  bool
+	scheme string // the endpoint dialled (Options.EndpointScheme)
 	cancel context.CancelFunc
 	stop   func()
 	next   chan registry.View // latest-wins mailbox
@@ -180,15 +201,19 @@ func (r *res) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case v := <-r.next:
-			r.cc.UpdateState(state(v))
+			r.cc.UpdateState(state(v, r.scheme))
 		}
 	}
 }
 
-func state(v registry.View) resolver.State {
+// state is v's instances as endpoints: each at its endpoint of scheme,
+// those without one left out.
+func state(v registry.View, scheme string) resolver.State {
 	eps := make([]resolver.Endpoint, 0, len(v.Instances))
 	for _, in := range v.Instances {
-		eps = append(eps, resolver.Endpoint{Addresses: []resolver.Address{{Addr: in.HostPort()}}})
+		if in, ok := in.ForScheme(scheme); ok {
+			eps = append(eps, resolver.Endpoint{Addresses: []resolver.Address{{Addr: in.HostPort()}}})
+		}
 	}
 	return resolver.State{Endpoints: eps}
 }

@@ -8,6 +8,12 @@
 // a negative ResponseSize, a handler bug that the recovery interceptor turns
 // into codes.Internal while the process keeps serving.
 //
+// With ETCD_ENDPOINTS (or registry.etcd.endpoints) set it registers in etcd,
+// and with CONSUL_HTTP_ADDR set in Consul: once per registry, one
+// registration holding both endpoints ("http://host:port" and
+// "grpc://host:port", as a kratos app with two servers registers), which the
+// drain removes at its start.
+//
 //	go run ./examples/grpcservice --grpc-addr 127.0.0.1:9090
 package main
 
@@ -15,6 +21,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -38,12 +45,14 @@ func main() {
 			log.Printf("writing the response: %v", err) // the client went away
 		}
 	})
-	os.Exit(drainkit.Main(
+	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	os.Exit(drainkit.Main(append(registrars(logger),
+		drainkit.WithLogger(logger),
 		drainkit.WithHTTP("http", ":8080", mux),
 		drainkit.WithServer("grpc", ":9090", func(lc *lifecycle.Lifecycle, ln net.Listener) (lifecycle.Server, error) {
 			return grpcdrain.Adopt(lc, ln, newGRPCServer), nil
 		}),
-	))
+	)...))
 }
 
 // newGRPCServer builds the service's gRPC server as the program would

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"fmt"
 	"log/slog"
-	"net"
 	"os"
 
 	"github.com/drainkit/drainkit"
@@ -38,18 +36,12 @@ func consulRegistration(service string, logger *slog.Logger) drainkit.Registrati
 			}
 			return r.Close()
 		},
-		Build: func(cfg *config.Config, addrs map[string]net.Addr) (lifecycle.Registrar, error) {
+		Build: func(cfg *config.Config, b drainkit.Bound) (lifecycle.Registrar, error) {
 			if !enabled {
 				return nil, nil
 			}
-			tcp, ok := addrs["http"].(*net.TCPAddr)
-			if !ok {
-				return nil, fmt.Errorf("%s is not a TCP address", addrs["http"])
-			}
-			opts := consul.FromConfig(cfg.Registry, service, tcp.Port)
-			if !tcp.IP.IsUnspecified() {
-				opts.Address = tcp.IP.String()
-			}
+			opts := consul.FromConfig(cfg.Registry, service, 1)
+			opts.SetEndpoints(b.Endpoints)
 			opts.Logger = logger
 			return consul.New(opts)
 		},
@@ -90,18 +82,12 @@ func etcdRegistration(service string, logger *slog.Logger) drainkit.Registration
 			}
 			return r.Close()
 		},
-		Build: func(cfg *config.Config, addrs map[string]net.Addr) (lifecycle.Registrar, error) {
-			tcp, ok := addrs["http"].(*net.TCPAddr)
-			if !ok {
-				return nil, fmt.Errorf("%s is not a TCP address", addrs["http"])
-			}
-			o, enabled, err := options(cfg, tcp.Port)
+		Build: func(cfg *config.Config, b drainkit.Bound) (lifecycle.Registrar, error) {
+			o, enabled, err := options(cfg, 1)
 			if !enabled || err != nil {
 				return nil, err
 			}
-			if !tcp.IP.IsUnspecified() {
-				o.Address = tcp.IP.String()
-			}
+			o.SetEndpoints(b.Endpoints)
 			o.Logger = logger
 			return etcd.New(o)
 		},

@@ -1,6 +1,14 @@
 // Package consul registers a drainkit instance in Consul (DESIGN.md section
 // 6) and watches the passing instances of a service.
 //
+// One registration per instance (DESIGN.md section 6d): a process serving
+// HTTP and gRPC registers one service with one TTL check, its first
+// endpoint as the service's address and port and every endpoint as a tagged
+// address keyed by its scheme whose address is the endpoint's URL
+// ("grpc": "grpc://10.0.0.7:9090"), the encoding of kratos's Consul registry
+// (Options.Scheme and Options.Extra, or Options.SetEndpoints). The watch
+// reads them back into registry.Instance.Endpoints.
+//
 // # Registrar
 //
 // A Registrar follows the lifecycle (see lifecycle.Registrar):

@@ -126,12 +126,13 @@ func (r *Registrar) registration(status string, readyAt time.Time) *api.AgentSer
 	meta[metaManaged] = "true"
 	meta[registry.MetaReadyAt] = readyAt.UTC().Format(time.RFC3339Nano)
 	return &api.AgentServiceRegistration{
-		ID:      r.id,
-		Name:    r.opts.Service,
-		Address: r.opts.Address,
-		Port:    r.opts.Port,
-		Tags:    r.opts.Tags,
-		Meta:    meta,
+		ID:              r.id,
+		Name:            r.opts.Service,
+		Address:         r.opts.Address,
+		Port:            r.opts.Port,
+		TaggedAddresses: taggedAddresses(r.opts.endpoints()),
+		Tags:            r.opts.Tags,
+		Meta:            meta,
 		Check: &api.AgentServiceCheck{
 			CheckID:                        r.checkID,
 			Name:                           "drainkit lifecycle TTL",
@@ -266,4 +267,18 @@ func (r *Registrar) call(ctx context.Context, op string, fn func(*api.QueryOptio
 	}
 	r.wrote(nil)
 	return nil
+}
+
+// taggedAddresses encodes the endpoints as kratos's Consul registry does: one
+// tagged address per scheme, keyed by the scheme, whose address is the
+// endpoint's URL. nil for no endpoints.
+func taggedAddresses(eps []registry.Endpoint) map[string]api.ServiceAddress {
+	if len(eps) == 0 {
+		return nil
+	}
+	m := make(map[string]api.ServiceAddress, len(eps))
+	for _, e := range eps {
+		m[e.Scheme] = api.ServiceAddress{Address: e.String(), Port: e.Port}
+	}
+	return m
 }

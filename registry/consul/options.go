@@ -1,6 +1,8 @@
 package consul
 
 import (
+	"cmp"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"time"
@@ -30,6 +32,24 @@ type Options struct {
 	// It must be a port this process listens on: predecessors on the same
 	// explicit Address and port are removed at start.
 	Port int
+	// Scheme names the protocol of the endpoint Address:Port, e.g. "http"
+	// or "grpc". Empty (the default) with no Extra registers the service as
+	// before, with no scheme. Otherwise every endpoint, this one first, is
+	// also registered as a tagged address keyed by its scheme whose address
+	// is the endpoint's URL ("grpc://10.0.0.7:9090"), as kratos's Consul
+	// registry writes them, so that kratos's discovery and drainkit's
+	// (registry.Instance.Endpoints) see one instance with every endpoint. An
+	// empty Scheme with Extra means "http".
+	Scheme string
+	// Extra are the instance's other endpoints: one registration (one
+	// service, one TTL check) per instance, holding e.g. the HTTP endpoint
+	// as Address:Port and the gRPC one as a tagged address. An empty Address
+	// means Address; when that is empty too, the tagged address has no host
+	// ("grpc://:9090") and drainkit consumers dial the node's address, as
+	// for the service's own (kratos's discovery cannot: set Address). Schemes
+	// are unique across all the endpoints (registry.CheckEndpoints).
+	Extra []registry.Endpoint
+
 	// Tags and Meta are registered as they are (keys registry.tags,
 	// registry.meta). Meta keys "drainkit_managed" and registry.MetaReadyAt
 	// are reserved: the Registrar sets them (the latter to the time of the
@@ -133,6 +153,11 @@ func (o Options) Validate() error {
 		return &lifecycle.RangeError{Key: "registry.deregister_critical_service_after", Value: d(o.DeregisterCriticalServiceAfter),
 			Allowed: "must be >= " + d(MinDeregisterCriticalServiceAfter) + " and <= " + d(lifecycle.MaxDuration)}
 	}
+	if eps := o.endpoints(); len(eps) > 0 {
+		if err := registry.CheckEndpoints(eps); err != nil {
+			return &lifecycle.RangeError{Key: "Options.Extra", Value: strconv.Quote(fmt.Sprint(eps)), Allowed: err.Error()}
+		}
+	}
 	for _, k := range []string{metaManaged, registry.MetaReadyAt} {
 		if _, ok := o.Meta[k]; ok {
 			return &lifecycle.RangeError{Key: "registry.meta", Value: k, Allowed: "meta key " + k + " is reserved by drainkit"}
@@ -145,3 +170,27 @@ func (o Options) Validate() error {
 // accepts: 1 to 255 bytes of ASCII letters, digits, '-', '_' and '.', which
 // also keeps it usable in Consul DNS. It is registry.ValidServiceName.
 func ValidServiceName(name string) bool { return registry.ValidServiceName(name) }
+
+// SetEndpoints makes eps the instance's endpoints: the first gives Scheme,
+// Address (when not empty) and Port, the others Extra. eps is typically
+// drainkit.Bound.Endpoints, every service listener of the process. An empty
+// eps changes nothing.
+func (o *Options) SetEndpoints(eps []registry.Endpoint) {
+	if len(eps) > 0 {
+		o.Scheme, o.Address, o.Port, o.Extra = eps[0].Scheme, cmp.Or(eps[0].Address, o.Address), eps[0].Port, eps[1:]
+	}
+}
+
+// endpoints returns every endpoint registered as a tagged address, the
+// service's own first, empty addresses filled with Address; nil when
+// none is (no Scheme, no Extra).
+func (o Options) endpoints() []registry.Endpoint {
+	if o.Scheme == "" && len(o.Extra) == 0 {
+		return nil
+	}
+	eps := append([]registry.Endpoint{{Scheme: cmp.Or(o.Scheme, "http"), Address: o.Address, Port: o.Port}}, o.Extra...)
+	for i := range eps {
+		eps[i].Address = cmp.Or(eps[i].Address, o.Address)
+	}
+	return eps
+}

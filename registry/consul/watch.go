@@ -6,8 +6,8 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/drainkit/drainkit/internal/syncx"
@@ -142,10 +142,7 @@ func changed(a, b registry.View) bool {
 	if (a.Instances == nil) != (b.Instances == nil) {
 		return true // no answer yet versus an answer listing none
 	}
-	return !slices.EqualFunc(a.Instances, b.Instances, func(x, y registry.Instance) bool {
-		return x.ID == y.ID && x.Address == y.Address && x.Port == y.Port &&
-			slices.Equal(x.Tags, y.Tags) && maps.Equal(x.Meta, y.Meta)
-	})
+	return !slices.EqualFunc(a.Instances, b.Instances, registry.Instance.Equal)
 }
 
 // instances converts the health endpoint's entries, sorted by ID; a service
@@ -162,8 +159,29 @@ func instances(entries []*api.ServiceEntry) []registry.Instance {
 		if in.Address == "" && e.Node != nil {
 			in.Address = e.Node.Address
 		}
+		in.Endpoints = endpoints(e.Service.TaggedAddresses, in.Address)
 		out = append(out, in)
 	}
 	slices.SortFunc(out, func(a, b registry.Instance) int { return cmp.Compare(a.ID, b.ID) })
 	return out
+}
+
+// endpoints decodes the endpoints of a registration with scheme-keyed tagged
+// addresses (kratos's encoding, and Options.Extra's): each tagged address
+// whose value is a URL of its key's scheme, sorted by scheme since the map
+// has no order. Consul's own tagged addresses (lan, wan, lan_ipv4, virtual,
+// ...) are plain addresses, not URLs, and are skipped. A URL without host
+// gets addr, the service's address. nil when there are none.
+func endpoints(tagged map[string]api.ServiceAddress, addr string) []registry.Endpoint {
+	var eps []registry.Endpoint
+	for key, ta := range tagged {
+		ep, err := registry.ParseEndpoint(ta.Address)
+		if err != nil || !strings.EqualFold(ep.Scheme, key) {
+			continue
+		}
+		ep.Address = cmp.Or(ep.Address, addr)
+		eps = append(eps, ep)
+	}
+	slices.SortFunc(eps, func(a, b registry.Endpoint) int { return cmp.Compare(a.Scheme, b.Scheme) })
+	return eps
 }

@@ -23,6 +23,14 @@
 // with the new time, so consumers ramp the instance's traffic again (slow
 // start). Options.Prefix (key registry.etcd.prefix) changes the prefix.
 //
+// One registration per instance (DESIGN.md section 6d): a process serving
+// HTTP and gRPC writes one key under one lease whose endpoints list both,
+// "http://10.0.0.7:8080" first and then "grpc://10.0.0.7:9090"
+// (Options.Extra, or Options.SetEndpoints with drainkit.Bound.Endpoints),
+// as kratos registers an app with two servers; the drain revokes that one
+// lease. The watch delivers every endpoint (registry.Instance.Endpoints),
+// and consumers pick theirs by scheme.
+//
 // # Registrar
 //
 // A Registrar follows the lifecycle (see lifecycle.Registrar):

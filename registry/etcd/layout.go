@@ -2,12 +2,7 @@ package etcd
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net"
-	"net/url"
-	"strconv"
-	"strings"
 
 	"github.com/drainkit/drainkit/registry"
 )
@@ -42,9 +37,10 @@ func ServicePrefix(prefix, service string) string {
 	return prefix + "/" + service + "/"
 }
 
-// Endpoint returns scheme://host:port, with IPv6 hosts bracketed.
+// Endpoint returns scheme://host:port, with IPv6 hosts bracketed
+// (registry.Endpoint's String).
 func Endpoint(scheme, host string, port int) string {
-	return scheme + "://" + net.JoinHostPort(host, strconv.Itoa(port))
+	return registry.Endpoint{Scheme: scheme, Address: host, Port: port}.String()
 }
 
 // EncodeValue returns the JSON value of an instance in kratos's shape.
@@ -54,11 +50,12 @@ func encodeValue(in kratosInstance) (string, error) {
 }
 
 // ParseValue decodes a value in kratos's instance shape into a
-// registry.Instance: ID and Meta from the value, Address and Port from the
-// first endpoint whose scheme is scheme (kratos servers register e.g.
-// "http://10.0.0.7:8000" and "grpc://10.0.0.7:9000", sometimes with a query
-// such as "?isSecure=false"). It returns an error if the value is not such
-// JSON, its name is not service, or no endpoint has the scheme.
+// registry.Instance: ID and Meta from the value, Endpoints from every
+// endpoint that parses (kratos servers register e.g. "http://10.0.0.7:8000"
+// and "grpc://10.0.0.7:9000", sometimes with a query such as
+// "?isSecure=false"), and Address and Port from the first endpoint whose
+// scheme is scheme ("" means the first endpoint). It returns an error if the value is not such JSON, its
+// name is not service, or no endpoint has the scheme.
 func ParseValue(value []byte, service, scheme string) (registry.Instance, error) {
 	var ki kratosInstance
 	if err := json.Unmarshal(value, &ki); err != nil {
@@ -67,31 +64,21 @@ func ParseValue(value []byte, service, scheme string) (registry.Instance, error)
 	if ki.Name != service {
 		return registry.Instance{}, fmt.Errorf("etcd: instance %q: name %q, want %q", ki.ID, ki.Name, service)
 	}
-	for _, ep := range ki.Endpoints {
-		host, port, err := splitEndpoint(ep, scheme)
-		if err != nil {
-			continue
+	in := registry.Instance{ID: ki.ID}
+	if len(ki.Metadata) > 0 {
+		in.Meta = ki.Metadata
+	}
+	for _, s := range ki.Endpoints {
+		if ep, err := registry.ParseEndpoint(s); err == nil && ep.Address != "" {
+			in.Endpoints = append(in.Endpoints, ep)
 		}
-		in := registry.Instance{ID: ki.ID, Address: host, Port: port}
-		if len(ki.Metadata) > 0 {
-			in.Meta = ki.Metadata
-		}
-		return in, nil
 	}
-	return registry.Instance{}, fmt.Errorf("etcd: instance %q: no %s endpoint in %q", ki.ID, scheme, ki.Endpoints)
-}
-
-func splitEndpoint(ep, scheme string) (string, int, error) {
-	u, err := url.Parse(ep)
-	if err != nil {
-		return "", 0, err
+	if len(in.Endpoints) > 0 && scheme == "" {
+		scheme = in.Endpoints[0].Scheme
 	}
-	if !strings.EqualFold(u.Scheme, scheme) {
-		return "", 0, errors.New("other scheme")
+	in, ok := in.ForScheme(scheme)
+	if !ok || len(in.Endpoints) == 0 {
+		return registry.Instance{}, fmt.Errorf("etcd: instance %q: no %s endpoint in %q", ki.ID, scheme, ki.Endpoints)
 	}
-	port, err := strconv.Atoi(u.Port())
-	if err != nil || port < 1 || port > 65535 || u.Hostname() == "" {
-		return "", 0, fmt.Errorf("endpoint %q: no host and port", ep)
-	}
-	return u.Hostname(), port, nil
+	return in, nil
 }

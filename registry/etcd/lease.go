@@ -193,6 +193,10 @@ func (r *Registrar) value(readyAt time.Time) (string, error) {
 		meta = map[string]string{}
 	}
 	meta[registry.MetaReadyAt] = readyAt.UTC().Format(time.RFC3339Nano)
-	return encodeValue(kratosInstance{ID: r.id, Name: r.opts.Service, Version: r.opts.Version, Metadata: meta,
-		Endpoints: []string{Endpoint(r.opts.Scheme, r.opts.Address, r.opts.Port)}})
+	eps := r.opts.endpoints()
+	urls := make([]string, len(eps))
+	for i, e := range eps {
+		urls[i] = e.String()
+	}
+	return encodeValue(kratosInstance{ID: r.id, Name: r.opts.Service, Version: r.opts.Version, Metadata: meta, Endpoints: urls})
 }

@@ -1,6 +1,8 @@
 package etcd
 
 import (
+	"cmp"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -32,6 +34,14 @@ type Options struct {
 	// "http"): the endpoint registered is Scheme://Address:Port, as kratos
 	// servers write it.
 	Scheme string
+	// Extra are the instance's other endpoints, after the first
+	// (Scheme://Address:Port), e.g. {Scheme: "grpc", Port: 9090} for a
+	// process that serves HTTP and gRPC: one registration per instance, one
+	// key and one lease holding every endpoint, as kratos registers an app
+	// with several servers. An empty Address means Address. Schemes are
+	// unique across all the endpoints (registry.CheckEndpoints). nil by
+	// default: one endpoint.
+	Extra []registry.Endpoint
 	// Version is kratos's ServiceInstance.Version ("" by default).
 	Version string
 	// Meta is registered as kratos's ServiceInstance.Metadata, with
@@ -141,6 +151,9 @@ func (o Options) Validate() error {
 	case strings.Contains(o.ID, "/"):
 		return re("registry.id", strconv.Quote(o.ID), "must not contain '/'")
 	}
+	if err := registry.CheckEndpoints(o.endpoints()); err != nil {
+		return re("Options.Extra", strconv.Quote(fmt.Sprint(o.endpoints())), err.Error())
+	}
 	if _, ok := o.Meta[metaReadyAtKey]; ok {
 		return re("registry.meta", metaReadyAtKey, "meta key "+metaReadyAtKey+" is reserved by drainkit")
 	}
@@ -162,3 +175,23 @@ func validEndpoints(eps []string) bool {
 // validName reports whether s is 1 to 255 ASCII letters, digits, '-', '_'
 // and '.': registry.ValidServiceName's rule, for the service and the scheme.
 func validName(s string) bool { return registry.ValidServiceName(s) }
+
+// SetEndpoints makes eps the instance's endpoints: the first gives Scheme,
+// Address (when not empty) and Port, the others Extra. eps is typically
+// drainkit.Bound.Endpoints, every service listener of the process. An empty
+// eps changes nothing.
+func (o *Options) SetEndpoints(eps []registry.Endpoint) {
+	if len(eps) > 0 {
+		o.Scheme, o.Address, o.Port, o.Extra = eps[0].Scheme, cmp.Or(eps[0].Address, o.Address), eps[0].Port, eps[1:]
+	}
+}
+
+// endpoints returns every endpoint registered, the first one first, with
+// empty addresses filled with Address.
+func (o Options) endpoints() []registry.Endpoint {
+	eps := append([]registry.Endpoint{{Scheme: o.Scheme, Address: o.Address, Port: o.Port}}, o.Extra...)
+	for i := range eps {
+		eps[i].Address = cmp.Or(eps[i].Address, o.Address)
+	}
+	return eps
+}

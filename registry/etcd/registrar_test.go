@@ -377,6 +377,8 @@ func TestOptionsValidate(t *testing.T) {
 		{"prefix", func(o *etcd.Options) { o.Prefix = "/x/" }, "registry.etcd.prefix"},
 		{"service", func(o *etcd.Options) { o.Service = "a/b" }, "registry.service"},
 		{"reserved meta", func(o *etcd.Options) { o.Meta = map[string]string{registry.MetaReadyAt: "x"} }, "registry.meta"},
+		{"scheme twice", func(o *etcd.Options) { o.Extra = []registry.Endpoint{{Scheme: "HTTP", Port: 9090}} }, "Options.Extra"},
+		{"extra port", func(o *etcd.Options) { o.Extra = []registry.Endpoint{{Scheme: "grpc"}} }, "Options.Extra"},
 	} {
 		o := base
 		c.mod(&o)

@@ -260,7 +260,7 @@ func (w *watch) deliver(rev int64) {
 	if list == nil {
 		list = []registry.Instance{}
 	}
-	if w.delivered && !w.inError && slices.EqualFunc(list, w.good.Instances, sameInstance) {
+	if w.delivered && !w.inError && slices.EqualFunc(list, w.good.Instances, registry.Instance.Equal) {
 		return
 	}
 	w.good = registry.View{Service: w.service, Instances: list, Revision: uint64(rev), Epoch: w.epoch, Received: time.Now(), Source: SourceName}
@@ -278,8 +278,4 @@ func (w *watch) fail(err error) {
 	v.Err, v.ErrAt = fmt.Errorf("etcd at %s: %w", strings.Join(w.client.Endpoints(), ","), err), time.Now()
 	w.inError = true
 	w.fn(v)
-}
-
-func sameInstance(a, b registry.Instance) bool {
-	return a.ID == b.ID && a.Address == b.Address && a.Port == b.Port && slices.Equal(a.Tags, b.Tags) && maps.Equal(a.Meta, b.Meta)
 }

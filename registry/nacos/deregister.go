@@ -66,7 +66,7 @@ func (r *Registrar) Deregister(ctx context.Context) error {
 		return err
 	}
 	r.wrote(func(s *registry.Status) { s.Health = registry.Absent })
-	r.log.Info("nacos: deregistered", "attempts", attempts, "took", time.Since(start))
+	r.log.Info("nacos: deregistered", "attempts", attempts, "took_ms", time.Since(start).Milliseconds())
 	return nil
 }
 
@@ -90,7 +90,7 @@ func (r *Registrar) Confirm(ctx context.Context) error {
 		cancel()
 		if err == nil {
 			if _, found := r.find(l.Hosts); !found {
-				r.log.Info("nacos: confirmed: the server no longer lists the instance", "took", time.Since(start))
+				r.log.Info("nacos: confirmed: the server no longer lists the instance", "took_ms", time.Since(start).Milliseconds())
 				return nil
 			}
 		} else {

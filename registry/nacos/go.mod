@@ -1,5 +1,8 @@
 module github.com/drainkit/drainkit/registry/nacos
 
+// go 1.26 for now: its requirements (grpc-go, x/net, the Prometheus client)
+// are at their newest releases, which require it, not yet lowered to the
+// go 1.25 releases the other modules use (nacos-sdk-go itself says go 1.21).
 go 1.26.0
 
 require (

@@ -1,5 +1,8 @@
 module github.com/drainkit/drainkit/tools/etcd
 
+// go 1.26: the etcd server v3.7.3 (go.etcd.io/etcd/server/v3), the version
+// the tests run against, requires it. A build tool outside go.work, never
+// imported; the client the registry/etcd module uses says go 1.25.
 go 1.26.0
 
 require (

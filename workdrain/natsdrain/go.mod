@@ -1,5 +1,7 @@
 module github.com/drainkit/drainkit/workdrain/natsdrain
 
+// go 1.26: nats.go v1.55.0 and nats-server/v2 v2.15.3 (the server its tests
+// run) require it.
 go 1.26.0
 
 require (

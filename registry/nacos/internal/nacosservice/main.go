@@ -82,10 +82,10 @@ func registration(cfg *config.Config, service string, logger *slog.Logger, lc *a
 			_, _, err := nacos.OptionsFromEnv(service, 1)
 			return err
 		},
-		Build: func(_ *config.Config, addrs map[string]net.Addr) (lifecycle.Registrar, error) {
-			tcp, ok := addrs["http"].(*net.TCPAddr)
+		Build: func(_ *config.Config, b drainkit.Bound) (lifecycle.Registrar, error) {
+			tcp, ok := b.Addrs["http"].(*net.TCPAddr)
 			if !ok {
-				return nil, fmt.Errorf("%s is not a TCP address", addrs["http"])
+				return nil, fmt.Errorf("%s is not a TCP address", b.Addrs["http"])
 			}
 			o, enabled, err := nacos.OptionsFromEnv(service, tcp.Port)
 			if !enabled || err != nil {

@@ -1,4 +1,4 @@
-package httpdrain_test
+package middleware_test
 
 import (
 	"net"

@@ -1,0 +1,290 @@
+package modgraph
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// rootModuleGraphLimit is issue 19's budget for a program importing only
+// the root package. Viper, which the config package is to use, alone
+// brings about 26 modules, so the graph without it must stay far below.
+const rootModuleGraphLimit = 40
+
+// heavy lists module path prefixes that a program importing only the root
+// package must not see in its module graph: the CLI, the drill's charts,
+// xDS, and the registry and messaging clients, which live in modules of
+// their own.
+var heavy = map[string][]string{
+	"CLI":    {"github.com/spf13/cobra", "github.com/drainkit/drainkit/cmd/"},
+	"charts": {"gonum.org/v1/plot", "codeberg.org/go-pdf/", "codeberg.org/go-latex/", "github.com/ajstarks/svgo", "github.com/golang/freetype"},
+	"xDS":    {"github.com/envoyproxy/", "github.com/cncf/xds/", "github.com/drainkit/drainkit/consumer/grpcresolver/outlierdetection"},
+	"Consul": {"github.com/hashicorp/", "github.com/drainkit/drainkit/registry/consul", "github.com/drainkit/drainkit/internal/consultest"},
+	"etcd":   {"go.etcd.io/", "github.com/drainkit/drainkit/registry/etcd", "github.com/drainkit/drainkit/internal/etcdtest"},
+	"Nacos":  {"github.com/nacos-group/", "github.com/drainkit/drainkit/registry/nacos"},
+	"NATS":   {"github.com/nats-io/", "github.com/drainkit/drainkit/workdrain/natsdrain"},
+}
+
+func TestRootPackageModuleGraph(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a module graph with the go command")
+	}
+	mods := graph(t, newProgram(t, `_ "github.com/drainkit/drainkit"`))
+	t.Logf("a program importing github.com/drainkit/drainkit: %d modules in its graph:\n%s", len(mods), strings.Join(mods, "\n"))
+	if len(mods) > rootModuleGraphLimit {
+		t.Errorf("%d modules in the graph, want at most %d", len(mods), rootModuleGraphLimit)
+	}
+	for what, prefixes := range heavy {
+		if m := matching(mods, prefixes); m != nil {
+			t.Errorf("the graph holds %s modules: %v", what, m)
+		}
+	}
+}
+
+func TestRegistryPluginModuleGraph(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds module graphs with the go command")
+	}
+	for _, c := range []struct{ plugin, pays string }{
+		{"registry/consul", "Consul"},
+		{"registry/etcd", "etcd"},
+	} {
+		t.Run(c.pays, func(t *testing.T) {
+			mods := graph(t, newProgram(t, `_ "github.com/drainkit/drainkit/`+c.plugin+`"`))
+			t.Logf("a program importing %s: %d modules in its graph", c.plugin, len(mods))
+			if matching(mods, heavy[c.pays]) == nil {
+				t.Errorf("no %s module in the graph of a program importing %s: the check would pass vacuously", c.pays, c.plugin)
+			}
+			// Not "xDS": grpc-go's own go.mod requires envoy's modules, so
+			// they are in the graph of every program that uses grpc-go, as
+			// etcd's client does (they are not built unless imported).
+			for _, what := range []string{"Consul", "etcd", "Nacos", "NATS", "CLI", "charts"} {
+				if what == c.pays {
+					continue
+				}
+				if m := matching(mods, heavy[what]); m != nil {
+					t.Errorf("a program importing %s pays for %s: %v", c.plugin, what, m)
+				}
+			}
+		})
+	}
+}
+
+// resolverWeightLimit: consumer/grpcresolver (without its opt-in outlier
+// detection) may add at most 10 % to a plain grpc-go client's binary.
+const resolverWeightLimit = 1.10
+
+func TestGRPCResolverBinaryWeight(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds three gRPC clients")
+	}
+	const plain = `package main
+
+import (
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	_ "google.golang.org/grpc/health"
+)
+
+func main() {
+	c, err := grpc.NewClient("dns:///localhost:1", grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err == nil {
+		c.Close()
+	}
+}
+`
+	const resolver = `package main
+
+import (
+	"context"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/drainkit/drainkit/consumer/grpcresolver"
+	"github.com/drainkit/drainkit/registry"
+	OPTIN
+)
+
+func main() {
+	b, err := grpcresolver.NewBuilder(grpcresolver.Options{Source: func(string) (registry.Source, error) {
+		return registry.SourceFunc(func(ctx context.Context, _ func(registry.View)) error { <-ctx.Done(); return ctx.Err() }), nil
+	}})
+	if err != nil {
+		panic(err)
+	}
+	c, err := grpc.NewClient("drainkit:///orders", append(grpcresolver.DialOptions(b), grpc.WithTransportCredentials(insecure.NewCredentials()))...)
+	if err == nil {
+		c.Close()
+	}
+}
+`
+	const optIn = `_ "github.com/drainkit/drainkit/consumer/grpcresolver/outlierdetection"`
+	base := build(t, newModule(t, plain))
+	with := build(t, newModule(t, strings.Replace(resolver, "OPTIN", "", 1)))
+	outlier := build(t, newModule(t, strings.Replace(resolver, "OPTIN", optIn, 1)))
+	t.Logf("plain grpc-go client %.1f MB; with grpcresolver %.1f MB (x%.3f); with grpcresolver/outlierdetection %.1f MB (x%.2f)",
+		mb(base), mb(with), float64(with)/float64(base), mb(outlier), float64(outlier)/float64(base))
+	if float64(with) > resolverWeightLimit*float64(base) {
+		t.Errorf("grpcresolver makes a gRPC client %.3f times as large, want at most %.2f", float64(with)/float64(base), resolverWeightLimit)
+	}
+	// The opt-in must still carry what it is for: if grpc-go ever registers
+	// outlier detection without xDS, the package and its cost can go.
+	if float64(outlier) < 1.5*float64(base) {
+		t.Logf("outlierdetection costs only x%.2f now: see whether grpc-go registers the balancer without xds", float64(outlier)/float64(base))
+	}
+}
+
+func mb(n int64) float64 { return float64(n) / 1e6 }
+
+// repoRoot is the checkout's root: the directory of go.work above this
+// package.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "go.work")); err != nil {
+		t.Fatalf("no go.work at %s: %v", dir, err)
+	}
+	return dir
+}
+
+var useLine = regexp.MustCompile(`(?m)^\s*(?:use\s+)?(\.[^\s)]*)\s*$`)
+
+// localModules maps each module of go.work to its directory.
+func localModules(t *testing.T) map[string]string {
+	t.Helper()
+	root := repoRoot(t)
+	work, err := os.ReadFile(filepath.Join(root, "go.work"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mods := map[string]string{}
+	for _, m := range useLine.FindAllStringSubmatch(string(work), -1) {
+		dir := filepath.Join(root, m[1])
+		gomod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := regexp.MustCompile(`(?m)^module\s+(\S+)`).FindSubmatch(gomod)
+		if path == nil {
+			t.Fatalf("%s/go.mod names no module", dir)
+		}
+		mods[string(path[1])] = dir
+	}
+	if len(mods) < 2 {
+		t.Fatalf("go.work lists %d modules: %v", len(mods), mods)
+	}
+	return mods
+}
+
+// newProgram returns the directory of a fresh module whose main package
+// imports imports (Go import specs, one per line).
+func newProgram(t *testing.T, imports ...string) string {
+	return newModule(t, "package main\n\nimport (\n\t"+strings.Join(imports, "\n\t")+"\n)\n\nfunc main() {}\n")
+}
+
+// newModule writes a module example.com/program with main.go = src,
+// replacing every drainkit module with its directory in this checkout, and
+// runs `go mod tidy` in it. Its go.sum starts from the checkout's, so that
+// no checksum the checkout already has is fetched again.
+func newModule(t *testing.T, src string) string {
+	t.Helper()
+	dir := t.TempDir()
+	var mod strings.Builder
+	mod.WriteString("module example.com/program\n\ngo 1.25.0\n\n")
+	for path, d := range localModules(t) {
+		mod.WriteString("replace " + path + " => " + d + "\n")
+	}
+	var sum bytes.Buffer
+	sums, _ := filepath.Glob(filepath.Join(repoRoot(t), "*", "go.sum"))
+	more, _ := filepath.Glob(filepath.Join(repoRoot(t), "*", "*", "*", "go.sum"))
+	for _, f := range append(append(sums, more...), filepath.Join(repoRoot(t), "go.sum"), filepath.Join(repoRoot(t), "go.work.sum")) {
+		b, err := os.ReadFile(f)
+		if err == nil {
+			sum.Write(b)
+		}
+	}
+	for name, data := range map[string][]byte{"go.mod": []byte(mod.String()), "go.sum": sum.Bytes(), "main.go": []byte(src)} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	goCmd(t, dir, "mod", "tidy")
+	return dir
+}
+
+// graph returns the modules (paths, each once) in dir's `go mod graph`,
+// without the program's own module and the go and toolchain entries.
+func graph(t *testing.T, dir string) []string {
+	t.Helper()
+	out := goCmd(t, dir, "mod", "graph")
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		for _, node := range strings.Fields(sc.Text()) {
+			path, _, _ := strings.Cut(node, "@")
+			if path != "example.com/program" && path != "go" && path != "toolchain" {
+				seen[path] = true
+			}
+		}
+	}
+	mods := make([]string, 0, len(seen))
+	for m := range seen {
+		mods = append(mods, m)
+	}
+	slices.Sort(mods)
+	return mods
+}
+
+// build compiles dir's program and returns the binary's size in bytes.
+func build(t *testing.T, dir string) int64 {
+	t.Helper()
+	goCmd(t, dir, "build", "-o", "program")
+	fi, err := os.Stat(filepath.Join(dir, "program"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
+
+func matching(mods, prefixes []string) []string {
+	var m []string
+	for _, mod := range mods {
+		for _, p := range prefixes {
+			if strings.HasPrefix(mod, p) {
+				m = append(m, mod)
+				break
+			}
+		}
+	}
+	return m
+}
+
+// goCmd runs the go command in dir outside the workspace, as a program
+// depending on drainkit would, and returns its standard output.
+func goCmd(t *testing.T, dir string, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command("go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go %s in %s: %v\n%s", strings.Join(args, " "), dir, err, stderr.Bytes())
+	}
+	return out
+}
