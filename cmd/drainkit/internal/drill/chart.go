@@ -114,6 +114,15 @@ func ChartSVG(run StrategyRun, until time.Duration) ([]byte, error) {
 	return drawTiles(11*vg.Inch, 7*vg.Inch, top, lanes)
 }
 
+// label names a run in a legend: the strategy, prefixed with its scenario
+// unless that is the rolling restart.
+func (r StrategyRun) label() string {
+	if r.Scenario == "" || r.Scenario == ScenarioRolling {
+		return r.Name
+	}
+	return r.Scenario + "/" + r.Name
+}
+
 // ComparisonSVG draws every run's failures per second on one time axis,
 // one line per strategy, to put at the top of the report: where the
 // strategies lost requests, side by side.
@@ -136,7 +145,7 @@ func ComparisonSVG(runs []StrategyRun, until time.Duration) ([]byte, error) {
 		}
 		line.LineStyle.Dashes = strategyDashes(i)
 		p.Add(line)
-		p.Legend.Add(run.Name, line)
+		p.Legend.Add(run.label(), line)
 	}
 	p.Legend.Top = true
 	p.Legend.XOffs = vg.Points(-4)
