@@ -33,7 +33,7 @@ race:
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime 5s -fuzzminimizetime 5s ./config
-	$(GO) test -run '^$$' -fuzz '^FuzzFromConfig$$' -fuzztime 5s -fuzzminimizetime 5s ./registry/consul
+	$(GO) test -run '^$$' -fuzz '^FuzzOptionsFrom$$' -fuzztime 5s -fuzzminimizetime 5s ./registry/consul
 
 # go125 builds and vets every module whose go.mod says go 1.25 with Go 1.25,
 # the oldest release they allow, so that no Go 1.26 API or dependency slips

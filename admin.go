@@ -13,7 +13,7 @@ import (
 // AdminLimits bound what clients of the admin listener may hold, so that
 // slow or idle clients never starve the probes (DESIGN.md section 2). A zero
 // field means no limit (no timeout, as in net/http, or no connection cap),
-// not the default: start from DefaultAdminLimits.
+// not the default: start from DefaultAdminLimits().
 type AdminLimits struct {
 	// ReadHeaderTimeout closes a connection whose request headers did not
 	// arrive within it (slowloris; default 2s).
@@ -31,9 +31,13 @@ type AdminLimits struct {
 	MaxConns int
 }
 
-// DefaultAdminLimits are the admin listener's defaults. There is no write
-// timeout: POST /drain?wait=propagation answers after the propagation window.
-var DefaultAdminLimits = AdminLimits{ReadHeaderTimeout: 2 * time.Second, ReadTimeout: 5 * time.Second, IdleTimeout: 10 * time.Second, MaxConns: 128}
+// DefaultAdminLimits returns the admin listener's defaults: read header
+// timeout 2s, read timeout 5s, idle timeout 10s, 128 connections. There is
+// no write timeout: POST /drain?wait=propagation answers after the
+// propagation window.
+func DefaultAdminLimits() AdminLimits {
+	return AdminLimits{ReadHeaderTimeout: 2 * time.Second, ReadTimeout: 5 * time.Second, IdleTimeout: 10 * time.Second, MaxConns: 128}
+}
 
 type adminHandler struct {
 	pattern string

@@ -90,7 +90,7 @@ func run(t *testing.T, opts []drainkit.Option) (addrs map[string]net.Addr, drain
 // README's program, started through the entry point as a child process
 // built without the race detector, as it runs in production.
 func TestAdminSlowClients(t *testing.T) {
-	limits := drainkit.DefaultAdminLimits
+	limits := drainkit.DefaultAdminLimits()
 	bin, remove, err := childtest.Build("github.com/drainkit/drainkit/examples/minimal")
 	if err != nil {
 		t.Fatal(err)
@@ -325,7 +325,7 @@ func TestVersionFlag(t *testing.T) {
 // TestAdminConnCap: past AdminLimits.MaxConns the oldest idle connections
 // are closed at once (not after a timeout), and a probe still gets through.
 func TestAdminConnCap(t *testing.T) {
-	limits := drainkit.DefaultAdminLimits
+	limits := drainkit.DefaultAdminLimits()
 	limits.MaxConns = 10
 	limits.ReadHeaderTimeout = time.Minute // only the cap can close them
 	a := started(t, drainkit.WithAdminLimits(limits))

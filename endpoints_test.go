@@ -15,13 +15,14 @@ import (
 	"github.com/drainkit/drainkit/internal/testlog"
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/registry"
+	"github.com/drainkit/drainkit/registry/registrytest"
 )
 
 // secondServer is a WithServer listener (scheme "grpc" by default) served by
 // httpdrain: any lifecycle.Server does for the registration.
 func secondServer(name string) drainkit.Option {
 	return drainkit.WithServer(name, "127.0.0.1:0", func(lc *lifecycle.Lifecycle, ln net.Listener) (lifecycle.Server, error) {
-		return httpdrain.New(lc, &http.Server{Handler: http.NotFoundHandler()}, ln), nil
+		return httpdrain.New(&http.Server{Handler: http.NotFoundHandler()}, ln), nil
 	})
 }
 
@@ -29,7 +30,7 @@ func secondServer(name string) drainkit.Option {
 // listener hands one registrar both endpoints, each with its scheme and
 // bound port, and the drain deregisters that one registration once.
 func TestOneRegistrationHoldsEveryListener(t *testing.T) {
-	mem := registry.NewMemory("svc")
+	mem := registrytest.NewMemory("svc")
 	var got drainkit.Bound
 	build := func(_ *config.Config, b drainkit.Bound) (lifecycle.Registrar, error) { got = b; return mem, nil }
 	addrs, drain := run(t, []drainkit.Option{secondServer("grpc"), drainkit.WithRegistrar("mem", drainkit.Registration{Build: build})})
@@ -45,9 +46,9 @@ func TestOneRegistrationHoldsEveryListener(t *testing.T) {
 	var syncs, deregs int
 	for _, op := range mem.Ops() {
 		switch op.Kind {
-		case registry.OpSync:
+		case registrytest.OpSync:
 			syncs++
-		case registry.OpDeregister:
+		case registrytest.OpDeregister:
 			deregs++
 		}
 	}

@@ -46,7 +46,7 @@ func (s *service) parseFlags(args []string) (*pflag.FlagSet, map[string]*string,
 		return nil, nil, fmt.Errorf("%w (see --help)", err)
 	}
 	if *version {
-		fmt.Fprintf(s.out, "%s %s\n", s.name, Version())
+		fmt.Fprintf(s.out, "%s %s (drainkit %s)\n", s.name, mainVersion(), Version())
 		return nil, nil, errDone
 	}
 	if fs.NArg() > 0 {

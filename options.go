@@ -75,7 +75,9 @@ func WithHTTPServer(name, addr string, srv *http.Server) Option {
 	if srv.TLSConfig != nil {
 		scheme = "https"
 	}
-	return func(s *service) { s.listeners = append(s.listeners, listenerSpec{name, addr, s.httpServer(srv), scheme}) }
+	return func(s *service) {
+		s.listeners = append(s.listeners, listenerSpec{name, addr, s.httpServer(srv), scheme})
+	}
 }
 
 // WithServer adds a listener name (flag --<name>-addr, default addr) and the
@@ -172,8 +174,8 @@ func WithEnv(env []string) Option { return func(s *service) { s.env = env } }
 func WithName(name string) Option { return func(s *service) { s.name = name } }
 
 // WithAdminLimits replaces the admin listener's limits (default
-// DefaultAdminLimits). It replaces all of them: a zero field means no limit,
-// so start from DefaultAdminLimits and change what differs.
+// DefaultAdminLimits()). It replaces all of them: a zero field means no limit,
+// so start from DefaultAdminLimits() and change what differs.
 func WithAdminLimits(l AdminLimits) Option { return func(s *service) { s.adminLimits = l } }
 
 // OnStarted calls fn with every listener's bound address by name ("admin"

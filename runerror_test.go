@@ -9,7 +9,7 @@ import (
 	"github.com/drainkit/drainkit"
 	"github.com/drainkit/drainkit/internal/testlog"
 	"github.com/drainkit/drainkit/lifecycle"
-	"github.com/drainkit/drainkit/registry"
+	"github.com/drainkit/drainkit/registry/registrytest"
 )
 
 // TestRunErrorIsLogged (issue 18 item 4): an error Run returns is logged
@@ -27,7 +27,7 @@ func TestRunErrorIsLogged(t *testing.T) {
 		drainkit.WithEnv([]string{"DRAINKIT_REGISTRY_DEREGISTER_TIMEOUT=20s"}),
 		drainkit.WithHTTP("http", ":0", nil),
 		drainkit.WithLifecycle(func(lc *lifecycle.Lifecycle) error {
-			lc.AddRegistrar("late", registry.NewMemory("svc"))
+			lc.AddRegistrar("late", registrytest.NewMemory("svc"))
 			return nil
 		}))
 	log := out.String()

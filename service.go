@@ -265,7 +265,7 @@ func (s *service) fail(err error) int {
 // the registrars by name ("none" when the instance registers nowhere, e.g.
 // because the registry's address is unset or misspelt).
 func (s *service) logStart(lc *lifecycle.Lifecycle, bound map[string]net.Addr) {
-	attrs := []any{"pid", os.Getpid(), "version", Version()}
+	attrs := []any{"pid", os.Getpid(), "version", mainVersion(), "drainkit_version", Version()}
 	attrs = append(attrs, "admin", bound[adminName].String())
 	for _, l := range s.listeners {
 		attrs = append(attrs, l.name, bound[l.name].String())
@@ -287,6 +287,6 @@ func (s *service) logStart(lc *lifecycle.Lifecycle, bound map[string]net.Addr) {
 // instance the program registers, if any (httpdrain.WithIdentity).
 func (s *service) httpServer(srv *http.Server) ServerFunc {
 	return func(lc *lifecycle.Lifecycle, ln net.Listener) (lifecycle.Server, error) {
-		return httpdrain.New(lc, srv, ln, httpdrain.WithIdentity(s.identity.Service, s.identity.ID)), nil
+		return httpdrain.New(srv, ln, httpdrain.WithIdentity(s.identity.Service, s.identity.ID)), nil
 	}
 }

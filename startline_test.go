@@ -7,7 +7,7 @@ import (
 	"github.com/drainkit/drainkit"
 	"github.com/drainkit/drainkit/config"
 	"github.com/drainkit/drainkit/lifecycle"
-	"github.com/drainkit/drainkit/registry"
+	"github.com/drainkit/drainkit/registry/registrytest"
 )
 
 // TestStartLineNamesRegistrars: the start line names the registrars the
@@ -15,7 +15,7 @@ import (
 // returned nil (registering nowhere) is not named.
 func TestStartLineNamesRegistrars(t *testing.T) {
 	memory := func(*config.Config, drainkit.Bound) (lifecycle.Registrar, error) {
-		return registry.NewMemory("svc"), nil
+		return registrytest.NewMemory("svc"), nil
 	}
 	nowhere := func(*config.Config, drainkit.Bound) (lifecycle.Registrar, error) { return nil, nil }
 	log := startedLogged(t,

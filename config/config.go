@@ -49,7 +49,7 @@ type AdminConfig struct {
 // RegistryConfig holds the registry-neutral registration settings (DESIGN.md
 // section 6) as plain values: config imports no registry client, so a
 // service that registers nowhere does not link one. The registry package
-// converts them (registry/consul.FromConfig). The Consul agent's address and
+// converts them (registry/consul.OptionsFrom). The Consul agent's address and
 // ACL token are not here: consul/api reads them from CONSUL_HTTP_ADDR,
 // CONSUL_HTTP_TOKEN and friends.
 type RegistryConfig struct {

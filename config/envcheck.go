@@ -21,6 +21,7 @@ var otherEnv = map[string]string{
 	"DRAINKIT_CHROMIUM":        "cmd/drainkit's tests: the headless Chromium that checks the drill report",
 	"DRAINKIT_KEEP_SCREENSHOT": "cmd/drainkit's drill test: where to keep the report's screenshot",
 	"DRAINKIT_TOOLBIN_TEST":    "internal/toolbin's test (set with t.Setenv)",
+	"DRAINKIT_TOOLBIN_CHILD":   "internal/toolbin's test: marks the test binary it re-runs as a child",
 	"DRAINKIT_NATS_MESSAGES":   "workdrain/natsdrain's rolling-restart test: how many messages it publishes (the Makefile's bench-worker sets 10000)",
 }
 

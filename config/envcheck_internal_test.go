@@ -46,7 +46,11 @@ func TestOtherEnvIsComplete(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		for _, v := range name.FindAllString(string(data), -1) {
+		for _, m := range name.FindAllIndex(data, -1) {
+			if m[1] < len(data) && data[m[1]] == '_' {
+				continue // a prefix such as DRAINKIT_REGISTRY_*, not a name
+			}
+			v := string(data[m[0]:m[1]])
 			if !strings.HasPrefix(rel, "config/") {
 				delete(unused, v)
 			}

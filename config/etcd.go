@@ -68,8 +68,8 @@ func defaultEtcd() EtcdConfig {
 // String and validation).
 func init() { keys = append(keys, etcdKeys...) }
 
-// A list of key definitions, alike line by line by shape only (each names its
-// own key, kind, help and range), as config's other key lists are.
+// etcdKeys are the registry.etcd.* keys: name, kind, help, allowed range and
+// the field each fills.
 var etcdKeys = []keyDef{
 	{"registry.etcd.endpoints", kindString, "etcd client addresses, comma-separated; empty: no etcd registration (examples read ETCD_ENDPOINTS)",
 		"host:port or URL items separated by commas, e.g. 127.0.0.1:2379", func(c *Config) any { return &c.Registry.Etcd.Endpoints }},

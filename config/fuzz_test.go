@@ -12,7 +12,7 @@ import (
 
 // FuzzLoad feeds arbitrary file contents (in each format) and environment
 // values to Load. Load must never panic; it either returns a Config that
-// validates (registry/consul's FuzzFromConfig checks that Consul accepts
+// validates (registry/consul's FuzzOptionsFrom checks that Consul accepts
 // its registry settings), or an *Error naming a key in one line, without the admin token.
 func FuzzLoad(f *testing.F) {
 	f.Add(config.Example(), uint8(0), uint8(1), "5s")

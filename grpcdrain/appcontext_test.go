@@ -90,12 +90,12 @@ func appContextDrain(t *testing.T, option func(stats.Handler) grpcdrain.Option) 
 	lc.AddServer("grpc", grpcdrain.New(lc, ln, func(gs *grpc.Server) { testpb.RegisterTestServiceServer(gs, svc) },
 		option(shutdownStats{app: sigCtx})))
 	runErr := make(chan error, 1)
-	sub := lc.Subscribe()
+	sub, unsubscribe := lc.Subscribe()
 	go func() { runErr <- lc.Run(context.Background()) }()
 	for lc.State() != lifecycle.Ready {
-		<-sub.C
+		<-sub
 	}
-	sub.Close()
+	unsubscribe()
 
 	client := testpb.NewTestServiceClient(dial(t, ln.Addr().String()))
 	if _, err := client.EmptyCall(ctxTimeout(t, 5*time.Second), &testpb.Empty{}); err != nil {

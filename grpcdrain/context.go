@@ -53,5 +53,5 @@ func (s *Server) noteCancelled(ctx context.Context) {
 	if cause := context.Cause(ctx); cause == context.Canceled || cause == context.DeadlineExceeded {
 		return
 	}
-	s.lc.CancelledEarly()
+	s.hooks.CancelledEarly()
 }

@@ -2,7 +2,6 @@ package grpcdrain_test
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net"
 	"sync"
@@ -332,8 +331,7 @@ func TestServeFailureDrains(t *testing.T) {
 	in.ln.Close() // someone else closed our listener
 
 	err := in.wait(10 * time.Second)
-	var ee *lifecycle.ExitError
-	if !errors.As(err, &ee) || ee.Code != 1 {
+	if err == nil || lifecycle.ExitCode(err) != 1 {
 		t.Fatalf("Run = %v; want exit code 1", err)
 	}
 	if err := <-done; err != nil {

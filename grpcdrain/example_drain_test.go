@@ -25,13 +25,13 @@ func Example_health() {
 		}))
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	lc.AddServer("grpc", grpcdrain.New(lc, ln, nil))
-	sub := lc.Subscribe()
+	sub, unsubscribe := lc.Subscribe()
 	runErr := make(chan error, 1)
 	go func() { runErr <- lc.Run(context.Background()) }()
 	for lc.State() != lifecycle.Ready {
-		<-sub.C
+		<-sub
 	}
-	sub.Close()
+	unsubscribe()
 
 	cc, _ := grpc.NewClient("passthrough:///"+ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	defer cc.Close()

@@ -30,20 +30,20 @@ func (s *Server) applyState(st lifecycle.State) {
 }
 
 // followLifecycle keeps health in step with the lifecycle from a
-// Subscription (latest wins) until the returned stop function is called;
+// subscription (Lifecycle.Subscribe: latest wins) until the returned stop function is called;
 // stop waits for the goroutine to end.
 func (s *Server) followLifecycle() (stop func()) {
-	sub := s.lc.Subscribe()
+	sub, unsubscribe := s.lc.Subscribe()
 	quit := make(chan struct{})
 	ended := make(chan struct{})
 	go func() {
 		defer close(ended)
-		defer sub.Close()
+		defer unsubscribe()
 		for {
 			select {
 			case <-quit:
 				return
-			case t := <-sub.C:
+			case t := <-sub:
 				s.applyState(t.To)
 			}
 		}

@@ -110,8 +110,8 @@ func setupWith(t *testing.T, tm lifecycle.Timings, newServer func(*lifecycle.Lif
 func (in *instance) run() *instance {
 	in.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	sub := in.lc.Subscribe()
-	defer sub.Close()
+	sub, unsubscribe := in.lc.Subscribe()
+	defer unsubscribe()
 	go func() { in.runErr <- in.lc.Run(ctx) }()
 	in.t.Cleanup(func() {
 		cancel()
@@ -120,7 +120,7 @@ func (in *instance) run() *instance {
 	deadline := time.After(5 * time.Second)
 	for in.lc.State() != lifecycle.Ready {
 		select {
-		case <-sub.C:
+		case <-sub:
 		case <-deadline:
 			in.t.Fatalf("not READY after 5s: %s", in.lc.State())
 		}

@@ -33,7 +33,7 @@ const (
 // grpc-go allocates per call on the core serving it (syncx.StripeOf).
 func (s *Server) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	if !isHealth(info.FullMethod) {
-		s.lc.Arrived()
+		s.hooks.Arrived()
 	}
 	i := syncx.StripeOf(unsafe.Pointer(info))
 	s.counts.Begin(i, call)
@@ -59,7 +59,7 @@ func (s *Server) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerIn
 		return s.watch(srv, ss, handler)
 	}
 	if !isHealth(info.FullMethod) {
-		s.lc.Arrived()
+		s.hooks.Arrived()
 	}
 	i := syncx.StripeOf(unsafe.Pointer(info))
 	s.counts.Begin(i, stream)

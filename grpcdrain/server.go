@@ -21,6 +21,7 @@ import (
 // methods. All methods are safe for concurrent use.
 type Server struct {
 	lc          *lifecycle.Lifecycle
+	hooks       lifecycle.ServerHooks // from Serve, before the first call
 	ln          net.Listener
 	register    func(*grpc.Server)
 	build       func(...grpc.ServerOption) *grpc.Server // Adopt's; nil for New
@@ -238,8 +239,9 @@ func (s *Server) Health() *health.Server { return s.health }
 
 // Serve builds the first two grpc.Servers (calling register), then accepts
 // connections on the listener and hands each to the grpc.Server currently
-// accepting. It keeps health in step with the lifecycle: SERVING in READY,
-// NOT_SERVING otherwise. After CloseListeners, it waits until the drain is
+// accepting. It reports each call and stream other than health checks to h
+// (the lifecycle's ServerHooks). It keeps health in step with the
+// lifecycle: SERVING in READY, NOT_SERVING otherwise. After CloseListeners, it waits until the drain is
 // over for this server (AwaitIdle succeeded or ForceClose ran) and every
 // grpc.Server has stopped (up to 2s more, after which the remaining
 // connections are closed), then returns nil.
@@ -248,10 +250,11 @@ func (s *Server) Health() *health.Server { return s.health }
 // returns an error naming its address; the connections already open keep
 // being served through the drain that the lifecycle then starts. Calling
 // Serve twice is an error.
-func (s *Server) Serve() error {
+func (s *Server) Serve(h lifecycle.ServerHooks) error {
 	if !s.serving.CompareAndSwap(false, true) {
 		return errors.New("grpcdrain: Serve called twice")
 	}
+	s.hooks = h // before the first call: grpc-go starts handlers from Serve below
 	stopFollowing := s.followLifecycle()
 	defer stopFollowing()
 

@@ -16,7 +16,7 @@ import (
 // ln applies. The drainkit package's entry point calls it for each listener
 // given with drainkit.WithHTTP or drainkit.WithHTTPServer.
 func Add(lc *lifecycle.Lifecycle, name string, srv *http.Server, ln net.Listener, opts ...Option) *Server {
-	s := New(lc, srv, ln, opts...)
+	s := New(srv, ln, opts...)
 	lc.AddServer(name, s)
 	return s
 }

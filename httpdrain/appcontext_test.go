@@ -89,14 +89,14 @@ func testAppContext(t *testing.T, hook string) {
 	case "ConnContext":
 		srv.ConnContext = func(context.Context, net.Conn) context.Context { return appCtx }
 	}
-	lc.AddServer("http", httpdrain.New(lc, srv, ln))
+	lc.AddServer("http", httpdrain.New(srv, ln))
 	runErr := make(chan error, 1)
-	sub := lc.Subscribe()
+	sub, unsubscribe := lc.Subscribe()
 	go func() { runErr <- lc.Run(context.Background()) }()
 	for lc.State() != lifecycle.Ready {
-		<-sub.C
+		<-sub
 	}
-	sub.Close()
+	unsubscribe()
 
 	url := "http://" + ln.Addr().String() + "/?d="
 	c := &http.Client{Transport: &http.Transport{}, Timeout: 10 * time.Second}

@@ -65,5 +65,5 @@ func (s *Server) noteCancelled(ctx context.Context) {
 	if cause := context.Cause(ctx); cause == context.Canceled || errors.Is(cause, ErrForceClosed) {
 		return
 	}
-	s.lc.CancelledEarly()
+	s.hooks.CancelledEarly()
 }

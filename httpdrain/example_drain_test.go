@@ -27,14 +27,14 @@ func Example_drain() {
 	srv := &http.Server{ReadHeaderTimeout: time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "hello")
 	})}
-	lc.AddServer("http", httpdrain.New(lc, srv, ln))
-	sub := lc.Subscribe()
+	lc.AddServer("http", httpdrain.New(srv, ln))
+	sub, unsubscribe := lc.Subscribe()
 	runErr := make(chan error, 1)
 	go func() { runErr <- lc.Run(context.Background()) }()
 	for lc.State() != lifecycle.Ready {
-		<-sub.C
+		<-sub
 	}
-	sub.Close()
+	unsubscribe()
 
 	client := &http.Client{Transport: &http.Transport{}}
 	get := func(when string) {

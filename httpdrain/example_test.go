@@ -28,7 +28,7 @@ func ExampleNew() {
 		mux := http.NewServeMux()
 		mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "hello") })
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-		lc.AddServer("http", httpdrain.New(lc, srv, ln))
+		lc.AddServer("http", httpdrain.New(srv, ln))
 		return lifecycle.ExitCode(lc.Run(context.Background()))
 	}
 	_ = run // os.Exit(run()) in main

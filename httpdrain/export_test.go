@@ -1,5 +1,7 @@
 package httpdrain
 
+import "github.com/drainkit/drainkit/lifecycle"
+
 // ReadingConns counts connections whose next HTTP/1.1 request is being read,
 // for tests.
 func ReadingConns(s *Server) int {
@@ -13,3 +15,7 @@ func ReadingConns(s *Server) int {
 	}
 	return n
 }
+
+// NoHooks is a lifecycle.ServerHooks that counts nothing, for a server
+// driven without a lifecycle's Run.
+var NoHooks lifecycle.ServerHooks = unserved{}

@@ -6,7 +6,6 @@ import (
 	"unsafe"
 
 	"github.com/drainkit/drainkit/internal/syncx"
-	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/registry"
 )
 
@@ -16,7 +15,6 @@ import (
 // HTTP/2 server turns into GOAWAY). It allocates nothing.
 type tracker struct {
 	s     *Server
-	lc    *lifecycle.Lifecycle
 	next  http.Handler
 	ident []string // WithIdentity's header value; nil: none
 }
@@ -29,7 +27,7 @@ var connectionClose = []string{"close"}
 
 func (t *tracker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s := t.s
-	t.lc.Arrived()
+	s.hooks.Arrived()
 	if t.ident != nil {
 		t.identify(w, r)
 	}

@@ -63,17 +63,17 @@ func start(t *testing.T, tm lifecycle.Timings, h http.Handler, configure func(*h
 	if configure != nil {
 		configure(srv)
 	}
-	hs := httpdrain.New(lc, srv, ln, opts...)
+	hs := httpdrain.New(srv, ln, opts...)
 	lc.AddServer("http", hs)
 	ctx, cancel := context.WithCancel(context.Background())
 	in := &instance{t: t, lc: lc, srv: srv, hs: hs, addr: ln.Addr().String(), steps: rec, runErr: make(chan error, 1), cancel: cancel}
-	sub := lc.Subscribe()
-	defer sub.Close()
+	sub, unsubscribe := lc.Subscribe()
+	defer unsubscribe()
 	go func() { in.runErr <- lc.Run(ctx) }()
 	deadline := time.After(5 * time.Second)
 	for lc.State() != lifecycle.Ready {
 		select {
-		case <-sub.C:
+		case <-sub:
 		case <-deadline:
 			t.Fatalf("not READY after 5s: %s", lc.State())
 		}

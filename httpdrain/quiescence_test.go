@@ -115,15 +115,11 @@ func listenBench(b *testing.B) net.Listener {
 func benchQuiescenceDrainkit(b *testing.B, idle int) {
 	var lags, serveLags []time.Duration
 	for b.Loop() {
-		lc, err := lifecycle.New(lifecycle.WithLogger(slog.New(slog.DiscardHandler)))
-		if err != nil {
-			b.Fatal(err)
-		}
 		q := &quiescenceWorkload{requests: quiescenceRequests}
 		ln := listenBench(b)
-		hs := httpdrain.New(lc, &http.Server{Handler: q.handler()}, ln)
+		hs := httpdrain.New(&http.Server{Handler: q.handler()}, ln)
 		served := make(chan error, 1)
-		go func() { served <- hs.Serve() }()
+		go func() { served <- hs.Serve(httpdrain.NoHooks) }()
 		release := holdIdle(b, ln.Addr().String(), idle)
 		tr := &http.Transport{}
 		q.run(b, ln.Addr().String(), tr)
@@ -159,14 +155,14 @@ func benchQuiescenceLifecycle(b *testing.B, idle int) {
 		}
 		q := &quiescenceWorkload{requests: quiescenceRequests}
 		ln := listenBench(b)
-		lc.AddServer("http", httpdrain.New(lc, &http.Server{Handler: q.handler()}, ln))
-		sub := lc.Subscribe()
+		lc.AddServer("http", httpdrain.New(&http.Server{Handler: q.handler()}, ln))
+		sub, unsubscribe := lc.Subscribe()
 		runErr := make(chan error, 1)
 		go func() { runErr <- lc.Run(context.Background()) }()
 		for lc.State() != lifecycle.Ready {
-			<-sub.C
+			<-sub
 		}
-		sub.Close()
+		unsubscribe()
 		release := holdIdle(b, ln.Addr().String(), idle)
 		tr := &http.Transport{}
 		q.run(b, ln.Addr().String(), tr)

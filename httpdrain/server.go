@@ -19,7 +19,7 @@ import (
 // it with New and add it with Lifecycle.AddServer; the lifecycle calls its
 // methods. All methods are safe for concurrent use.
 type Server struct {
-	lc     *lifecycle.Lifecycle
+	hooks  lifecycle.ServerHooks // from Serve; arrivals before it are not traffic the lifecycle sees
 	srv    *http.Server
 	ln     net.Listener // the caller's listener
 	wl     *listener    // what net/http accepts from
@@ -86,7 +86,15 @@ func WithIdentity(service, instanceID string) Option {
 	}
 }
 
-// New prepares srv to be served on ln and drained by lc, and returns the
+// unserved is the ServerHooks of a Server until Serve hands it the
+// lifecycle's: a handler called without Serve (a benchmark of the request
+// path) reports nothing.
+type unserved struct{}
+
+func (unserved) Arrived()        {}
+func (unserved) CancelledEarly() {}
+
+// New prepares srv to be served on ln and drained by a lifecycle, and returns the
 // lifecycle.Server to pass to lc.AddServer; Add does both in one call:
 //
 //	httpdrain.Add(lc, "http", srv, ln)
@@ -107,9 +115,9 @@ func WithIdentity(service, instanceID string) Option {
 //
 // srv.RegisterOnShutdown functions are never called: httpdrain does not call
 // srv.Shutdown. Use Draining instead.
-func New(lc *lifecycle.Lifecycle, srv *http.Server, ln net.Listener, opts ...Option) *Server {
+func New(srv *http.Server, ln net.Listener, opts ...Option) *Server {
 	s := &Server{
-		lc:    lc,
+		hooks: unserved{},
 		srv:   srv,
 		ln:    ln,
 		grace: DefaultNewConnGrace,
@@ -129,7 +137,7 @@ func New(lc *lifecycle.Lifecycle, srv *http.Server, ln net.Listener, opts ...Opt
 	if next == nil {
 		next = http.DefaultServeMux
 	}
-	srv.Handler = &tracker{s: s, lc: lc, next: next, ident: s.ident}
+	srv.Handler = &tracker{s: s, next: next, ident: s.ident}
 
 	s.userConnState = srv.ConnState
 	srv.ConnState = s.connState
@@ -143,17 +151,19 @@ func New(lc *lifecycle.Lifecycle, srv *http.Server, ln net.Listener, opts ...Opt
 }
 
 // Serve serves srv on the listener (with TLS when srv.TLSConfig has a
-// certificate). After CloseListeners it waits until the drain is over for this
+// certificate), reporting each request to h (the lifecycle's ServerHooks).
+// After CloseListeners it waits until the drain is over for this
 // server (AwaitIdle succeeded or ForceClose ran) and its connections have
 // closed, then returns nil. HTTP/2 connections, idle after GOAWAY, are closed
 // once they have written nothing for 50-100ms (net/http itself would keep
 // them up to 1s unless the client closes them, and Go's client does not);
 // anything left after 2s is closed. Any other end is an error naming the
 // listener's address; calling Serve twice is an error.
-func (s *Server) Serve() error {
+func (s *Server) Serve(h lifecycle.ServerHooks) error {
 	if !s.serving.CompareAndSwap(false, true) {
 		return errors.New("httpdrain: Serve called twice")
 	}
+	s.hooks = h // before the first request: net/http starts handlers from Serve below
 	var err error
 	if s.useTLS {
 		err = s.srv.ServeTLS(s.wl, "", "")

@@ -63,7 +63,7 @@ func TestTLSListenerIsRejected(t *testing.T) {
 		t.Fatal(err)
 	}
 	ln := tls.NewListener(raw, &tls.Config{Certificates: []tls.Certificate{cert}})
-	lc.AddServer("https", httpdrain.New(lc, &http.Server{}, ln))
+	lc.AddServer("https", httpdrain.New(&http.Server{}, ln))
 	runErr := make(chan error, 1)
 	go func() { runErr <- lc.Run(context.Background()) }()
 	c, err := net.Dial("tcp", raw.Addr().String())

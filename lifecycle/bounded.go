@@ -4,25 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 )
-
-// waitBounded waits for wg up to d and reports whether it finished. A private
-// copy of internal/syncx's bounded wait: lifecycle imports nothing of the
-// module (layout rule).
-func waitBounded(wg *sync.WaitGroup, d time.Duration) bool {
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-done:
-		return true
-	case <-t.C:
-		return false
-	}
-}
 
 // abandonGrace is how long a participant call may take to return once its
 // context has ended (a well-behaved call returns ctx.Err() at once) before

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/drainkit/drainkit/httpdrain"
@@ -162,7 +163,7 @@ func TestSyncRunningAtDrainStartIsDeregistered(t *testing.T) {
 	reg := newStubborn("sync")
 	defer reg.unblock(t)
 	lc := newLifecycle(t, lifecycle.WithTimings(shortTimings()), lifecycle.WithLogger(logger))
-	lc.AddServer("fake", lifecycletest.NewServer(lc))
+	lc.AddServer("fake", lifecycletest.NewServer())
 	lc.AddRegistrar("slow", reg)
 	done := runAsync(context.Background(), lc)
 	<-reg.syncing
@@ -193,42 +194,44 @@ func hasStep(tl lifecycle.Timeline, name string) bool {
 // bounds (the deregistration bound, the window's end), each abandonment
 // logged; the drain goes on and Run returns 0 well before the grace period,
 // after the stop hooks ran, and no drain step comes after STOPPED even once
-// the calls return.
+// the calls return. On synctest's clock: the bounds cost no real time.
 func TestRegistrarIgnoringContextIsAbandoned(t *testing.T) {
-	logger, lines := jsonLog(t)
-	reg := newStubborn("deregister", "confirm")
-	obs := newAfterStop()
-	tm := shortTimings()
-	lc := newLifecycle(t, lifecycle.WithTimings(tm), lifecycle.WithLogger(logger), lifecycle.WithObserver(obs))
-	lc.AddServer("fake", lifecycletest.NewServer(lc))
-	lc.AddRegistrar("stubborn", reg)
-	took, ranStopHooks, err := drainTimed(t, lc, reg.syncing)
-	reg.unblock(t) // the abandoned calls return now
-	if err != nil {
-		t.Fatalf("Run: %v (after %s)", err, took)
-	}
-	// The window ends at max (1s): Deregister was abandoned there, Confirm
-	// with the window; drain and stop take nothing here.
-	if took > tm.PropagationMax+time.Second {
-		t.Errorf("Run returned %s after the drain started; want about propagation.max %s", took, tm.PropagationMax)
-	}
-	if !ranStopHooks {
-		t.Errorf("the stop hook had not run when Run returned")
-	}
-	for _, call := range []string{"Deregister", "Confirm"} {
-		if !abandoned(lines(abandonMsg), "stubborn", call) {
-			t.Errorf("no abandonment logged for %s", call)
+	synctest.Test(t, func(t *testing.T) {
+		logger, lines := jsonLog(t)
+		reg := newStubborn("deregister", "confirm")
+		obs := newAfterStop()
+		tm := shortTimings()
+		lc := newLifecycle(t, lifecycle.WithTimings(tm), lifecycle.WithLogger(logger), lifecycle.WithObserver(obs))
+		lc.AddServer("fake", lifecycletest.NewServer())
+		lc.AddRegistrar("stubborn", reg)
+		took, ranStopHooks, err := drainTimed(t, lc, reg.syncing)
+		reg.unblock(t) // the abandoned calls return now
+		if err != nil {
+			t.Fatalf("Run: %v (after %s)", err, took)
 		}
-	}
-	tl, _ := lc.Timeline()
-	for _, s := range tl.Steps {
-		if s.Name == lifecycle.StepDeregistered && !strings.Contains(s.Err, "abandoned") {
-			t.Errorf("deregistered step %+v, want its abandonment", s)
+		// The window ends at max (1s): Deregister was abandoned there, Confirm
+		// with the window; drain and stop take nothing here.
+		if took > tm.PropagationMax+time.Second {
+			t.Errorf("Run returned %s after the drain started; want about propagation.max %s", took, tm.PropagationMax)
 		}
-	}
-	if n := obs.late.Load(); n != 0 {
-		t.Errorf("%d drain steps reported after STOPPED", n)
-	}
+		if !ranStopHooks {
+			t.Errorf("the stop hook had not run when Run returned")
+		}
+		for _, call := range []string{"Deregister", "Confirm"} {
+			if !abandoned(lines(abandonMsg), "stubborn", call) {
+				t.Errorf("no abandonment logged for %s", call)
+			}
+		}
+		tl, _ := lc.Timeline()
+		for _, s := range tl.Steps {
+			if s.Name == lifecycle.StepDeregistered && !strings.Contains(s.Err, "abandoned") {
+				t.Errorf("deregistered step %+v, want its abandonment", s)
+			}
+		}
+		if n := obs.late.Load(); n != 0 {
+			t.Errorf("%d drain steps reported after STOPPED", n)
+		}
+	})
 }
 
 // drainTimed adds a stop hook to lc, runs it, drains it once started is
@@ -260,32 +263,34 @@ func (s *stuckServer) AwaitIdle(context.Context) error { <-s.release; return nil
 // TestServerIgnoringContextIsAbandoned (issue 18 item 3): an AwaitIdle that
 // ignores drain.timeout is abandoned there: the rest is force-closed, the
 // stop hooks run before Run returns (exit code 1, something was cut), long
-// before the grace period ends.
+// before the grace period ends. On synctest's clock.
 func TestServerIgnoringContextIsAbandoned(t *testing.T) {
-	logger, lines := jsonLog(t)
-	obs := newAfterStop()
-	tm := shortTimings()
-	tm.PropagationMin, tm.PropagationMax = 0, 0
-	lc := newLifecycle(t, lifecycle.WithTimings(tm), lifecycle.WithLogger(logger), lifecycle.WithObserver(obs))
-	srv := &stuckServer{lifecycletest.NewServer(lc), make(chan struct{})}
-	lc.AddServer("stuck", srv)
-	took, ranStopHooks, err := drainTimed(t, lc, obs.ready)
-	close(srv.release)
-	if lifecycle.ExitCode(err) != 1 {
-		t.Fatalf("Run: %v, want exit code 1 (force-closed)", err)
-	}
-	if took > tm.DrainTimeout+time.Second {
-		t.Errorf("Run returned %s after the drain started; want about drain.timeout %s", took, tm.DrainTimeout)
-	}
-	if !ranStopHooks {
-		t.Errorf("the stop hook had not run when Run returned")
-	}
-	if !abandoned(lines(abandonMsg), "stuck", "AwaitIdle") {
-		t.Errorf("no abandonment logged for AwaitIdle")
-	}
-	if n := obs.late.Load(); n != 0 {
-		t.Errorf("%d drain steps reported after STOPPED", n)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		logger, lines := jsonLog(t)
+		obs := newAfterStop()
+		tm := shortTimings()
+		tm.PropagationMin, tm.PropagationMax = 0, 0
+		lc := newLifecycle(t, lifecycle.WithTimings(tm), lifecycle.WithLogger(logger), lifecycle.WithObserver(obs))
+		srv := &stuckServer{lifecycletest.NewServer(), make(chan struct{})}
+		lc.AddServer("stuck", srv)
+		took, ranStopHooks, err := drainTimed(t, lc, obs.ready)
+		close(srv.release)
+		if lifecycle.ExitCode(err) != 1 {
+			t.Fatalf("Run: %v, want exit code 1 (force-closed)", err)
+		}
+		if took > tm.DrainTimeout+time.Second {
+			t.Errorf("Run returned %s after the drain started; want about drain.timeout %s", took, tm.DrainTimeout)
+		}
+		if !ranStopHooks {
+			t.Errorf("the stop hook had not run when Run returned")
+		}
+		if !abandoned(lines(abandonMsg), "stuck", "AwaitIdle") {
+			t.Errorf("no abandonment logged for AwaitIdle")
+		}
+		if n := obs.late.Load(); n != 0 {
+			t.Errorf("%d drain steps reported after STOPPED", n)
+		}
+	})
 }
 
 // TestWindowEndingAtMaxWithArrivalsWarns (issue 18 item 9): requests that
@@ -303,11 +308,14 @@ func TestWindowEndingAtMaxWithArrivalsWarns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lc.AddServer("http", httpdrain.New(lc, &http.Server{Handler: http.NotFoundHandler(), ReadHeaderTimeout: time.Second}, ln))
-		sub := lc.Subscribe()
-		done := runAsync(context.Background(), lc)
+		lc.AddServer("http", httpdrain.New(&http.Server{Handler: http.NotFoundHandler(), ReadHeaderTimeout: time.Second}, ln))
+		sub, unsubscribe := lc.Subscribe()
+		// Cancelled once the window is over, as the kubelet's SIGTERM would
+		// end the wait that follows a preStop hook's WaitPropagation.
+		runCtx, sigterm := context.WithCancel(context.Background())
+		done := runAsync(runCtx, lc)
 		awaitState(t, sub, lifecycle.Ready)
-		sub.Close()
+		unsubscribe()
 		if err := lc.Drain("test"); err != nil {
 			t.Fatal(err)
 		}
@@ -321,6 +329,7 @@ func TestWindowEndingAtMaxWithArrivalsWarns(t *testing.T) {
 				time.Sleep(20 * time.Millisecond) // the load's pace, not synchronisation
 			}
 		}
+		sigterm()
 		if err := awaitRun(t, done); err != nil {
 			t.Fatalf("Run: %v", err)
 		}

@@ -7,9 +7,10 @@
 //	signal / POST /drain / Drain()  ->  Lifecycle  ->  probes, registrars, servers
 //
 // A Lifecycle moves through five states (see State). Participants plug in
-// through small interfaces defined here (Server, Registrar, Checker, Observer),
-// so this package imports nothing else from the module; every other package
-// depends on it.
+// through small interfaces defined here (Server, Registrar, Checker,
+// Observer); Run hands each Server the ServerHooks through which it reports
+// its traffic. Of the module, this package imports only internal/syncx;
+// every other package depends on it.
 //
 // The drain sequence, started by the first signal, POST /drain or Drain:
 //
@@ -30,6 +31,6 @@
 // Out of scope: this package does not open listeners, speak HTTP or gRPC, or
 // talk to a registry; see the httpdrain, grpcdrain, probes and registry
 // packages. To test a service's wiring and drain without sockets,
-// lifecycletest.Server is a fake Server (and registry.Memory a fake
+// lifecycletest.Server is a fake Server (and registrytest.Memory a fake
 // Registrar).
 package lifecycle

@@ -22,7 +22,7 @@ import (
 // the grace period ran out, overrun says so: the listeners were closed and
 // what was left cut, the stop hooks skipped.
 func (l *Lifecycle) drainSequence(r *run, served bool) (cut bool, overrun error) {
-	<-l.phase.wait(phaseDraining) // observers have seen DRAINING
+	<-l.phase.Done(phaseDraining) // observers have seen DRAINING
 	graceEnd := l.graceEnd()
 	grace, cancel := context.WithDeadline(context.Background(), graceEnd)
 	defer cancel()
@@ -42,7 +42,7 @@ func (l *Lifecycle) drainSequence(r *run, served bool) (cut bool, overrun error)
 	if served {
 		l.awaitWindow(dereg)
 	}
-	l.phase.reach(phaseWindowEnded)
+	l.phase.Advance(phaseWindowEnded)
 	l.step(StepWindowEnded, nil)
 	endConfirm()
 

@@ -39,7 +39,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	lc.AddServer("api", lifecycletest.NewServer(lc)) // a fake with no request in flight
+	lc.AddServer("api", lifecycletest.NewServer()) // a fake with no request in flight
 	lc.OnWarmup("caches", func(context.Context) error { return nil })
 
 	done := make(chan error, 1)
@@ -111,10 +111,45 @@ func ExampleTimings_Validate() {
 // os.Exit(lifecycle.ExitCode(err)) last in main.
 func ExampleExitCode() {
 	fmt.Println(lifecycle.ExitCode(nil))
-	fmt.Println(lifecycle.ExitCode(&lifecycle.ExitError{Code: 1, Err: errors.New("drain.timeout reached: 3 force-closed")}))
 	fmt.Println(lifecycle.ExitCode(errors.New("lifecycle: Run called twice")))
 	// Output:
 	// 0
 	// 1
-	// 1
+}
+
+// Draining tells code outside a request, here a background refresher, that
+// the instance is leaving rotation: it stops taking new work at the drain's
+// start, while the servers still serve through the propagation window.
+func ExampleLifecycle_Draining() {
+	lc, err := lifecycle.New(
+		lifecycle.WithTimings(exampleTimings()),
+		lifecycle.WithSignals(), // leave SIGTERM to the test binary
+		lifecycle.WithLogger(slog.New(slog.DiscardHandler)),
+	)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	refresherDone := make(chan struct{})
+	go func() { // a background loop of the application
+		defer close(refresherDone)
+		tick := time.NewTicker(time.Minute)
+		defer tick.Stop()
+		for {
+			select {
+			case <-lc.Draining():
+				fmt.Println("refresher: draining, no new work")
+				return
+			case <-tick.C:
+				// refresh a cache
+			}
+		}
+	}()
+	lc.OnWarmup("drain at once", func(context.Context) error { return lc.Drain("rollout") })
+	err = lc.Run(context.Background())
+	<-refresherDone
+	fmt.Println("exit code", lifecycle.ExitCode(err))
+	// Output:
+	// refresher: draining, no new work
+	// exit code 0
 }

@@ -25,7 +25,7 @@ func newFakeServer(rec *recorder, name string) *fakeServer {
 	return &fakeServer{rec: rec, name: name, started: make(chan struct{}), closed: make(chan struct{})}
 }
 
-func (f *fakeServer) Serve() error {
+func (f *fakeServer) Serve(ServerHooks) error {
 	f.rec.add(f.name + ".serve")
 	close(f.started)
 	if f.serveErr != nil {
@@ -141,12 +141,12 @@ func runAsync(l *Lifecycle) <-chan error {
 
 func waitState(t *testing.T, l *Lifecycle, s State) {
 	t.Helper()
-	sub := l.Subscribe()
-	defer sub.Close()
+	sub, unsubscribe := l.Subscribe()
+	defer unsubscribe()
 	deadline := time.After(5 * time.Second)
 	for {
 		select {
-		case tr := <-sub.C:
+		case tr := <-sub:
 			if tr.To == s {
 				return
 			}

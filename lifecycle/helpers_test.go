@@ -23,3 +23,6 @@ func mustMove(t *testing.T, l *Lifecycle, to State) {
 		t.Fatal(err)
 	}
 }
+
+// hooks returns the ServerHooks that Run hands to l's servers.
+func hooks(l *Lifecycle) ServerHooks { return (*serverHooks)(l) }

@@ -24,7 +24,7 @@ func (l *Lifecycle) runWarmupHooks(ctx context.Context) error {
 	defer cancel()
 	go func() {
 		select {
-		case <-l.phase.wait(phaseDraining):
+		case <-l.phase.Done(phaseDraining):
 			cancel()
 		case <-ctx.Done():
 		}

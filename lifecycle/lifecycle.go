@@ -3,13 +3,14 @@ package lifecycle
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/drainkit/drainkit/internal/syncx"
 )
 
 // Lifecycle is one instance's state machine and drain sequence. Create it with
@@ -18,18 +19,18 @@ import (
 type Lifecycle struct {
 	opts options
 
-	state    atomic.Int32 // State; read without the lock by probes and Arrived
+	state    atomic.Int32 // State; read without the lock by probes and ServerHooks.Arrived
 	late     atomic.Int64 // late arrivals
 	lastLate atomic.Int64 // offset of the last late arrival from t0, ns
-	early    atomic.Int64 // requests cancelled early (CancelledEarly)
+	early    atomic.Int64 // requests cancelled early (ServerHooks.CancelledEarly)
 
-	phase         *phases       // how far the drain has got, for those waiting on it
-	preStopWaited atomic.Bool   // WaitPropagation was called (a preStop hook waits)
-	signaled      chan struct{} // closed by watchSignals on Run's first signal
+	phase         *syncx.Phase[phase] // how far the drain has got, for those waiting on it
+	preStopWaited atomic.Bool         // WaitPropagation was called (a preStop hook waits)
+	signaled      chan struct{}       // closed by watchSignals on Run's first signal
 
 	mu             sync.Mutex
 	last           Transition // the one into the current state; see operatorEjectedLocked
-	subs           map[*Subscription]struct{}
+	subs           map[*subscription]struct{}
 	warmups, stops []hook
 	servers        []namedServer
 	registrars     []*registrarState
@@ -77,29 +78,53 @@ func New(opts ...Option) (*Lifecycle, error) {
 	}
 	l := &Lifecycle{
 		opts:     o,
-		phase:    newPhases(),
+		phase:    syncx.NewPhase(phaseStopped),
 		signaled: make(chan struct{}),
-		subs:     map[*Subscription]struct{}{},
+		subs:     map[*subscription]struct{}{},
 	}
 	l.last = Transition{From: Starting, To: Starting, Cause: CauseWarmup, Reason: "created", At: time.Now()}
+	for _, obs := range o.observers {
+		if a, ok := obs.(interface{ Attach(*Lifecycle) error }); ok {
+			if err := a.Attach(l); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return l, nil
 }
-
-// Timings returns the validated timings in force.
-func (l *Lifecycle) Timings() Timings { return l.opts.timings }
 
 // State returns the current state without taking a lock.
 func (l *Lifecycle) State() State { return State(l.state.Load()) }
 
-// Arrived reports the arrival of one request, call or stream. Servers call it
-// on their request path: before the drain it costs one atomic load and does
-// not allocate; after t0 it counts a late arrival and records its time, which
-// keeps the propagation window open for Timings.PropagationQuiet.
-func (l *Lifecycle) Arrived() {
+// ServerHooks is how a Server reports its traffic to the lifecycle. Run
+// hands it to Server.Serve; it is the lifecycle's only side that a server
+// needs, and application code never sees it. Both methods are safe for
+// concurrent use from the request path.
+type ServerHooks interface {
+	// Arrived reports the arrival of one request, call or stream. Before
+	// the drain it costs one atomic load and does not allocate; after t0 it
+	// counts a late arrival and records its time, which keeps the
+	// propagation window open for Timings.PropagationQuiet.
+	Arrived()
+	// CancelledEarly reports one request, call or stream whose context was
+	// cancelled during the drain by something other than its client or the
+	// drain deadline (Timeline.CancelledEarly). Servers call it as the
+	// handler returns; it costs one atomic add.
+	CancelledEarly()
+}
+
+// serverHooks is the Lifecycle seen through ServerHooks: a conversion, not
+// a copy, so handing it to a server allocates nothing.
+type serverHooks Lifecycle
+
+func (h *serverHooks) Arrived() {
+	l := (*Lifecycle)(h)
 	if l.State() >= Draining {
 		l.lateArrival()
 	}
 }
+
+func (h *serverHooks) CancelledEarly() { h.early.Add(1) }
 
 func (l *Lifecycle) lateArrival() {
 	t0, ok := l.drainStart()
@@ -116,11 +141,12 @@ func (l *Lifecycle) lateArrival() {
 	}
 }
 
-// CancelledEarly reports one request, call or stream whose context was
-// cancelled during the drain by something other than its client or the drain
-// deadline (Timeline.CancelledEarly). Servers call it as the handler returns;
-// it costs one atomic add.
-func (l *Lifecycle) CancelledEarly() { l.early.Add(1) }
+// Draining returns a channel that is closed when the drain starts (t0:
+// readiness already fails), or when Run returns without a drain (a failed
+// warm-up). It is for application code outside a request, such as a
+// background loop or a cache refresher, that must stop taking new work as the
+// instance leaves rotation; a server learns of the drain from LameDuck.
+func (l *Lifecycle) Draining() <-chan struct{} { return l.phase.Done(phaseDraining) }
 
 // OnWarmup adds a warm-up hook. Hooks run in order of registration, all
 // together bounded by Timings.WarmupTimeout; the first error fails warm-up
@@ -246,7 +272,7 @@ func (l *Lifecycle) WaitPropagation(ctx context.Context) error {
 	// same window end and must not miss a waiter that has yet to run.
 	l.preStopWaited.Store(true)
 	select {
-	case <-l.phase.wait(phaseWindowEnded):
+	case <-l.phase.Done(phaseWindowEnded):
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -304,9 +330,9 @@ func (l *Lifecycle) transition(to State, cause Cause, reason string, guard func(
 	// before STOPPED.
 	switch to {
 	case Draining:
-		l.phase.reach(phaseDraining)
+		l.phase.Advance(phaseDraining)
 	case Stopped:
-		l.phase.reach(phaseStopped)
+		l.phase.Advance(phaseStopped)
 	}
 	return t, nil
 }
@@ -433,10 +459,4 @@ func (l *Lifecycle) step(name string, err error) {
 	for _, o := range l.opts.observers {
 		o.OnDrainStep(tl, s)
 	}
-}
-
-// String returns "lifecycle(STATE)" with the current state, e.g.
-// "lifecycle(READY)", for logs and test failures.
-func (l *Lifecycle) String() string {
-	return fmt.Sprintf("lifecycle(%s)", l.State())
 }

@@ -44,7 +44,10 @@ func WithDeregisterTimeout(d time.Duration) Option { return func(o *options) { o
 // one line per transition and one line with the whole timeline at exit.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
-// WithObserver adds an Observer (e.g. telemetry).
+// WithObserver adds an Observer (e.g. telemetry.Telemetry). An observer
+// that also reads the lifecycle, as telemetry's observable instruments do,
+// has a method Attach(*Lifecycle) error: New calls it with the Lifecycle it
+// creates, so the observer reads the one it observes, and returns its error.
 func WithObserver(obs Observer) Option {
 	return func(o *options) { o.observers = append(o.observers, obs) }
 }

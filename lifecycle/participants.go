@@ -35,8 +35,9 @@ func (f InFlight) add(g InFlight) InFlight {
 //	ForceClose (only if AwaitIdle returned an error)
 //
 // If the drain starts before warm-up finished, Serve is never called and
-// neither are the others. A server reports request arrivals with
-// Lifecycle.Arrived so that the propagation window can wait for quiet.
+// neither are the others. A server reports each request's arrival
+// through the ServerHooks that Serve receives, so that the propagation
+// window can wait for quiet.
 //
 // The drain bounds each call itself, never trusting the server to: LameDuck,
 // CloseListeners, InFlight and ForceClose get 1s each, AwaitIdle its
@@ -45,10 +46,10 @@ func (f InFlight) add(g InFlight) InFlight {
 // abandoned" with the participant, the call and waited_ms, and the drain
 // goes on (an abandoned AwaitIdle counts as not idle).
 type Server interface {
-	// Serve accepts and serves connections. It blocks until CloseListeners
-	// has been called, then returns nil. Any other return is a failure: the
+	// Serve accepts and serves connections, reporting its traffic to h. It
+	// blocks until CloseListeners has been called, then returns nil. Any other return is a failure: the
 	// lifecycle starts a drain and Run exits with code 1.
-	Serve() error
+	Serve(h ServerHooks) error
 	// LameDuck keeps serving but asks clients to move: HTTP/1.1 responses
 	// carry Connection: close, HTTP/2 and gRPC connections get GOAWAY, and
 	// long-lived handlers get their drain signal. It must return promptly.
@@ -66,7 +67,7 @@ type Server interface {
 }
 
 // Registrar announces the instance to a service registry (registry/consul,
-// registry/etcd, or registry.Memory in tests). The lifecycle calls Sync from
+// registry/etcd, or registrytest.Memory in tests). The lifecycle calls Sync from
 // one goroutine, one call at a time, with the latest READY or EJECTED
 // transition (latest wins: intermediate transitions may be skipped); it
 // never calls Sync once the drain has started, and cancels a running Sync's
@@ -124,17 +125,18 @@ type Checker interface {
 	Check(ctx context.Context) error
 }
 
-// CheckFunc adapts a function to a Checker.
-type CheckFunc struct {
-	CheckName string
-	Fn        func(ctx context.Context) error
+// CheckFunc returns a Checker named name that runs fn.
+func CheckFunc(name string, fn func(ctx context.Context) error) Checker {
+	return checkFunc{name, fn}
 }
 
-// Name returns c.CheckName.
-func (c CheckFunc) Name() string { return c.CheckName }
+type checkFunc struct {
+	name string
+	fn   func(ctx context.Context) error
+}
 
-// Check calls c.Fn.
-func (c CheckFunc) Check(ctx context.Context) error { return c.Fn(ctx) }
+func (c checkFunc) Name() string                    { return c.name }
+func (c checkFunc) Check(ctx context.Context) error { return c.fn(ctx) }
 
 // CheckResult is the cached outcome of a Checker's last run.
 type CheckResult struct {

@@ -34,12 +34,12 @@ func runAsync(ctx context.Context, lc *lifecycle.Lifecycle) <-chan error {
 }
 
 // awaitState reads sub until a transition to want, for at most 5s.
-func awaitState(t *testing.T, sub *lifecycle.Subscription, want lifecycle.State) lifecycle.Transition {
+func awaitState(t *testing.T, sub <-chan lifecycle.Transition, want lifecycle.State) lifecycle.Transition {
 	t.Helper()
 	deadline := time.After(5 * time.Second)
 	for {
 		select {
-		case tr := <-sub.C:
+		case tr := <-sub:
 			if tr.To == want {
 				return tr
 			}
@@ -64,11 +64,11 @@ func awaitRun(t *testing.T, done <-chan error) error {
 // with only the exported API, as a service's main and its admin listener do.
 func TestDrainThroughThePublicAPI(t *testing.T) {
 	lc := newLifecycle(t)
-	srv := lifecycletest.NewServer(lc)
+	srv := lifecycletest.NewServer()
 	lc.AddServer("api", srv)
 	end := srv.Begin() // in flight until the test ends it, so the drain waits
-	sub := lc.Subscribe()
-	defer sub.Close()
+	sub, unsubscribe := lc.Subscribe()
+	defer unsubscribe()
 	if _, ok := lc.Timeline(); ok {
 		t.Fatal("a timeline before the drain")
 	}
@@ -76,9 +76,19 @@ func TestDrainThroughThePublicAPI(t *testing.T) {
 	defer stop()
 	done := runAsync(ctx, lc)
 	awaitState(t, sub, lifecycle.Ready)
+	select {
+	case <-lc.Draining():
+		t.Fatal("Draining closed while READY")
+	default:
+	}
 
 	if err := lc.Drain("rollout"); err != nil {
 		t.Fatal(err)
+	}
+	select {
+	case <-lc.Draining(): // closed once Drain returned
+	default:
+		t.Fatal("Draining not closed once Drain returned")
 	}
 	tr := awaitState(t, sub, lifecycle.Draining)
 	if tr.From != lifecycle.Ready || tr.Cause != lifecycle.CauseOperator || tr.Reason != "rollout" {
@@ -90,7 +100,8 @@ func TestDrainThroughThePublicAPI(t *testing.T) {
 	if err := lc.WaitPropagation(context.Background()); err != nil { // no window: at once
 		t.Fatal(err)
 	}
-	lc.Arrived() // a stale client still sends
+	<-srv.Serving() // Serve has its ServerHooks, which Begin reports to
+	srv.Begin()()   // a stale client still sends
 	st := lc.Status()
 	if st.State != lifecycle.Draining || st.InFlight.Requests != 1 || st.Timeline == nil ||
 		st.Timeline.Reason != "rollout" || st.Timeline.LateArrivals != 1 {
@@ -126,9 +137,9 @@ func TestDrainThroughThePublicAPI(t *testing.T) {
 // of rotation and back, as POST /eject and /restore do.
 func TestEjectRestoreThroughThePublicAPI(t *testing.T) {
 	lc := newLifecycle(t)
-	lc.AddServer("api", lifecycletest.NewServer(lc))
-	sub := lc.Subscribe()
-	defer sub.Close()
+	lc.AddServer("api", lifecycletest.NewServer())
+	sub, unsubscribe := lc.Subscribe()
+	defer unsubscribe()
 	if err := lc.Restore("before READY"); !errors.As(err, new(*lifecycle.TransitionError)) {
 		t.Errorf("Restore in STARTING: %v, want a *TransitionError", err)
 	}

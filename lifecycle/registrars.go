@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/drainkit/drainkit/internal/syncx"
 )
 
 type registrarState struct {
@@ -46,13 +48,13 @@ func (l *Lifecycle) beginSync(rs *registrarState) bool {
 // syncRegistrar feeds the latest READY/EJECTED transition to rs until ctx is
 // done (the drain's start). One Sync at a time; latest wins.
 func (l *Lifecycle) syncRegistrar(ctx context.Context, rs *registrarState) {
-	sub := l.Subscribe()
-	defer sub.Close()
+	sub, unsubscribe := l.Subscribe()
+	defer unsubscribe()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case t := <-sub.C:
+		case t := <-sub:
 			if t.To != Ready && t.To != Ejected {
 				continue
 			}
@@ -84,7 +86,7 @@ func (l *Lifecycle) stopSync(r *run) []*registrarState {
 	l.mu.Unlock()
 	if r.cancelSync != nil {
 		r.cancelSync()
-		waitBounded(&r.syncing, syncGrace)
+		syncx.WaitFor(&r.syncing, syncGrace)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

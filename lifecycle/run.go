@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/drainkit/drainkit/internal/syncx"
 )
 
 // Run wraps main. It
@@ -31,7 +33,7 @@ import (
 //     exec and make the kubelet report a failed preStop hook;
 //  6. finishes: moves to STOPPED, logs the timeline and returns.
 //
-// It returns nil when the drain completed, or an *ExitError; pass the result
+// It returns nil when the drain completed, or an error; pass the result
 // to ExitCode. Deferred functions in main run after Run returns, so call
 // os.Exit(ExitCode(err)) last. Run may be called once; a second call returns an
 // error.
@@ -84,8 +86,8 @@ func (l *Lifecycle) begin() (*run, error) {
 	l.mu.Unlock()
 	r.serveErrs = make(chan error, len(r.servers))
 	if err := l.checkDeregisterBudget(len(r.registrars)); err != nil {
-		l.phase.reach(phaseWindowEnded)
-		return nil, &ExitError{Code: 1, Err: err}
+		l.phase.Advance(phaseWindowEnded)
+		return nil, &exitError{code: 1, err: err}
 	}
 	return r, nil
 }
@@ -106,7 +108,7 @@ func (l *Lifecycle) warmUp(ctx context.Context, r *run) (ok bool, err error) {
 	if err != nil {
 		l.runStopHooks(time.Now().Add(l.opts.timings.StopTimeout))
 		_, _ = l.transition(Stopped, CauseWarmup, "warm-up failed: "+err.Error(), nil)
-		return false, &ExitError{Code: 1, Err: err}
+		return false, &exitError{code: 1, err: err}
 	}
 	return true, nil
 }
@@ -116,7 +118,7 @@ func (l *Lifecycle) warmUp(ctx context.Context, r *run) (ok bool, err error) {
 func (l *Lifecycle) serve(r *run) {
 	for _, s := range r.servers {
 		r.serving.Go(func() {
-			if err := s.s.Serve(); err != nil {
+			if err := s.s.Serve((*serverHooks)(l)); err != nil {
 				r.serveErrs <- fmt.Errorf("server %s: %w", s.name, err)
 			}
 		})
@@ -134,7 +136,7 @@ func (l *Lifecycle) serve(r *run) {
 // timeout (the checks' own timeout).
 func (r *run) stopChecks(timeout time.Duration) {
 	r.cancelSync()
-	waitBounded(&r.checking, timeout)
+	syncx.WaitFor(&r.checking, timeout)
 }
 
 // awaitDrain blocks until a drain starts: Drain, POST /drain or a signal,
@@ -142,7 +144,7 @@ func (r *run) stopChecks(timeout time.Duration) {
 // returns that server's failure, if any.
 func (l *Lifecycle) awaitDrain(ctx context.Context, r *run) error {
 	select {
-	case <-l.phase.wait(phaseDraining):
+	case <-l.phase.Done(phaseDraining):
 		return nil
 	case failure := <-r.serveErrs:
 		_ = l.startDrain(CauseFailure, failure.Error())
@@ -160,7 +162,7 @@ func (l *Lifecycle) awaitDrain(ctx context.Context, r *run) error {
 // running then is abandoned and reported.
 func (l *Lifecycle) serveOutcome(r *run) error {
 	var err error
-	if !waitBounded(&r.serving, promptBound) {
+	if !syncx.WaitFor(&r.serving, promptBound) {
 		err = errors.New("a server's Serve did not return after its listeners closed")
 	}
 	for len(r.serveErrs) > 0 {
@@ -219,9 +221,9 @@ func (l *Lifecycle) finish(cut bool, failure error) error {
 	var err error
 	switch {
 	case failure != nil:
-		err = &ExitError{Code: 1, Err: failure}
+		err = &exitError{code: 1, err: failure}
 	case cut:
-		err = &ExitError{Code: 1, Err: fmt.Errorf("drain.timeout reached: %d force-closed", tl.ForceClosed)}
+		err = &exitError{code: 1, err: fmt.Errorf("drain.timeout reached: %d force-closed", tl.ForceClosed)}
 	}
 	if err != nil {
 		l.opts.logger.Warn("drainkit: drain complete", "exit_code", ExitCode(err), "error", err.Error(), "timeline", tl)

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -65,56 +66,71 @@ func TestRunDrainSequenceOrder(t *testing.T) {
 		t.Fatalf("state %s, transitions %v", l.State(), obs.ts)
 	}
 	select {
-	case <-l.phase.wait(phaseStopped):
+	case <-l.phase.Done(phaseStopped):
 	default:
 		t.Fatal("stopped not closed")
 	}
 }
 
+// TestQuietKeepsWindowOpen runs on synctest's clock: the window's bounds are
+// checked exactly, and the test takes no real time.
 func TestQuietKeepsWindowOpen(t *testing.T) {
-	l := newTest(t, WithTimings(fastTimings(100*time.Millisecond, 300*time.Millisecond, 3*time.Second)))
-	l.AddServer("http", newFakeServer(&recorder{}, "http"))
-	res := runAsync(l)
-	waitState(t, l, Ready)
-	_ = l.Drain("test")
-	// Stale consumers keep sending for 600 ms after t0.
-	tick := time.NewTicker(50 * time.Millisecond)
-	for start := time.Now(); time.Since(start) < 600*time.Millisecond; {
-		<-tick.C
-		l.Arrived()
-	}
-	tick.Stop()
-	if err := waitResult(t, res, 5*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	tl, _ := l.Timeline()
-	end, _ := tl.Offset(StepWindowEnded)
-	if end < tl.LastLateArrival+300*time.Millisecond || end > 2*time.Second {
-		t.Fatalf("window ended at %v; last late arrival %v, quiet 300ms", end, tl.LastLateArrival)
-	}
-	if tl.LateArrivals < 5 {
-		t.Fatalf("late arrivals %d", tl.LateArrivals)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		l := newTest(t, WithTimings(fastTimings(100*time.Millisecond, 300*time.Millisecond, 3*time.Second)), WithSignals())
+		l.AddServer("http", newFakeServer(&recorder{}, "http"))
+		res := runAsync(l)
+		waitState(t, l, Ready)
+		_ = l.Drain("test")
+		// Stale consumers keep sending for 600 ms after t0.
+		tick := time.NewTicker(50 * time.Millisecond)
+		for start := time.Now(); time.Since(start) < 600*time.Millisecond; {
+			<-tick.C
+			hooks(l).Arrived()
+		}
+		tick.Stop()
+		if err := waitResult(t, res, 5*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		tl, _ := l.Timeline()
+		end, _ := tl.Offset(StepWindowEnded)
+		if tl.LastLateArrival != 600*time.Millisecond || end != tl.LastLateArrival+300*time.Millisecond {
+			t.Fatalf("window ended at %v; last late arrival %v, want 600ms, and quiet 300ms after it", end, tl.LastLateArrival)
+		}
+		if tl.LateArrivals != 12 {
+			t.Fatalf("late arrivals %d, want 12 (every 50ms for 600ms)", tl.LateArrivals)
+		}
+	})
 }
 
+// TestWaitPropagation runs on synctest's clock: the preStop linger that
+// follows (5s with no signal) takes no real time.
 func TestWaitPropagation(t *testing.T) {
-	l := newTest(t, WithTimings(fastTimings(300*time.Millisecond, 0, 300*time.Millisecond)))
-	l.AddServer("http", newFakeServer(&recorder{}, "http"))
-	res := runAsync(l)
-	waitState(t, l, Ready)
-	start := time.Now()
-	_ = l.Drain("prestop")
-	if err := l.WaitPropagation(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if d := time.Since(start); d < 300*time.Millisecond {
-		t.Fatalf("WaitPropagation returned after %v, before the window", d)
-	}
-	_ = l.Drain("SIGTERM joins")
-	// No signal follows in this test: Run waits up to preStopLinger for it.
-	if err := waitResult(t, res, preStopLinger+5*time.Second); err != nil {
-		t.Fatal(err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		tm := fastTimings(300*time.Millisecond, 0, 300*time.Millisecond)
+		l := newTest(t, WithTimings(tm), WithSignals())
+		l.AddServer("http", newFakeServer(&recorder{}, "http"))
+		res := runAsync(l)
+		waitState(t, l, Ready)
+		start := time.Now()
+		_ = l.Drain("prestop")
+		if err := l.WaitPropagation(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d != 300*time.Millisecond {
+			t.Fatalf("WaitPropagation returned after %v, want the window's 300ms", d)
+		}
+		_ = l.Drain("SIGTERM joins")
+		// No signal follows in this test: Run waits for it up to
+		// preStopLinger, and never past half the margin before the grace
+		// period's end.
+		if err := waitResult(t, res, preStopLinger+5*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		want := min(300*time.Millisecond+preStopLinger, tm.GracePeriod-tm.Margin()/2)
+		if d := time.Since(start); d != want {
+			t.Fatalf("Run returned %v after the drain began, want %v", d, want)
+		}
+	})
 }
 
 func TestDrainDuringWarmup(t *testing.T) {
@@ -163,7 +179,7 @@ func TestWarmupFailure(t *testing.T) {
 		t.Fatalf("state %s calls %v", l.State(), rec.list())
 	}
 	select { // POST /drain?wait=propagation must not hang after a failed warm-up
-	case <-l.phase.wait(phaseWindowEnded):
+	case <-l.phase.Done(phaseWindowEnded):
 	default:
 		t.Fatal("WindowEnded not closed after a failed warm-up")
 	}
@@ -417,14 +433,14 @@ func TestRestoreNeverEndsWarmup(t *testing.T) {
 func TestHungCheckDoesNotDelayDeregistration(t *testing.T) {
 	release := make(chan struct{})
 	entered := make(chan struct{}, 1)
-	hung := CheckFunc{CheckName: "ping", Fn: func(context.Context) error {
+	hung := CheckFunc("ping", func(context.Context) error {
 		select {
 		case entered <- struct{}{}:
 		default:
 		}
 		<-release // ignores its context, like a Ping without a timeout
 		return nil
-	}}
+	})
 	rec := &recorder{}
 	reg := newFakeRegistrar(rec)
 	l := newTest(t, WithTimings(fastTimings(0, 0, time.Second)), WithDeregisterTimeout(time.Second),
@@ -623,7 +639,7 @@ func TestPreStopWaiterMarkedOnEntry(t *testing.T) {
 	if err := l.WaitPropagation(gaveUp); err == nil {
 		t.Fatal("WaitPropagation with a cancelled context returned nil")
 	}
-	<-l.phase.wait(phaseWindowEnded)
+	<-l.phase.Done(phaseWindowEnded)
 	select {
 	case err := <-res:
 		t.Fatalf("Run returned (%v) without waiting for the signal that follows the hook", err)

@@ -111,11 +111,11 @@ func TestEjectRestore(t *testing.T) {
 // transitions, and a reader sees the latest value.
 func TestSubscribersNeverBlock(t *testing.T) {
 	l := newTest(t)
-	idle := l.Subscribe()
-	defer idle.Close()
-	reader := l.Subscribe()
-	defer reader.Close()
-	first := <-reader.C
+	_, stopIdle := l.Subscribe() // never read
+	defer stopIdle()
+	reader, stopReader := l.Subscribe()
+	defer stopReader()
+	first := <-reader
 	if first.To != Starting {
 		t.Fatalf("first value %v, want the current state", first)
 	}
@@ -139,12 +139,12 @@ func TestSubscribersNeverBlock(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("transitions blocked on a subscriber that never reads")
 	}
-	got := <-reader.C
+	got := <-reader
 	if got.To != Ready || got.From != Ejected {
 		t.Fatalf("latest value %v, want EJECTED -> READY", got)
 	}
 	select {
-	case extra := <-reader.C:
+	case extra := <-reader:
 		t.Fatalf("more than one buffered value: %v", extra)
 	default:
 	}
@@ -154,7 +154,7 @@ func TestArrivedCountsOnlyAfterDrainStart(t *testing.T) {
 	l := newTest(t)
 	mustMove(t, l, Ready)
 	for i := 0; i < 5; i++ {
-		l.Arrived()
+		hooks(l).Arrived()
 	}
 	if _, ok := l.Timeline(); ok {
 		t.Fatal("timeline before the drain")
@@ -162,8 +162,8 @@ func TestArrivedCountsOnlyAfterDrainStart(t *testing.T) {
 	if err := l.Drain("test"); err != nil {
 		t.Fatal(err)
 	}
-	l.Arrived()
-	l.Arrived()
+	hooks(l).Arrived()
+	hooks(l).Arrived()
 	tl, ok := l.Timeline()
 	if !ok || tl.LateArrivals != 2 || tl.LastLateArrival <= 0 {
 		t.Fatalf("timeline %+v ok=%v, want 2 late arrivals with an offset", tl, ok)
@@ -172,11 +172,11 @@ func TestArrivedCountsOnlyAfterDrainStart(t *testing.T) {
 
 func TestArrivedDoesNotAllocate(t *testing.T) {
 	l := newTest(t)
-	if n := testing.AllocsPerRun(1000, l.Arrived); n != 0 {
+	if n := testing.AllocsPerRun(1000, hooks(l).Arrived); n != 0 {
 		t.Fatalf("Arrived allocates %v per call before the drain", n)
 	}
 	_ = l.Drain("test")
-	if n := testing.AllocsPerRun(1000, l.Arrived); n != 0 {
+	if n := testing.AllocsPerRun(1000, hooks(l).Arrived); n != 0 {
 		t.Fatalf("Arrived allocates %v per call during the drain", n)
 	}
 }
@@ -186,7 +186,7 @@ func BenchmarkArrived(b *testing.B) {
 	b.Run("ready", func(b *testing.B) {
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
-				l.Arrived()
+				hooks(l).Arrived()
 			}
 		})
 	})
@@ -194,7 +194,7 @@ func BenchmarkArrived(b *testing.B) {
 	b.Run("draining", func(b *testing.B) {
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
-				l.Arrived()
+				hooks(l).Arrived()
 			}
 		})
 	})

@@ -1,42 +1,29 @@
 package lifecycle
 
-// Subscription delivers transitions without ever blocking them: C holds at
-// most one value, and a newer transition replaces an unread one (latest value
-// wins, as in grpc-go's health Watch). The first value is the transition that
-// led to the current state.
-type Subscription struct {
-	// C receives transitions. It is never closed.
-	C <-chan Transition
-	c chan Transition
-	l *Lifecycle
-}
+import "github.com/drainkit/drainkit/internal/syncx"
 
-// Subscribe returns a Subscription. Call Close when done with it.
-func (l *Lifecycle) Subscribe() *Subscription {
-	c := make(chan Transition, 1)
-	s := &Subscription{C: c, c: c, l: l}
+// Subscribe returns a channel of transitions and cancel, which stops
+// deliveries (call it when done; it is idempotent). Deliveries never block a
+// transition: the channel holds at most one value, and a newer transition
+// replaces an unread one (latest value wins, as in grpc-go's health Watch).
+// The first value is the transition that led to the current state. The
+// channel is never closed.
+func (l *Lifecycle) Subscribe() (c <-chan Transition, cancel func()) {
+	s := &subscription{c: make(chan Transition, 1)}
 	l.mu.Lock()
 	l.subs[s] = struct{}{}
 	s.offer(l.last)
 	l.mu.Unlock()
-	return s
-}
-
-// Close stops deliveries. It is idempotent.
-func (s *Subscription) Close() {
-	s.l.mu.Lock()
-	delete(s.l.subs, s)
-	s.l.mu.Unlock()
-}
-
-// offer replaces any unread value with t. Called with l.mu held, so it is the
-// only sender and the send below cannot block. A private copy of
-// internal/syncx's latest-wins notifier: lifecycle imports nothing of the
-// module (layout rule).
-func (s *Subscription) offer(t Transition) {
-	select {
-	case <-s.c:
-	default:
+	return s.c, func() {
+		l.mu.Lock()
+		delete(l.subs, s)
+		l.mu.Unlock()
 	}
-	s.c <- t
 }
+
+// subscription is one Subscribe's channel.
+type subscription struct{ c chan Transition }
+
+// offer replaces any unread value with t (latest wins). Called with l.mu
+// held, so it is the only sender.
+func (s *subscription) offer(t Transition) { syncx.Offer(s.c, t) }

@@ -25,8 +25,6 @@ type Step struct {
 	Err    string        `json:"error,omitempty"`
 }
 
-// Timeline's field list looks like registry.View's by shape only (a JSON
-// struct of names, counts and times); lifecycle imports nothing of ours.
 // Timeline records one drain (DESIGN.md section 4).
 type Timeline struct {
 	Start  time.Time `json:"start"` // t0

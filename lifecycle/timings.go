@@ -139,15 +139,10 @@ func (t Timings) MinGracePeriod() time.Duration {
 	return g
 }
 
-// SyncGrace is how long the drain waits, at its start, for a registrar's
-// running Sync to return after its context was cancelled, before it
-// deregisters anyway (500ms): part of the deregistration budget.
-const SyncGrace = syncGrace
-
 // CheckDeregisterBudget checks registry.deregister_timeout d for an instance
 // that has a registrar. With a propagation window, deregistration runs
 // inside it (capped by propagation.max), so any d fits. With no window (min,
-// quiet and max 0) it comes before the listeners close, so d + SyncGrace +
+// quiet and max 0) it comes before the listeners close, so d + 500ms (the wait for a running Sync) +
 // DrainTimeout + StopTimeout + Margin() must fit GracePeriod. It returns a
 // *RangeError naming registry.deregister_timeout and its allowed range, or
 // nil. drainkit.Main checks it before any listener opens; Run checks it

@@ -127,7 +127,7 @@ func TestRestoreRefusesCheckEjection(t *testing.T) {
 	hs := newHarness(t, probes.Options{}, lifecycle.WithCheckOptions(lifecycle.CheckOptions{
 		Interval: 10 * time.Millisecond, Timeout: 10 * time.Millisecond, FailureThreshold: 1, SuccessThreshold: 1000,
 	}))
-	hs.lc.AddCheck(lifecycle.CheckFunc{CheckName: "db", Fn: func(context.Context) error { return errors.New("down") }})
+	hs.lc.AddCheck(lifecycle.CheckFunc("db", func(context.Context) error { return errors.New("down") }))
 	hs.run(t)
 	waitState(t, hs.lc, lifecycle.Ejected)
 	code, _, body := hs.do(t, "POST", "/restore", nil)
@@ -187,8 +187,8 @@ func TestStateJSON(t *testing.T) {
 func TestActionsNotBlockedByIdleSubscribers(t *testing.T) {
 	hs := newHarness(t, probes.Options{})
 	for range 3 {
-		sub := hs.lc.Subscribe() // never read
-		defer sub.Close()
+		_, unsubscribe := hs.lc.Subscribe() // never read
+		defer unsubscribe()
 	}
 	hs.run(t)
 	for _, step := range []struct {

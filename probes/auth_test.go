@@ -143,9 +143,9 @@ func TestLoopbackRuleResistsBrowsers(t *testing.T) {
 func TestStateRedactedForRemotePeersWithoutToken(t *testing.T) {
 	hs := newHarness(t, probes.Options{}, lifecycle.WithCheckOptions(lifecycle.CheckOptions{
 		Interval: 20 * time.Millisecond, Timeout: 10 * time.Millisecond, FailureThreshold: 999, SuccessThreshold: 1000}))
-	hs.lc.AddCheck(lifecycle.CheckFunc{CheckName: "db", Fn: func(context.Context) error {
+	hs.lc.AddCheck(lifecycle.CheckFunc("db", func(context.Context) error {
 		return errors.New("dial tcp db.internal.example:5432: connection refused")
-	}})
+	}))
 	hs.run(t)
 	probes.PollUntil(t, 5*time.Second, "the check's first failure", func() bool {
 		_, _, body := hs.do(t, "GET", "/state", nil)

@@ -60,7 +60,7 @@ func newHarness(t *testing.T, popts probes.Options, lopts ...lifecycle.Option) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := lifecycletest.NewServer(lc)
+	srv := lifecycletest.NewServer()
 	hs := &harness{lc: lc, window: window, gate: srv.Begin(), h: h, srv: httptest.NewServer(h)}
 	lc.AddServer("gate", srv)
 	t.Cleanup(func() {

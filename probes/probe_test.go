@@ -61,8 +61,8 @@ func TestVerboseListsChecks(t *testing.T) {
 	hs := newHarness(t, probes.Options{}, lifecycle.WithCheckOptions(lifecycle.CheckOptions{
 		Interval: 10 * time.Millisecond, Timeout: 10 * time.Millisecond, FailureThreshold: 999, SuccessThreshold: 1000,
 	}))
-	hs.lc.AddCheck(lifecycle.CheckFunc{CheckName: "db", Fn: func(context.Context) error { return nil }})
-	hs.lc.AddCheck(lifecycle.CheckFunc{CheckName: "cache", Fn: func(context.Context) error { return errors.New("connection refused") }})
+	hs.lc.AddCheck(lifecycle.CheckFunc("db", func(context.Context) error { return nil }))
+	hs.lc.AddCheck(lifecycle.CheckFunc("cache", func(context.Context) error { return errors.New("connection refused") }))
 
 	// Before any round: not run yet.
 	_, _, body := hs.do(t, "GET", "/readyz?verbose", nil)

@@ -96,7 +96,3 @@ func HealthFor(t lifecycle.Transition) Health {
 	}
 	return Absent
 }
-
-var (
-	_ lifecycle.StatusDetailer = (*Memory)(nil)
-)

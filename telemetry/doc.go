@@ -2,16 +2,15 @@
 // metrics named by DESIGN.md section 7, one span per drain, and an optional
 // Prometheus endpoint for the admin listener.
 //
-// A Telemetry is a lifecycle.Observer. Because observers are fixed when the
-// lifecycle is created, build the Telemetry first, pass it to lifecycle.New,
-// then Attach the lifecycle so that the observable instruments can read it:
+// A Telemetry is a lifecycle.Observer. Build it first and pass it to
+// lifecycle.New with lifecycle.WithObserver, which also attaches the new
+// lifecycle to it so that the observable instruments read it:
 //
 //	func run() int { // main: os.Exit(run()), so that the deferred Close runs
 //		tel, err := telemetry.New(telemetry.Options{}) // global providers
 //		...
 //		defer tel.Close()
 //		lc, err := lifecycle.New(lifecycle.WithObserver(tel), ...)
-//		tel.Attach(lc)
 //		err = lc.Run(ctx)
 //		tel.Flush(flushCtx) // after Run: the drain span is complete
 //		return lifecycle.ExitCode(err)

@@ -43,18 +43,17 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	_ = tel.Attach(lc)
 	lc.AddServer("api", newFakeServer(lc))
 
-	sub := lc.Subscribe()
+	sub, unsubscribe := lc.Subscribe()
 	done := make(chan error, 1)
 	go func() { done <- lc.Run(ctx) }()
-	for t := range sub.C {
+	for t := range sub {
 		if t.To == lifecycle.Ready {
 			break
 		}
 	}
-	sub.Close()
+	unsubscribe()
 	_ = lc.Drain("rollout")
 	fmt.Println("exit code", lifecycle.ExitCode(<-done))
 	_ = tel.Flush(ctx)

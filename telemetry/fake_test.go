@@ -20,9 +20,9 @@ func newFakeServer(lc *lifecycle.Lifecycle) *fakeServer {
 	return &fakeServer{lc: lc, closed: make(chan struct{})}
 }
 
-func (s *fakeServer) Serve() error          { <-s.closed; return nil }
-func (s *fakeServer) LameDuck()             {}
-func (s *fakeServer) CloseListeners() error { close(s.closed); return nil }
+func (s *fakeServer) Serve(lifecycle.ServerHooks) error { <-s.closed; return nil }
+func (s *fakeServer) LameDuck()                         {}
+func (s *fakeServer) CloseListeners() error             { close(s.closed); return nil }
 func (s *fakeServer) AwaitIdle(ctx context.Context) error {
 	if s.stuck.Load() == 0 {
 		return nil

@@ -50,13 +50,13 @@ func run(lc *lifecycle.Lifecycle) <-chan error {
 // waitState waits up to 10s for lc to reach want.
 func waitState(t *testing.T, lc *lifecycle.Lifecycle, want lifecycle.State) {
 	t.Helper()
-	sub := lc.Subscribe()
-	defer sub.Close()
+	sub, unsubscribe := lc.Subscribe()
+	defer unsubscribe()
 	deadline := time.NewTimer(10 * time.Second)
 	defer deadline.Stop()
 	for lc.State() != want {
 		select {
-		case <-sub.C:
+		case <-sub:
 		case <-deadline.C:
 			t.Fatalf("state %s, want %s", lc.State(), want)
 		}

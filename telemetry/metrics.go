@@ -37,8 +37,8 @@ type instruments struct {
 
 func newInstruments(m metric.Meter) (instruments, error) {
 	var i instruments
-	// One call per instrument, alike by shape: each names its own metric,
-	// unit and description; a table of them would hide the types.
+	// One call per instrument: each has its own metric type, name, unit
+	// and description.
 	var err, e error
 	keep := func(e error) {
 		if err == nil {

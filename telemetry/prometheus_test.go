@@ -88,9 +88,6 @@ func TestPrometheusMatchesTimelineUnderLoad(t *testing.T) {
 	}
 	defer tel.Close()
 	lc := newLifecycle(t, lifecycle.WithObserver(tel))
-	if err := tel.Attach(lc); err != nil {
-		t.Fatal(err)
-	}
 
 	// Admin listener with GET /metrics, serving through the whole drain.
 	adminLn, err := net.Listen("tcp", "127.0.0.1:0")
@@ -116,7 +113,7 @@ func TestPrometheusMatchesTimelineUnderLoad(t *testing.T) {
 		served.Add(1)
 		_, _ = io.WriteString(w, "ok")
 	})}
-	lc.AddServer("http", httpdrain.New(lc, srv, ln))
+	lc.AddServer("http", httpdrain.New(srv, ln))
 	done := run(lc)
 	waitState(t, lc, lifecycle.Ready)
 

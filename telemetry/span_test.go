@@ -13,6 +13,7 @@ import (
 
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/registry"
+	"github.com/drainkit/drainkit/registry/registrytest"
 	"github.com/drainkit/drainkit/telemetry"
 )
 
@@ -37,10 +38,7 @@ func TestDrainSpanHasTimelineEventsInOrder(t *testing.T) {
 	}
 	defer tel.Close()
 	lc := newLifecycle(t, lifecycle.WithObserver(tel))
-	if err := tel.Attach(lc); err != nil {
-		t.Fatal(err)
-	}
-	mem := registry.NewMemory("svc")
+	mem := registrytest.NewMemory("svc")
 	lc.AddRegistrar("memory", mem) // deregistered + confirmed steps, confirmed concurrent with the window
 	srv := newFakeServer(lc)
 	lc.AddServer("fake", srv)
@@ -128,7 +126,6 @@ func TestFlushFromStopHookTruncatesSpan(t *testing.T) {
 	}
 	defer tel.Close()
 	lc := newLifecycle(t, lifecycle.WithObserver(tel))
-	_ = tel.Attach(lc)
 	lc.AddServer("fake", newFakeServer(lc))
 	exported := -1
 	lc.OnStop("flush telemetry", func(ctx context.Context) error {

@@ -28,9 +28,10 @@ type Options struct {
 }
 
 // Telemetry observes one lifecycle and exports it (see the package
-// documentation for the instruments and the span). Create it with New, pass
-// it to lifecycle.New with lifecycle.WithObserver, then call Attach. Its
-// methods are safe for concurrent use. Use one Telemetry per Lifecycle.
+// documentation for the instruments and the span). Create it with New and
+// pass it to lifecycle.New with lifecycle.WithObserver, which attaches the
+// new Lifecycle to it. Its methods are safe for concurrent use. Use one
+// Telemetry per Lifecycle.
 type Telemetry struct {
 	opts   Options
 	tracer trace.Tracer
@@ -76,8 +77,8 @@ func New(opts Options) (*Telemetry, error) {
 
 // Attach lets the observable instruments read lc at collection time: its
 // state, the drain's late and forced counts, and its servers' in-flight work.
-// lc must be the Lifecycle this Telemetry was passed to with
-// lifecycle.WithObserver. Attaching again replaces lc.
+// lifecycle.New calls it with the Lifecycle this Telemetry observes
+// (lifecycle.WithObserver); there is no need to call it by hand.
 func (t *Telemetry) Attach(lc *lifecycle.Lifecycle) error {
 	if lc == nil {
 		return errors.New("telemetry: Attach(nil)")

@@ -144,8 +144,9 @@ func (w *Worker) stopTaking() {
 
 // Serve runs the run function and returns when it returned: nil if it
 // returned after the worker stopped taking work with nil or its context's
-// error, else the failure. Only the first call runs it.
-func (w *Worker) Serve() error {
+// error, else the failure. Only the first call runs it. Background work has
+// no arrivals to report, so the ServerHooks go unused.
+func (w *Worker) Serve(lifecycle.ServerHooks) error {
 	err := errors.New("workdrain: Serve called twice")
 	w.serve.Do(func() {
 		defer close(w.returned)

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/drainkit/drainkit/httpdrain"
-	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
@@ -24,19 +23,16 @@ func (w *nopWriter) WriteHeader(int)             {}
 var bare = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
 
 // drainkitHandler returns bare wrapped by httpdrain's request path, as
-// httpdrain.New installs it on an http.Server (not serving).
+// httpdrain.New installs it on an http.Server (not serving: the lifecycle's
+// ServerHooks, which Serve would hand it, are not called).
 func drainkitHandler(b *testing.B) http.Handler {
-	lc, err := lifecycle.New()
-	if err != nil {
-		b.Fatal(err)
-	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { ln.Close() })
 	srv := &http.Server{Handler: bare}
-	httpdrain.New(lc, srv, ln)
+	httpdrain.New(srv, ln)
 	return srv.Handler
 }
 

@@ -9,7 +9,6 @@ import (
 // newServeCmd is the hidden service mode the drill re-executes itself in.
 func newServeCmd() *cobra.Command {
 	var o serve.Options
-	// cobra.Command boilerplate, alike newDrillCmd's in shape only.
 	cmd := &cobra.Command{
 		Use:    "serve",
 		Short:  "run the example service under one shutdown strategy (used by drill)",

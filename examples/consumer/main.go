@@ -36,8 +36,6 @@
 // stops it (exit 0); bad flags exit 2.
 package main
 
-// Imports alike the root service.go's: an example is a self-contained main
-// that users copy.
 import (
 	"context"
 	"encoding/json"

@@ -153,7 +153,7 @@ func serve(cfg *config.Config, v *viper.Viper, stderr io.Writer) (int, error) {
 			logger.Debug("writing the response", "error", err.Error()) // the client went away
 		}
 	})
-	lc.AddServer("http", httpdrain.New(lc, &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, httpLn))
+	lc.AddServer("http", httpdrain.New(&http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, httpLn))
 
 	admin := &http.Server{Handler: ph, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
 		WriteTimeout: 30 * time.Second, IdleTimeout: time.Minute}

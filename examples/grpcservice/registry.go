@@ -38,7 +38,10 @@ func registrars(logger *slog.Logger) []drainkit.Option {
 			})),
 		drainkit.WithRegistrar("consul", registration(func(*config.Config) bool { return os.Getenv("CONSUL_HTTP_ADDR") != "" },
 			func(cfg *config.Config, eps []registry.Endpoint) (registry.Registrar, error) {
-				o := consul.FromConfig(cfg.Registry, "grpcservice", 1)
+				o, err := consul.OptionsFrom(cfg.Registry, "grpcservice", 1)
+				if err != nil {
+					return nil, err
+				}
 				o.SetEndpoints(eps)
 				o.Logger = logger
 				return consul.New(o)

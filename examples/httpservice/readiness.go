@@ -13,7 +13,7 @@ import (
 // fileCheck is a readiness check that fails while path exists, so that an
 // operator or a test can flip readiness from outside the process.
 func fileCheck(path string) lifecycle.Checker {
-	return lifecycle.CheckFunc{CheckName: "fail-readiness-file", Fn: func(context.Context) error {
+	return lifecycle.CheckFunc("fail-readiness-file", func(context.Context) error {
 		_, err := os.Stat(path)
 		switch {
 		case err == nil:
@@ -23,5 +23,5 @@ func fileCheck(path string) lifecycle.Checker {
 		default:
 			return err
 		}
-	}}
+	})
 }

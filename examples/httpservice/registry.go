@@ -30,7 +30,11 @@ func consulRegistration(service string, logger *slog.Logger) drainkit.Registrati
 			if !enabled {
 				return nil
 			}
-			r, err := consul.New(consul.FromConfig(cfg.Registry, service, 1))
+			opts, err := consul.OptionsFrom(cfg.Registry, service, 1)
+			if err != nil {
+				return err
+			}
+			r, err := consul.New(opts)
 			if err != nil {
 				return err
 			}
@@ -40,7 +44,10 @@ func consulRegistration(service string, logger *slog.Logger) drainkit.Registrati
 			if !enabled {
 				return nil, nil
 			}
-			opts := consul.FromConfig(cfg.Registry, service, 1)
+			opts, err := consul.OptionsFrom(cfg.Registry, service, 1)
+			if err != nil {
+				return nil, err
+			}
 			opts.SetEndpoints(b.Endpoints)
 			opts.Logger = logger
 			return consul.New(opts)

@@ -31,7 +31,6 @@ func telemetryOptions(cfg *config.Config, logger *slog.Logger) ([]drainkit.Optio
 	}
 	opts := []drainkit.Option{
 		drainkit.WithObserver(tel),
-		drainkit.WithLifecycle(tel.Attach),
 		drainkit.AfterRun(func(ctx context.Context) error {
 			if err := tel.Flush(ctx); err != nil {
 				logger.Warn("telemetry flush failed", "error", err)

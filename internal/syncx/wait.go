@@ -7,7 +7,6 @@ import (
 
 // WaitFor waits for wg up to d and reports whether it finished. On false,
 // the goroutine that waits for wg keeps waiting until wg is done.
-// (lifecycle.waitBounded is a copy: lifecycle imports nothing of drainkit's.)
 func WaitFor(wg *sync.WaitGroup, d time.Duration) bool {
 	done := make(chan struct{})
 	go func() {

@@ -23,18 +23,18 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	srv := lifecycletest.NewServer(lc)
+	srv := lifecycletest.NewServer()
 	lc.AddServer("api", srv)
 
-	sub := lc.Subscribe()
+	sub, unsubscribe := lc.Subscribe()
 	done := make(chan error, 1)
 	go func() { done <- lc.Run(context.Background()) }()
-	for t := range sub.C {
+	for t := range sub {
 		if t.To == lifecycle.Ready {
 			break
 		}
 	}
-	sub.Close()
+	unsubscribe()
 	srv.Begin() // a stuck request: its end is never called
 	_ = lc.Drain("rollout")
 	err = <-done

@@ -1,6 +1,6 @@
 // Package lifecycletest provides a fake lifecycle.Server, for testing a
 // service's wiring and its drain without sockets, in the spirit of
-// tableflip's testing fake and registry.Memory (the fake Registrar).
+// tableflip's testing fake and registrytest.Memory (the fake Registrar).
 //
 // Out of scope: it speaks no protocol; to test HTTP or gRPC behaviour through
 // a drain (Connection: close, GOAWAY), use httpdrain or grpcdrain on a
@@ -28,7 +28,6 @@ const (
 // ForceClose cuts what is left. Serve blocks until CloseListeners. Create it
 // with NewServer; all methods are safe for concurrent use.
 type Server struct {
-	lc       *lifecycle.Lifecycle
 	serveErr error
 
 	serving, closed chan struct{}
@@ -36,16 +35,17 @@ type Server struct {
 	closeOnce       sync.Once
 
 	mu       sync.Mutex
+	hooks    lifecycle.ServerHooks // from Serve
 	calls    []string
 	inFlight map[*int]struct{} // one key per request begun and not yet ended or cut
 	idle     chan struct{}     // closed while inFlight is empty
 }
 
-// NewServer returns a Server with no work in flight. If lc is not nil, Begin
-// reports each request to lc.Arrived, as a real server does, so late requests
-// keep the propagation window open.
-func NewServer(lc *lifecycle.Lifecycle) *Server {
-	s := &Server{lc: lc, serving: make(chan struct{}), closed: make(chan struct{}),
+// NewServer returns a Server with no work in flight. Once the lifecycle has
+// called Serve, Begin reports each request to its ServerHooks.Arrived, as a
+// real server does, so late requests keep the propagation window open.
+func NewServer() *Server {
+	s := &Server{serving: make(chan struct{}), closed: make(chan struct{}),
 		inFlight: map[*int]struct{}{}, idle: make(chan struct{})}
 	close(s.idle)
 	return s
@@ -59,11 +59,11 @@ func (s *Server) FailServe(err error) { s.serveErr = err }
 // Begin starts one request and returns end, which finishes it; calling end
 // again, or after ForceClose cut the request, does nothing.
 func (s *Server) Begin() (end func()) {
-	if s.lc != nil {
-		s.lc.Arrived()
-	}
 	key := new(int)
 	s.mu.Lock()
+	if s.hooks != nil {
+		s.hooks.Arrived()
+	}
 	if len(s.inFlight) == 0 {
 		s.idle = make(chan struct{})
 	}
@@ -96,7 +96,8 @@ func (s *Server) Calls() []string {
 	return slices.Clone(s.calls)
 }
 
-// Serving returns a channel closed once Serve has been called.
+// Serving returns a channel closed once Serve has been called: from then on,
+// Begin reports to the lifecycle's ServerHooks.
 func (s *Server) Serving() <-chan struct{} { return s.serving }
 
 // Closed returns a channel closed once CloseListeners has been called.
@@ -110,7 +111,10 @@ func (s *Server) record(call string) {
 
 // Serve implements lifecycle.Server: it returns the FailServe error at once,
 // or nil once CloseListeners was called.
-func (s *Server) Serve() error {
+func (s *Server) Serve(h lifecycle.ServerHooks) error {
+	s.mu.Lock()
+	s.hooks = h
+	s.mu.Unlock()
 	s.serveOnce.Do(func() { close(s.serving) })
 	if s.serveErr != nil {
 		return s.serveErr

@@ -47,13 +47,13 @@ func (o endAtClose) OnDrainStep(_ lifecycle.Timeline, s lifecycle.Step) {
 func TestRequestFinishesWithinDrain(t *testing.T) {
 	ended := make(chan func(), 1) // the request's end, for the observer
 	lc := newLifecycle(t, lifecycle.WithObserver(endAtClose{end: func() { (<-ended)() }}))
-	srv := lifecycletest.NewServer(lc)
+	srv := lifecycletest.NewServer()
 	lc.AddServer("api", srv)
-	sub := lc.Subscribe()
-	defer sub.Close()
+	sub, unsubscribe := lc.Subscribe()
+	defer unsubscribe()
 	done := make(chan error, 1)
 	go func() { done <- lc.Run(context.Background()) }()
-	for tr := range sub.C {
+	for tr := range sub {
 		if tr.To == lifecycle.Ready {
 			break
 		}
@@ -92,15 +92,32 @@ func TestRequestFinishesWithinDrain(t *testing.T) {
 	}
 }
 
-// TestBeginAfterT0CountsLate: Begin reports to Arrived.
+// TestBeginAfterT0CountsLate: once Serve has its ServerHooks, a request
+// begun after t0 is a late arrival.
 func TestBeginAfterT0CountsLate(t *testing.T) {
 	lc := newLifecycle(t)
-	srv := lifecycletest.NewServer(lc)
-	_ = lc.Drain("before Run") // DRAINING from STARTING
-	srv.Begin()()
-	if tl, _ := lc.Timeline(); tl.LateArrivals != 1 {
-		t.Errorf("late arrivals %d, want 1", tl.LateArrivals)
+	srv := lifecycletest.NewServer()
+	lc.AddServer("api", srv)
+	done := make(chan error, 1)
+	go func() { done <- lc.Run(context.Background()) }()
+	<-srv.Serving()
+	if err := lc.Drain("test"); err != nil {
+		t.Fatal(err)
 	}
+	srv.Begin()()
+	if tl := lc.Status().Timeline; tl == nil || tl.LateArrivals != 1 {
+		t.Errorf("timeline %+v, want 1 late arrival", tl)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestForceCloseCuts: AwaitIdle waits for a request in flight, ForceClose
+// cuts it, and its end does nothing after the cut.
+func TestForceCloseCuts(t *testing.T) {
+	srv := lifecycletest.NewServer()
+	srv.Begin()()
 	if srv.AwaitIdle(context.Background()) != nil {
 		t.Error("AwaitIdle with nothing in flight")
 	}
@@ -122,7 +139,7 @@ func TestBeginAfterT0CountsLate(t *testing.T) {
 // TestFailServe: a server whose Serve fails makes Run drain and exit 1.
 func TestFailServe(t *testing.T) {
 	lc := newLifecycle(t)
-	srv := lifecycletest.NewServer(lc)
+	srv := lifecycletest.NewServer()
 	srv.FailServe(errors.New("listener broke"))
 	lc.AddServer("api", srv)
 	err := lc.Run(context.Background())

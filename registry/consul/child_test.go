@@ -157,7 +157,7 @@ func TestChildSIGTERM(t *testing.T) {
 
 // TestChildAgentStoppedBeforeSIGTERM: with the agent gone, the drain still
 // completes within its budget and logs the deregistration failure.
-func TestChildAgentStoppedBeforeSIGTERM(t *testing.T) { // alike in shape in registry/etcd: the registry-specific setup and log line stay here
+func TestChildAgentStoppedBeforeSIGTERM(t *testing.T) {
 	a := consultest.Start(t)
 	c := a.Client(t)
 	const svc = "agent-down-svc"

@@ -2,14 +2,18 @@ package consul
 
 import "github.com/drainkit/drainkit/config"
 
-// FromConfig returns Options for an instance serving on port, with the
+// OptionsFrom returns Options for an instance serving on port, with the
 // registration settings of r (keys registry.*): the service name is
 // r.Service, or defaultService when r.Service is empty; TTL,
 // HeartbeatInterval, CallTimeout and DeregisterCriticalServiceAfter come from
 // r. The caller sets what config does not cover (Address, Tags, Meta, Logger,
-// the consul/api configuration); New validates the result. r's
-// DeregisterTimeout is the lifecycle's (config.Config.LifecycleOptions).
-func FromConfig(r config.RegistryConfig, defaultService string, port int) Options {
+// the consul/api configuration). r's DeregisterTimeout is the lifecycle's
+// (config.Config.LifecycleOptions).
+//
+// It returns the result of Options.Validate (a *lifecycle.RangeError naming
+// the key), as etcd.OptionsFrom does; New validates again what the caller
+// set.
+func OptionsFrom(r config.RegistryConfig, defaultService string, port int) (Options, error) {
 	service := r.Service
 	if service == "" {
 		service = defaultService
@@ -19,5 +23,5 @@ func FromConfig(r config.RegistryConfig, defaultService string, port int) Option
 	o.HeartbeatInterval = r.HeartbeatInterval
 	o.CallTimeout = r.CallTimeout
 	o.DeregisterCriticalServiceAfter = r.DeregisterCriticalServiceAfter
-	return o
+	return o, o.Validate()
 }

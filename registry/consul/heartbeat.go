@@ -37,7 +37,7 @@ const (
 )
 
 // step applies the latest wanted health once; its outcome goes to Sync
-// callers. (registry/etcd's step has the same shape over its own fields.)
+// callers.
 func (r *Registrar) step(ctx context.Context) regworker.Outcome {
 	r.mu.Lock()
 	w := wanted{health: r.want, reason: r.reason, readyAt: r.readyAt}
@@ -197,8 +197,8 @@ func (r *Registrar) converge(ctx context.Context, w wanted, regStatus string) er
 			return err
 		}
 	}
-	// The maintenance-on and maintenance-off blocks look alike; their order
-	// around the TTL updates is the point, so they stay written out.
+	// The order of the four calls below is what keeps the instance from
+	// passing in between (see above).
 	if wantMaint && r.state == stateRegistered {
 		if err := r.call(ctx, "maintenance on", func(q *api.QueryOptions) error {
 			return r.client.Agent().EnableServiceMaintenanceOpts(r.id, reason, q)

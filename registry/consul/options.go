@@ -136,7 +136,7 @@ func (o Options) Validate() error {
 	o = o.withDefaults()
 	d := func(v time.Duration) string { return v.String() }
 	switch {
-	case !ValidServiceName(o.Service):
+	case !registry.ValidServiceName(o.Service):
 		return &lifecycle.RangeError{Key: "registry.service", Value: strconv.Quote(o.Service),
 			Allowed: "must be 1 to 255 letters, digits, '-', '_' and '.'"}
 	case o.Port < 1 || o.Port > 65535:
@@ -165,11 +165,6 @@ func (o Options) Validate() error {
 	}
 	return checkSettings(o.Consul)
 }
-
-// ValidServiceName reports whether name is a Consul service name drainkit
-// accepts: 1 to 255 bytes of ASCII letters, digits, '-', '_' and '.', which
-// also keeps it usable in Consul DNS. It is registry.ValidServiceName.
-func ValidServiceName(name string) bool { return registry.ValidServiceName(name) }
 
 // SetEndpoints makes eps the instance's endpoints: the first gives Scheme,
 // Address (when not empty) and Port, the others Extra. eps is typically

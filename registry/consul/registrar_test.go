@@ -98,12 +98,12 @@ func TestEjectMapsToCriticalAndMaintenance(t *testing.T) {
 	var failing atomic.Bool
 	lc := newLifecycle(t, r, lifecycle.WithCheckOptions(lifecycle.CheckOptions{
 		Interval: 100 * time.Millisecond, Timeout: 100 * time.Millisecond, FailureThreshold: 2, SuccessThreshold: 3}))
-	lc.AddCheck(lifecycle.CheckFunc{CheckName: "flip", Fn: func(context.Context) error {
+	lc.AddCheck(lifecycle.CheckFunc("flip", func(context.Context) error {
 		if failing.Load() {
 			return errors.New("flipped")
 		}
 		return nil
-	}})
+	}))
 	start(t, lc)
 	passing := func() (bool, string) {
 		ids, err := passingIDs(c, o.Service)

@@ -1,7 +1,5 @@
 package consul
 
-// Imports alike registry/etcd/watch.go's: both watches use the same standard
-// packages and share their code through registry.View and internal/syncx.
 import (
 	"cmp"
 	"context"

@@ -146,7 +146,7 @@ func TestChildSIGTERM(t *testing.T) {
 
 // TestChildEtcdStoppedBeforeSIGTERM: with etcd gone, the drain still
 // completes within its budget and logs the failed revocation.
-func TestChildEtcdStoppedBeforeSIGTERM(t *testing.T) { // alike in shape in registry/consul: the registry-specific setup and log line stay here
+func TestChildEtcdStoppedBeforeSIGTERM(t *testing.T) {
 	s := etcdtest.Start(t)
 	c := s.Client(t)
 	const svc = "down-svc"

@@ -14,7 +14,7 @@ import (
 )
 
 // step applies the latest wanted health once; its outcome goes to Sync
-// callers. (registry/consul's step has the same shape over its own fields.)
+// callers.
 func (r *Registrar) step(ctx context.Context) regworker.Outcome {
 	r.mu.Lock()
 	gen, want, readyAt := r.gen, r.want, r.readyAt

@@ -17,7 +17,6 @@ import (
 	"go.uber.org/goleak"
 )
 
-// Alike in registry/{consul,etcd}: the per-package wiring (TestMain, poll, logger) Go needs in each package.
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, goleak.Cleanup(example.RemoveAndExit))
 }

@@ -133,7 +133,7 @@ func TestWindowEndKeepsConsumingWhileServing(t *testing.T) {
 					http.Error(rw, err.Error(), http.StatusInternalServerError)
 				}
 			})
-			lc.AddServer("http", httpdrain.New(lc, &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, ln))
+			lc.AddServer("http", httpdrain.New(&http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, ln))
 			lc.AddServer("nats", w)
 			done := make(chan error, 1)
 			go func() { done <- lc.Run(context.Background()) }()

@@ -1,9 +1,5 @@
 package main
 
-// Imports alike internal/consultest's, internal/etcdtest's and
-// table6_scale.go's: each runs and talks to a child process. consulAgent is
-// kept apart from internal/consultest, whose Agent needs a testing.TB and
-// logs to the test.
 import (
 	"context"
 	"fmt"

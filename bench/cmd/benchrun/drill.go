@@ -12,9 +12,6 @@ import (
 	"time"
 )
 
-// Its field list looks like drill.Summary's (and like any JSON struct, such
-// as registry/etcd's kratosInstance): benchrun reads the published JSON
-// (schema 2) and cannot import cmd/drainkit/internal.
 // drillSummary is the part of one strategy's `drainkit drill --json`
 // summary the tables use (cmd/drainkit/internal/drill.Summary).
 type drillSummary struct {

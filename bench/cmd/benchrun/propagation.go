@@ -1,7 +1,5 @@
 package main
 
-// Imports alike the root service.go's and examples/consumer's: an HTTP client
-// and server with logging; no code in common.
 import (
 	"context"
 	"errors"
@@ -118,12 +116,12 @@ func (p *propInstance) addRegistrars(regs registries) error {
 }
 
 func (p *propInstance) waitReady(timeout time.Duration) error {
-	sub := p.lc.Subscribe()
-	defer sub.Close()
+	sub, unsubscribe := p.lc.Subscribe()
+	defer unsubscribe()
 	deadline := time.After(timeout)
 	for p.lc.State() != lifecycle.Ready {
 		select {
-		case <-sub.C:
+		case <-sub:
 		case err := <-p.runErr:
 			return fmt.Errorf("lifecycle ended before READY: %v", err)
 		case <-deadline:

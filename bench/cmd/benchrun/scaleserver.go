@@ -1,8 +1,5 @@
 package main
 
-// Imports alike cmd/drainkit/internal/serve/shutdown.go's: both are HTTP
-// servers stopped by a signal; this one is a load target with no drain
-// strategy, so nothing is shared.
 import (
 	"context"
 	"errors"
@@ -82,7 +79,7 @@ func serveDrainkit(srv *http.Server, ln net.Listener) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	lc.AddServer("http", httpdrain.New(lc, srv, ln))
+	lc.AddServer("http", httpdrain.New(srv, ln))
 	return lifecycle.ExitCode(lc.Run(context.Background()))
 }
 

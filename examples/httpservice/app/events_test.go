@@ -28,14 +28,14 @@ func TestEventsEndWithDrainEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lc.AddServer("http", httpdrain.New(lc, &http.Server{Handler: Handler()}, ln))
-	sub := lc.Subscribe()
-	defer sub.Close()
+	lc.AddServer("http", httpdrain.New(&http.Server{Handler: Handler()}, ln))
+	sub, unsubscribe := lc.Subscribe()
+	defer unsubscribe()
 	runErr := make(chan error, 1)
 	go func() { runErr <- lc.Run(context.Background()) }()
 	for lc.State() != lifecycle.Ready {
 		select {
-		case <-sub.C:
+		case <-sub:
 		case <-time.After(5 * time.Second):
 			t.Fatal("not READY")
 		}

@@ -1,7 +1,5 @@
 package drill
 
-// Imports alike report_table.go's (writers of the same Result): the HTML page
-// embeds WriteTable's output rather than repeating it.
 import (
 	"bytes"
 	"fmt"

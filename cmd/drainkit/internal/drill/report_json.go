@@ -12,8 +12,6 @@ import (
 // key (_s, _ms) and added the consumer figures.
 const SchemaVersion = 2
 
-// ConfigReport's field list looks like Summary's: both are JSON shapes of
-// different facts (the setup, a strategy's results), not one fact twice.
 // ConfigReport is the drill's configuration as the JSON output shows it.
 // Durations are in seconds (_s).
 type ConfigReport struct {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/drainkit/drainkit/internal/testlog"
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/lifecycletest"
 )
 
 // TestTimelineFromRealLifecycle drains a real lifecycle with late arrivals and
@@ -27,6 +28,8 @@ func TestTimelineFromRealLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	srv := lifecycletest.NewServer()
+	lc.AddServer("api", srv)
 	done := make(chan error, 1)
 	go func() { done <- lc.Run(context.Background()) }()
 	deadline := time.Now().Add(5 * time.Second)
@@ -39,8 +42,9 @@ func TestTimelineFromRealLifecycle(t *testing.T) {
 	if err := lc.Drain("test"); err != nil {
 		t.Fatal(err)
 	}
+	<-srv.Serving() // Serve has its ServerHooks, which Begin reports to
 	for range 3 {
-		lc.Arrived()
+		srv.Begin()() // a late arrival
 	}
 	status, err := json.Marshal(lc.Status())
 	if err != nil {

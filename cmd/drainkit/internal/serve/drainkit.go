@@ -20,13 +20,13 @@ import (
 // (the lifecycle's checks.timeout) while the file at path exists: a
 // dependency that stopped answering.
 func blockingCheck(path string) lifecycle.Checker {
-	return lifecycle.CheckFunc{CheckName: "example dependency", Fn: func(ctx context.Context) error {
+	return lifecycle.CheckFunc("example dependency", func(ctx context.Context) error {
 		if _, err := os.Stat(path); err != nil {
 			return nil
 		}
 		<-ctx.Done()
 		return ctx.Err()
-	}}
+	})
 }
 
 // portOf returns the port of a TCP address.
@@ -52,7 +52,7 @@ func runDrainkit(o Options, logger *slog.Logger) (int, error) {
 		return 1, err
 	}
 	srv := &http.Server{Handler: handler(o.warmUntil()), ReadHeaderTimeout: 10 * time.Second}
-	lc.AddServer("http", httpdrain.New(lc, srv, httpLn))
+	lc.AddServer("http", httpdrain.New(srv, httpLn))
 	if o.CheckBlockDir != "" {
 		lc.AddCheck(blockingCheck(filepath.Join(o.CheckBlockDir, portOf(httpLn.Addr()))))
 	}

@@ -40,7 +40,10 @@ func newRegistrar(o Options, httpLn net.Listener, logger *slog.Logger) (registry
 		}
 		return r, "etcd", nil
 	}
-	opts := consul.FromConfig(reg, o.Service, port)
+	opts, err := consul.OptionsFrom(reg, o.Service, port)
+	if err != nil {
+		return nil, "", err
+	}
 	opts.Address, opts.Logger = host, logger
 	r, err := consul.New(opts)
 	if err != nil {

@@ -1,18 +1,18 @@
-package registry_test
+package registrytest_test
 
 import (
 	"context"
 	"fmt"
 
 	"github.com/drainkit/drainkit/lifecycle"
-	"github.com/drainkit/drainkit/registry"
+	"github.com/drainkit/drainkit/registry/registrytest"
 )
 
 // Memory stands in for a registry in a service's tests: it follows the
 // lifecycle's transitions as registry/consul does and records every call.
 func ExampleMemory() {
 	ctx := context.Background()
-	m := registry.NewMemory("api")
+	m := registrytest.NewMemory("api")
 	show := func() {
 		s := m.Status()
 		fmt.Printf("health=%s registrations=%d deregistering=%t\n", s.Health, s.Registrations, s.Deregistering)
@@ -28,7 +28,7 @@ func ExampleMemory() {
 	show()
 	fmt.Println(m.Sync(ctx, lifecycle.Transition{To: lifecycle.Ready, Cause: lifecycle.CauseOperator}))
 	for _, op := range m.Ops() {
-		if op.Kind == registry.OpSync {
+		if op.Kind == registrytest.OpSync {
 			fmt.Println(op.Kind, op.To)
 		} else {
 			fmt.Println(op.Kind)

@@ -1,4 +1,4 @@
-package registry
+package registrytest
 
 import (
 	"context"
@@ -7,9 +7,10 @@ import (
 
 	"github.com/drainkit/drainkit/internal/syncx"
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/registry"
 )
 
-// Memory is an in-memory fake Registrar for tests, in the spirit of
+// Memory is an in-memory fake registry.Registrar for tests, in the spirit of
 // tableflip's testing fake: it behaves like registry/consul without a network
 // (register on the first READY, critical on EJECTED, maintenance on an
 // operator eject, absent after Deregister), records every call, checks the
@@ -19,11 +20,11 @@ import (
 // Use it to test a service's wiring (lc.AddRegistrar("fake", m)) and drain
 // behaviour without Consul:
 //
-//	m := registry.NewMemory("api")
+//	m := registrytest.NewMemory("api")
 //	lc.AddRegistrar("memory", m)
 //	... start Run, wait until READY ...
 //	m.Wait(ctx, func(s registry.Status) bool { return s.Health == registry.Passing })
-//	m.SetHang(registry.OpDeregister, true) // an unreachable registry
+//	m.SetHang(registrytest.OpDeregister, true) // an unreachable registry
 //	lc.Drain("test")                      // must still complete
 //
 // The zero value is not usable; call NewMemory. Methods are safe for
@@ -31,15 +32,15 @@ import (
 // it closed.
 type Memory struct {
 	mu     sync.Mutex
-	status Status
+	status registry.Status
 	ops    []Op
 	errs   map[OpKind]error
 	hang   map[OpKind]bool
-	latest syncx.Latest[Status] // status, published on every change for Wait
+	latest syncx.Latest[registry.Status] // status, published on every change for Wait
 	closed bool
 }
 
-// OpKind names a Registrar call.
+// OpKind names a registry.Registrar call.
 type OpKind string
 
 // Operation kinds recorded by Memory.
@@ -59,11 +60,11 @@ type Op struct {
 	Err   error
 }
 
-// NewMemory returns a fake registrar for service with a fresh InstanceID (port
-// 0), in Health Absent.
+// NewMemory returns a fake registrar for service with a fresh registry.InstanceID (port
+// 0), in Health registry.Absent.
 func NewMemory(service string) *Memory {
 	m := &Memory{
-		status: Status{ID: InstanceID(service, 0), Service: service, Health: Absent},
+		status: registry.Status{ID: registry.InstanceID(service, 0), Service: service, Health: registry.Absent},
 		errs:   map[OpKind]error{},
 		hang:   map[OpKind]bool{},
 	}
@@ -71,7 +72,7 @@ func NewMemory(service string) *Memory {
 	return m
 }
 
-var _ Registrar = (*Memory)(nil)
+var _ registry.Registrar = (*Memory)(nil)
 
 // SetError makes every later call of kind fail with err without changing the
 // fake registry (nil restores success). A failed OpConfirm returns err at once.
@@ -106,7 +107,7 @@ func (m *Memory) begin(ctx context.Context, kind OpKind) error {
 // Sync registers the instance on the first READY and then follows t.To as
 // HealthFor says. An EJECTED transition before the first registration
 // changes nothing (nothing is registered to take out of rotation). It returns
-// ErrDeregistered after Deregister, and an error for a state other than READY
+// registry.ErrDeregistered after Deregister, and an error for a state other than READY
 // or EJECTED; both are contract violations by the caller and are recorded.
 func (m *Memory) Sync(ctx context.Context, t lifecycle.Transition) error {
 	err := m.begin(ctx, OpSync)
@@ -115,9 +116,9 @@ func (m *Memory) Sync(ctx context.Context, t lifecycle.Transition) error {
 	switch {
 	case err != nil:
 	case m.status.Deregistering:
-		err = ErrDeregistered
+		err = registry.ErrDeregistered
 	default:
-		if err = CheckSyncable(t); err == nil {
+		if err = registry.CheckSyncable(t); err == nil {
 			m.followLocked(t)
 		}
 	}
@@ -127,18 +128,18 @@ func (m *Memory) Sync(ctx context.Context, t lifecycle.Transition) error {
 
 // followLocked applies a syncable transition to the fake registry.
 func (m *Memory) followLocked(t lifecycle.Transition) {
-	if m.status.Health == Absent && t.To != lifecycle.Ready {
+	if m.status.Health == registry.Absent && t.To != lifecycle.Ready {
 		return // never registered: stay absent
 	}
-	if m.status.Health == Absent {
+	if m.status.Health == registry.Absent {
 		m.status.Registrations++
 	}
-	m.status.Health = HealthFor(t)
+	m.status.Health = registry.HealthFor(t)
 	m.status.LastWrite = time.Now()
 }
 
-// Deregister removes the instance (Health Absent) and marks the registrar as
-// deregistering, after which Sync fails with ErrDeregistered. Calling it
+// Deregister removes the instance (Health registry.Absent) and marks the registrar as
+// deregistering, after which Sync fails with registry.ErrDeregistered. Calling it
 // again is harmless and returns nil.
 func (m *Memory) Deregister(ctx context.Context) error {
 	err := m.begin(ctx, OpDeregister)
@@ -146,7 +147,7 @@ func (m *Memory) Deregister(ctx context.Context) error {
 	defer m.mu.Unlock()
 	m.status.Deregistering = true
 	if err == nil {
-		m.status.Health = Absent
+		m.status.Health = registry.Absent
 		m.status.LastWrite = time.Now()
 	}
 	m.record(Op{Kind: OpDeregister, Err: err})
@@ -162,7 +163,7 @@ func (m *Memory) Confirm(ctx context.Context) error {
 		m.mu.Unlock()
 		return err
 	}
-	err := m.Wait(ctx, func(s Status) bool { return s.Health != Passing })
+	err := m.Wait(ctx, func(s registry.Status) bool { return s.Health != registry.Passing })
 	m.mu.Lock()
 	m.record(Op{Kind: OpConfirm, Err: err})
 	m.mu.Unlock()
@@ -170,7 +171,7 @@ func (m *Memory) Confirm(ctx context.Context) error {
 }
 
 // Status returns the fake registry's view of the instance.
-func (m *Memory) Status() Status {
+func (m *Memory) Status() registry.Status {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.status
@@ -185,7 +186,7 @@ func (m *Memory) Ops() []Op {
 
 // Wait blocks until cond(Status()) is true (nil) or ctx is done (ctx.Err()).
 // cond is called without Memory's lock held and must not block.
-func (m *Memory) Wait(ctx context.Context, cond func(Status) bool) error {
+func (m *Memory) Wait(ctx context.Context, cond func(registry.Status) bool) error {
 	_, err := m.latest.WaitFor(ctx, nil, cond)
 	return err
 }
