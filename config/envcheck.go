@@ -15,7 +15,7 @@ var otherEnv = map[string]string{
 	EnvConfig:                  "config.Load: the configuration file's path",
 	"DRAINKIT_CONSUL_BIN":      "internal/consultest and bench/cmd/benchrun: the consul binary (the Makefile sets it from scripts/consul.sh)",
 	"DRAINKIT_ETCD_BIN":        "internal/etcdtest and bench/cmd/benchrun: the etcd binary (the Makefile sets it from scripts/etcd.sh)",
-	"DRAINKIT_NACOS_JAR":       "registry/nacos/internal/nacostest: the Nacos server's jar (the Makefile sets it from scripts/nacos.sh)",
+	"DRAINKIT_NACOS_JAR":       "internal/nacostest: the Nacos server's jar (the Makefile sets it from scripts/nacos.sh)",
 	"DRAINKIT_CACHE":           "scripts/consul.sh, scripts/etcd.sh and scripts/nacos.sh: the directory the servers are built in",
 	"DRAINKIT_GO":              "scripts/consul.sh: the go command that builds consul",
 	"DRAINKIT_CHROMIUM":        "cmd/drainkit's tests: the headless Chromium that checks the drill report",

@@ -10,6 +10,10 @@
 #
 # Safe for concurrent callers: the build runs under an exclusive flock in a
 # temporary directory that is renamed into place (atomic on one file system).
+#
+# With --cached it never builds: it prints the path only if the jar is
+# already in the cache, else exits 3 without output (internal/toolbin then
+# skips the Nacos tests outside `make test` and CI), like scripts/consul.sh.
 set -euo pipefail
 ver=3.1.0-bugfix
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -18,6 +22,11 @@ sum="$(cd "$src" && find pom.xml src -type f | LC_ALL=C sort | xargs sha256sum |
 cache="${DRAINKIT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/drainkit}"
 dir="$cache/nacos-$ver-$sum"
 jar="$dir/nacos-server-launcher.jar"
+if [ "${1:-}" = "--cached" ]; then
+  [ -f "$jar" ] || exit 3
+  echo "$jar"
+  exit 0
+fi
 if [ ! -f "$jar" ]; then
   mkdir -p "$cache"
   exec 9>"$dir.lock"

@@ -27,7 +27,7 @@ var timingKeys = []string{
 
 var drillLong = `drill starts replicas of a service as child processes, sends a fixed request rate
 from consumers that learn the instances like real ones do (readiness polling like a
-Kubernetes endpoints controller, or a Consul or etcd watch), replaces every replica one by one
+Kubernetes endpoints controller, a Consul or etcd watch, or Nacos), replaces every replica one by one
 (start new, wait ready, stop old, wait exit), and records every request.
 All strategies start their load together and stop it together, after the last
 rolling restart, at least --tail later, and once no consumer still lists a
@@ -39,7 +39,9 @@ consumers' staleness is measured to its end (a verdict says when it was not).
 By default it compares three strategies in one run, concurrently, on the same example
 handlers: drainkit (the full drain), shutdown (http.Server.Shutdown on SIGTERM) and
 exit (no drain). kill (SIGKILL, nothing drains: a kill -9, a lost node) can be added
-with --strategies. --exec drills your own binary instead; it must accept --http-addr
+with --strategies, and with --nacos offline-kill: the operator marks the old replica
+offline in the Nacos console (the server's open API, as the console calls it), then
+kill -9s it --offline-wait later, the first incident behind drainkit. --exec drills your own binary instead; it must accept --http-addr
 and --admin-addr, serve /readyz on the admin listener and read DRAINKIT_* variables.
 
 Scenarios (--scenario, default rolling; --scenario list describes them): rolling is the
@@ -123,7 +125,7 @@ func newDrillCmd(stdout, stderr io.Writer) *cobra.Command {
 func (o *drillOptions) bind(f *pflag.FlagSet) {
 	c := &o.cfg
 	f.StringSliceVar(&c.Scenarios, "scenario", c.Scenarios, "faults to rehearse, one after another: "+strings.Join(drill.ScenarioNames(), ", ")+"; list describes them")
-	f.StringSliceVar(&c.Strategies, "strategies", c.Strategies, "strategies to compare: drainkit, shutdown, exit, kill")
+	f.StringSliceVar(&c.Strategies, "strategies", c.Strategies, "strategies to compare: drainkit, shutdown, exit, kill, offline-kill (with --nacos)")
 	f.DurationVar(&c.Outage, "outage", c.Outage, "with --scenario registry-outage: how long the registry is unreachable")
 	f.DurationVar(&c.Warmup, "warmup", c.Warmup, "with --scenario warmup: how long the built-in strategies' example service warms up (below warmup.timeout)")
 	f.StringVar(&c.ConsumerKind, "consumer", c.ConsumerKind, "consumers: naive (round robin over the discovery's list, no retry) or drainkit (drainkit's consumer package)")
@@ -139,7 +141,10 @@ func (o *drillOptions) bind(f *pflag.FlagSet) {
 	f.DurationVar(&c.ConsumerCache, "consumer-cache", 0, "each consumer reuses a discovery result this long (Spring Cloud LoadBalancer: 35s); 0: no cache")
 	f.StringVar(&c.Consul, "consul", "", "Consul agent HTTP address: replicas register there (given CONSUL_HTTP_ADDR and DRAINKIT_REGISTRY_SERVICE), consumers use a watch")
 	f.StringVar(&c.Etcd, "etcd", "", "etcd client address (host:port): replicas register there under a lease (given DRAINKIT_REGISTRY_ETCD_ENDPOINTS, ETCD_ENDPOINTS, DRAINKIT_REGISTRY_ETCD_PREFIX and DRAINKIT_REGISTRY_SERVICE), consumers use a watch")
-	f.StringVar(&o.service, "service", "", "with --exec and --consul or --etcd: the service the binary registers as (default: registry.service, else the binary's name); the binary gets it as DRAINKIT_REGISTRY_SERVICE")
+	f.StringVar(&c.Nacos, "nacos", "", "Nacos server HTTP address (host:port, gRPC on port+1000): replicas register there as ephemeral instances (given NACOS_SERVER_ADDR and DRAINKIT_REGISTRY_SERVICE), drainkit consumers follow registry/nacos's Source, naive ones poll the open API every --nacos-poll")
+	f.DurationVar(&c.NacosPoll, "nacos-poll", c.NacosPoll, "with --nacos: how often naive consumers poll the open API's healthy instance list, as a Nacos 1.x client does")
+	f.DurationVar(&c.OfflineWait, "offline-wait", c.OfflineWait, "offline-kill: how long the operator waits between the console's offline and kill -9")
+	f.StringVar(&o.service, "service", "", "with --exec and --consul, --etcd or --nacos: the service the binary registers as (default: registry.service, else the binary's name); the binary gets it as DRAINKIT_REGISTRY_SERVICE")
 	f.DurationVar(&c.Baseline, "baseline", c.Baseline, "load before the rolling restart")
 	f.DurationVar(&c.Tail, "tail", c.Tail, "least load after the rolling restart; it goes on until no consumer lists a replaced replica (at most consumer cache + (failure threshold + 2) x discovery interval more) and every strategy is done")
 	f.BoolVar(&c.Sequential, "sequential", false, "run the strategies one after another, each with the whole machine, instead of at once")

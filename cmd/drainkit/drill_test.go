@@ -51,6 +51,7 @@ type drillJSON struct {
 			Steps      map[string]float64 `json:"steps_s"`
 			StepErrors map[string]string  `json:"step_errors"`
 			PreStop    *float64           `json:"prestop_took_s"`
+			Offline    *float64           `json:"offline_at_s"`
 			PreStopErr string             `json:"prestop_error"`
 			SIGTERM    *float64           `json:"signalled_s"`
 			Signal     string             `json:"signal"`
@@ -434,6 +435,11 @@ func TestDrillBadFlags(t *testing.T) {
 		{nil, []string{"drill", "--path", "/a b"}, `--path: "/a b" has a space, control character or '#' at byte 2`},
 		{nil, []string{"drill", "--body", "x"}, "--body: a GET request carries no body here"},
 		{nil, []string{"drill", "--exec", "/nonexistent/binary"}, `--exec "/nonexistent/binary": stat /nonexistent/binary: no such file or directory`},
+		{nil, []string{"drill", "--strategies", "offline-kill"}, `--strategies: "offline-kill" needs --nacos`},
+		{nil, []string{"drill", "--nacos", "127.0.0.1:65000"}, `--nacos: "127.0.0.1:65000" must be the server's HTTP address host:port with a port from 1 to 64535`},
+		{nil, []string{"drill", "--nacos", "127.0.0.1:8848", "--etcd", "127.0.0.1:2379"}, "--consul, --etcd and --nacos: give at most one registry"},
+		{nil, []string{"drill", "--nacos", "127.0.0.1:8848", "--nacos-poll", "0s"}, "--nacos-poll: 0s is out of range"},
+		{nil, []string{"drill", "--offline-wait", "-1s"}, "--offline-wait: -1s is out of range"},
 	} {
 		r := drainkit(t, 30*time.Second, tc.env, tc.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {

@@ -53,7 +53,12 @@ func TestSnapshotWhileEtcdStopped(t *testing.T) {
 	})
 	waitFor(t, 10*time.Second, "the snapshot of r1 and r2", func() bool {
 		b, _ := os.ReadFile(path)
-		return strings.Count(string(b), `"address"`) == 2
+		var doc struct {
+			View struct {
+				Instances []json.RawMessage `json:"instances"`
+			} `json:"view"`
+		}
+		return json.Unmarshal(b, &doc) == nil && len(doc.View.Instances) == 2
 	})
 	c1.Signal(syscall.SIGTERM)
 	if code := c1.WaitExit(10 * time.Second); code != 0 {

@@ -54,7 +54,12 @@ func Missing(t testing.TB, what string) {
 	if InCI() {
 		t.Fatalf("%s; CI is set, so this test fails rather than skips", what)
 	}
-	t.Skipf("%s: skipped; `make test` provides it and runs every test (with CI set this fails instead)", what)
+	t.Skip(skipLine(what))
+}
+
+// skipLine is the one line of a skipped test (or package, see ForMain).
+func skipLine(what string) string {
+	return what + ": skipped; `make test` provides it and runs every test (with CI set this fails instead)"
 }
 
 // errNotBuilt is scripts/<name>.sh --cached's answer when the binary is not
@@ -69,21 +74,43 @@ var errNotBuilt = errors.New("not built yet")
 // (a broken script) fail t.
 func Require(t testing.TB, harness, envVar, script string) string {
 	t.Helper()
+	p, missing, err := find(harness, envVar, script)
+	if missing != "" {
+		Missing(t, missing)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// RequireMain is Require for a TestMain, which has no test to skip: it
+// returns the path, or (outside `make test` and CI, when the binary is not
+// built yet) skip, the one line the caller prints before it exits 0 without
+// running its tests, or an error that should fail the package.
+func RequireMain(harness, envVar, script string) (path, skip string, err error) {
+	p, missing, err := find(harness, envVar, script)
+	if missing != "" {
+		return "", skipLine(missing), nil
+	}
+	return p, "", err
+}
+
+// find is Require's decision: the path; or what is missing, when the binary
+// is not built outside `make test` and CI; or an error.
+func find(harness, envVar, script string) (path, missing string, err error) {
 	if os.Getenv(envVar) != "" || InCI() {
 		p, err := Path(harness, envVar, script)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
+		return p, "", err
 	}
 	p, err := cached(script)
 	if errors.Is(err, errNotBuilt) {
-		Missing(t, fmt.Sprintf("%s: %s is unset and scripts/%s has not built the binary yet", harness, envVar, script))
+		return "", fmt.Sprintf("%s: %s is unset and scripts/%s has not built the binary yet", harness, envVar, script), nil
 	}
 	if err != nil {
-		t.Fatalf("%s: %v", harness, err)
+		return "", "", fmt.Errorf("%s: %w", harness, err)
 	}
-	return p
+	return p, "", nil
 }
 
 // cached returns the path scripts/<script> --cached prints: the binary if it

@@ -106,3 +106,22 @@ func withoutEnv(names ...string) []string {
 	}
 	return out
 }
+
+// TestRequireMainNacos: for a TestMain, a jar that scripts/nacos.sh has not
+// built is one skip line naming the variable and `make test` outside CI
+// (scripts/nacos.sh --cached answers 3 for an empty cache, never building);
+// a variable naming a missing file is an error.
+func TestRequireMainNacos(t *testing.T) {
+	t.Setenv("CI", "")
+	t.Setenv("DRAINKIT_NACOS_JAR", "")
+	t.Setenv("DRAINKIT_CACHE", t.TempDir())
+	p, skip, err := toolbin.RequireMain("nacostest", "DRAINKIT_NACOS_JAR", "nacos.sh")
+	if p != "" || err != nil || strings.Count(skip, "\n") != 0 ||
+		!strings.Contains(skip, "DRAINKIT_NACOS_JAR") || !strings.Contains(skip, "`make test`") {
+		t.Fatalf("RequireMain = %q, %q, %v: want one skip line naming DRAINKIT_NACOS_JAR and `make test`", p, skip, err)
+	}
+	t.Setenv("DRAINKIT_NACOS_JAR", filepath.Join(t.TempDir(), "missing.jar"))
+	if _, skip, err := toolbin.RequireMain("nacostest", "DRAINKIT_NACOS_JAR", "nacos.sh"); skip != "" || err == nil {
+		t.Fatalf("with a missing DRAINKIT_NACOS_JAR: skip %q, err %v; want an error", skip, err)
+	}
+}

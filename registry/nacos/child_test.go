@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/internal/childtest"
+	"github.com/drainkit/drainkit/internal/nacostest"
 	"github.com/drainkit/drainkit/registry"
-	"github.com/drainkit/drainkit/registry/nacos/internal/nacostest"
 )
 
 // TestChildWarmup: with a 1s warm-up, whenever the server lists the

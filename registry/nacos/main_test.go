@@ -16,10 +16,10 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/internal/childtest"
+	"github.com/drainkit/drainkit/internal/nacostest"
 	"github.com/drainkit/drainkit/internal/testlog"
 	"github.com/drainkit/drainkit/internal/testpoll"
 	"github.com/drainkit/drainkit/registry/nacos"
-	"github.com/drainkit/drainkit/registry/nacos/internal/nacostest"
 	"go.uber.org/goleak"
 )
 
@@ -31,10 +31,14 @@ var srv *nacostest.Server
 var child = childtest.NewOnce("github.com/drainkit/drainkit/registry/nacos/internal/nacosservice")
 
 func TestMain(m *testing.M) {
-	s, stop, err := nacostest.StartMain()
+	s, stop, skip, err := nacostest.StartMain()
+	if skip != "" {
+		fmt.Println(skip)
+		child.RemoveAndExit(0)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		child.RemoveAndExit(1)
 	}
 	srv = s
 	code := m.Run()

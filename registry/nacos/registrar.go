@@ -210,9 +210,15 @@ func (r *Registrar) sdkClient() (naming_client.INamingClient, error) {
 	return c, nil
 }
 
+// sdkClientsMade counts the nacos-sdk-go clients made (each a gRPC
+// connection and goroutines, some of which outlive CloseClient), for the
+// tests: a full read must not make one.
+var sdkClientsMade atomic.Int64
+
 // newSDKClient creates a naming client for s. nacos-sdk-go's logger and its
 // cache directory go under logDir.
 func newSDKClient(s Server, timeout time.Duration, logDir string) (naming_client.INamingClient, error) {
+	sdkClientsMade.Add(1)
 	cc := constant.ClientConfig{
 		NamespaceId:          s.Namespace,
 		TimeoutMs:            uint64(timeout.Milliseconds()),

@@ -98,6 +98,12 @@ func NewSource(service string, opts WatchOptions) registry.Source {
 // Only changed views are delivered; an empty list is delivered as empty. fn
 // runs in Watch's goroutine. Watch returns ctx.Err() when ctx is done, or an
 // error at once for bad settings or an empty service name.
+//
+// Concurrent Watch calls are independent (each its own reads and
+// subscription), so a consumer.Watcher may run its periodic full read
+// (WatcherOptions.FullReadInterval) as a second Watch beside the first. A
+// call whose ctx is done by the time its first read has been delivered
+// returns then, without subscribing: a full read costs one HTTP GET.
 func Watch(ctx context.Context, service string, opts WatchOptions, fn func(registry.View)) error {
 	if service == "" {
 		return errors.New("nacos: Watch: empty service name")
@@ -112,6 +118,12 @@ func Watch(ctx context.Context, service string, opts WatchOptions, fn func(regis
 	w.bo = syncx.Backoff{Min: opts.MinBackoff, Max: opts.MaxBackoff}
 	wake := make(chan struct{}, 1)
 	w.read(ctx) // the full snapshot first, before any subscription
+	if ctx.Err() != nil {
+		// A caller that wanted one read (consumer.Watcher's full read
+		// cancels at the first view) gets no subscription: that would be a
+		// gRPC client of nacos-sdk-go made and closed for nothing.
+		return ctx.Err()
+	}
 	if !opts.NoSubscribe {
 		w.sub = newSubscription(w.service, opts, wake)
 		defer w.sub.close()

@@ -2,9 +2,11 @@ package nacos_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/drainkit/drainkit/consumer"
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/registry"
 	"github.com/drainkit/drainkit/registry/nacos"
@@ -96,4 +98,63 @@ func next(t *testing.T, views <-chan registry.View) registry.View {
 		t.Fatal("no view within 10s")
 	}
 	return registry.View{}
+}
+
+// TestSourceFullRead: consumer.Watcher's periodic full read is a second
+// Watch of the Source beside the first. Here the first sees nothing after
+// its first view (no subscription, an hour between reads), so only the full
+// reads can find that an instance left: they must, and the Watcher applies
+// them. A full read stops at its first view without making an SDK client
+// (each one leaves goroutines behind in nacos-sdk-go v2.3.5).
+func TestSourceFullRead(t *testing.T) {
+	const svc = "fullread-svc"
+	a := newRegistrar(t, testOptions(t, svc, 18111))
+	b := newRegistrar(t, testOptions(t, svc, 18112))
+	sync(t, a, lifecycle.Ready, lifecycle.CauseChecks)
+	sync(t, b, lifecycle.Ready, lifecycle.CauseChecks)
+	waitList(t, consumerList, svc, 18111, "a listed", func(_ instance, ok bool) bool { return ok })
+	waitList(t, consumerList, svc, 18112, "b listed", func(_ instance, ok bool) bool { return ok })
+
+	clientsBefore := nacos.SDKClientsMade()
+	src := nacos.NewSource(svc, nacos.WatchOptions{Server: nacos.Server{Addrs: []string{srv.Addr}},
+		ReadInterval: time.Hour, NoSubscribe: true, SDKLogDir: t.TempDir()})
+	w, err := consumer.NewWatcher(consumer.WatcherOptions{Service: svc, Source: src, FullReadInterval: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := w.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(w.View().Instances); n != 2 {
+		t.Fatalf("first view: %d instances, want 2", n)
+	}
+	dctx, dcancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer dcancel()
+	if err := a.Deregister(dctx); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the full read removes a", func() (bool, string) {
+		v, st := w.View(), w.Status()
+		return len(v.Instances) == 1 && v.Instances[0].Port == 18112 && st.FullReadRepairs > 0, fmt.Sprintf("%+v; %+v", v.Instances, st)
+	})
+
+	// With a subscription too: the full reads answer beside a subscribed
+	// watch, and none makes a client of its own.
+	src = nacos.NewSource(svc, nacos.WatchOptions{Server: nacos.Server{Addrs: []string{srv.Addr}}, SDKLogDir: t.TempDir()})
+	w2, err := consumer.NewWatcher(consumer.WatcherOptions{Service: svc, Source: src, FullReadInterval: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Close()
+	eventually(t, 10*time.Second, "5 full reads", func() (bool, string) {
+		st := w2.Status()
+		return st.FullReads >= 5, fmt.Sprintf("%+v", st)
+	})
+	w2.Close()
+	if made := nacos.SDKClientsMade() - clientsBefore; made != 1 {
+		t.Fatalf("%d nacos-sdk-go clients made by two watches and their full reads, want 1 (the subscribed watch's): a full read made one", made)
+	}
 }

@@ -4,11 +4,13 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,11 +34,19 @@ const (
 	// `kill -9`, a lost node, an OOM kill. Nothing drains; only the
 	// consumers can save the requests.
 	StrategyKill = "kill"
+	// StrategyOfflineKill is the first incident behind drainkit, with
+	// Nacos (Config.Nacos): the operator marks the old replica offline in
+	// the Nacos console (through the server's open API, as the console
+	// does), waits Config.OfflineWait, then kill -9s it. The process is the
+	// same as exit's, registered in Nacos. Whether requests are lost
+	// depends only on the consumers: how soon they learn of the offline,
+	// and whether they resend what a dead address refused.
+	StrategyOfflineKill = "offline-kill"
 )
 
 // Strategies lists the built-in strategies in the order the drill runs and
 // reports them.
-var Strategies = []string{StrategyDrainkit, StrategyShutdown, StrategyExit, StrategyKill}
+var Strategies = []string{StrategyDrainkit, StrategyShutdown, StrategyExit, StrategyKill, StrategyOfflineKill}
 
 // DefaultStrategies are the strategies a drill compares unless told
 // otherwise.
@@ -115,9 +125,21 @@ type Config struct {
 	Consul string
 	// Etcd, if set, is an etcd client address (host:port): replicas register
 	// there under a lease (kratos's key layout) and consumers learn the
-	// instances through a watch. At most one of Consul and Etcd.
+	// instances through a watch. At most one of Consul, Etcd and Nacos.
 	Etcd string
-	// Service is, with Exec and Consul or Etcd, the service name the binary
+	// Nacos, if set, is a Nacos server's HTTP address (host:port; its gRPC
+	// port is port+1000): replicas register there as ephemeral instances
+	// (registry/nacos), drainkit consumers follow registry/nacos's Source,
+	// and naive consumers poll the healthy list of the open API every
+	// NacosPoll, as a Nacos 1.x client does.
+	Nacos string
+	// NacosPoll is how often, with Nacos, the naive consumers poll the
+	// open API (default 5s, 100ms..10m).
+	NacosPoll time.Duration
+	// OfflineWait is how long StrategyOfflineKill's operator waits between
+	// the console's offline and kill -9 (default 500ms, 0..1m).
+	OfflineWait time.Duration
+	// Service is, with Exec and a registry (Consul, Etcd, Nacos), the service name the binary
 	// registers as (default: the binary's base name). The built-in
 	// strategies register as "drainkit-drill-<strategy>-<drill pid>". The
 	// replicas get it, the registry's address and (etcd) the key prefix as
@@ -187,6 +209,8 @@ func DefaultConfig() Config {
 		FailureThreshold:  2,
 		Baseline:          2 * time.Second,
 		Tail:              2 * time.Second,
+		NacosPoll:         5 * time.Second,
+		OfflineWait:       500 * time.Millisecond,
 		Timings:           lifecycle.DefaultTimings(),
 	}
 }
@@ -194,10 +218,15 @@ func DefaultConfig() Config {
 // StaleWait bounds how long the load goes on after Tail while some consumer
 // still lists a replaced replica: ConsumerCache plus FailureThreshold + 2
 // discovery intervals (the probes that drop it, one probe timeout and one
-// interval of slack). A replica still listed after that is reported as cut
-// short (StrategyRun.StillListed).
+// interval of slack), plus with Nacos one NacosPoll (the naive consumers'
+// next poll). A replica still listed after that is reported as cut short
+// (StrategyRun.StillListed).
 func (c Config) StaleWait() time.Duration {
-	return c.ConsumerCache + time.Duration(c.FailureThreshold+2)*c.DiscoveryInterval
+	w := c.ConsumerCache + time.Duration(c.FailureThreshold+2)*c.DiscoveryInterval
+	if c.Nacos != "" {
+		w += c.NacosPoll
+	}
+	return w
 }
 
 // Validate returns an error naming the first setting out of range: the
@@ -243,10 +272,32 @@ func (c Config) validateRanges() error {
 		return fmt.Errorf("--baseline: %s is out of range: must be >= 0 and <= 10m", c.Baseline)
 	case c.Tail < 0 || c.Tail > 10*time.Minute:
 		return fmt.Errorf("--tail: %s is out of range: must be >= 0 and <= 10m", c.Tail)
-	case c.Consul != "" && c.Etcd != "":
-		return fmt.Errorf("--consul and --etcd: give at most one registry")
+	case c.registries() > 1:
+		return fmt.Errorf("--consul, --etcd and --nacos: give at most one registry")
+	case c.NacosPoll < 100*time.Millisecond || c.NacosPoll > 10*time.Minute:
+		return fmt.Errorf("--nacos-poll: %s is out of range: must be >= 100ms and <= 10m", c.NacosPoll)
+	case c.OfflineWait < 0 || c.OfflineWait > time.Minute:
+		return fmt.Errorf("--offline-wait: %s is out of range: must be >= 0 and <= 1m", c.OfflineWait)
+	}
+	if c.Nacos != "" {
+		host, port, err := net.SplitHostPort(c.Nacos)
+		p, perr := strconv.Atoi(port)
+		if err != nil || host == "" || perr != nil || p < 1 || p > 64535 {
+			return fmt.Errorf("--nacos: %q must be the server's HTTP address host:port with a port from 1 to 64535 (its gRPC port is port+1000), e.g. 127.0.0.1:8848", c.Nacos)
+		}
 	}
 	return nil
+}
+
+// registries counts the registries given (Consul, Etcd, Nacos).
+func (c Config) registries() int {
+	n := 0
+	for _, r := range []string{c.Consul, c.Etcd, c.Nacos} {
+		if r != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // validateRequest checks the request the load sends: --method, --path and
@@ -300,6 +351,9 @@ func (c Config) validateTarget() error {
 		}
 		if seen[s] {
 			return fmt.Errorf("--strategies: %q given twice", s)
+		}
+		if s == StrategyOfflineKill && c.Nacos == "" {
+			return fmt.Errorf("--strategies: %q needs --nacos: the console's offline is a Nacos operation", s)
 		}
 		seen[s] = true
 	}

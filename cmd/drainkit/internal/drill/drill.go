@@ -169,14 +169,14 @@ func (c Config) launch(name string) Launch {
 		return Launch{Command: c.Exec, Args: append([]string(nil), c.ExecArgs...), Env: env}
 	}
 	args := []string{"serve", "--strategy", name}
-	if c.Consul != "" || c.Etcd != "" {
+	if c.registries() > 0 {
 		args = append(args, "--service", c.serviceName(name))
 	}
 	return Launch{Command: c.Self, Args: args, Env: env}
 }
 
-// serviceName is the service a strategy's replicas register as (in Consul
-// or etcd).
+// serviceName is the service a strategy's replicas register as (in Consul,
+// etcd or Nacos).
 func (c Config) serviceName(strategy string) string {
 	if c.Exec != "" {
 		if c.Service != "" {
@@ -194,6 +194,9 @@ func (c Config) newDiscovery(strategy string, client *http.Client) (Discovery, e
 	}
 	if c.Etcd != "" {
 		return NewEtcdDiscovery(c.Etcd, c.etcdPrefix(), c.serviceName(strategy))
+	}
+	if c.Nacos != "" {
+		return NewNacosDiscovery(c.Nacos, c.serviceName(strategy), c.NacosPoll)
 	}
 	return NewProbeDiscovery(c.DiscoveryInterval, c.FailureThreshold, client), nil
 }

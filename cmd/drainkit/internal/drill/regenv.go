@@ -14,6 +14,8 @@ import (
 const (
 	envConsulAddr    = "CONSUL_HTTP_ADDR"
 	envEtcdEndpoints = "ETCD_ENDPOINTS"
+	// envNacosAddr is registry/nacos's server variable (nacos.EnvServerAddr).
+	envNacosAddr = "NACOS_SERVER_ADDR"
 )
 
 // registryEnv returns the variables that point a replica at the drill's
@@ -29,10 +31,16 @@ func (c Config) registryEnv(service string) []string {
 	switch {
 	case c.Etcd != "":
 		return []string{config.EnvVar("registry.service") + "=" + service,
-			endpoints + "=" + c.Etcd, envEtcdEndpoints + "=" + c.Etcd, prefix + "=" + c.etcdPrefix(), envConsulAddr + "="}
+			endpoints + "=" + c.Etcd, envEtcdEndpoints + "=" + c.Etcd, prefix + "=" + c.etcdPrefix(), envConsulAddr + "=", envNacosAddr + "="}
 	case c.Consul != "":
 		return []string{config.EnvVar("registry.service") + "=" + service,
-			envConsulAddr + "=" + c.Consul, endpoints + "=", envEtcdEndpoints + "="}
+			envConsulAddr + "=" + c.Consul, endpoints + "=", envEtcdEndpoints + "=", envNacosAddr + "="}
+	case c.Nacos != "":
+		// The replicas register in the group and cluster the drill's
+		// consumers and operator address: registry/nacos's defaults.
+		return []string{config.EnvVar("registry.service") + "=" + service,
+			envNacosAddr + "=" + c.Nacos, "NACOS_GROUP=", "NACOS_CLUSTER=", "NACOS_NAMESPACE=", "NACOS_CONTEXT_PATH=",
+			envConsulAddr + "=", endpoints + "=", envEtcdEndpoints + "="}
 	}
 	return nil
 }
@@ -54,7 +62,7 @@ func describeRegistryEnv(env []string) string {
 	last := map[string]string{}
 	for _, kv := range env {
 		name, value, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "DRAINKIT_REGISTRY_") || strings.HasPrefix(name, "CONSUL_") || strings.HasPrefix(name, "ETCD_") {
+		if strings.HasPrefix(name, "DRAINKIT_REGISTRY_") || strings.HasPrefix(name, "CONSUL_") || strings.HasPrefix(name, "ETCD_") || strings.HasPrefix(name, "NACOS_") {
 			last[name] = value
 		}
 	}

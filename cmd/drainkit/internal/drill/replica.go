@@ -45,6 +45,7 @@ type Replica struct {
 	stateTL    *ReplicaTimeline
 	stderrTail []string
 	preStop    PreStopResult
+	offlined   time.Time // the console's offline (StrategyOfflineKill)
 }
 
 // PreStopResult is the outcome of Replica.PreStop: when the call began (zero
@@ -222,6 +223,21 @@ func (r *Replica) PreStop(ctx context.Context, timeout time.Duration, client *ht
 	r.preStop.Took = time.Since(start)
 	r.preStop.Err = errText
 	r.mu.Unlock()
+}
+
+// noteOffline records that an operator marked the replica offline in its
+// registry (StrategyOfflineKill), now.
+func (r *Replica) noteOffline() {
+	r.mu.Lock()
+	r.offlined = time.Now()
+	r.mu.Unlock()
+}
+
+// Offlined is when an operator marked the replica offline (zero if never).
+func (r *Replica) Offlined() time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.offlined
 }
 
 // PreStopResult returns the outcome of PreStop (At is zero if it was never

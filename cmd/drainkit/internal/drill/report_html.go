@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -90,9 +91,15 @@ func setupRows(c Config) [][2]string {
 	if c.Etcd != "" {
 		disc = "etcd watch on " + c.Etcd
 	}
+	if c.Nacos != "" {
+		disc = "nacos on " + c.Nacos + ": " + c.nacosDiscovery()
+	}
 	restart := "SIGTERM (kill: SIGKILL) to the old replica once its replacement is listed"
 	if c.PreStop {
 		restart = "preStop POST /drain?wait=propagation on the old replica, then SIGTERM"
+	}
+	if slices.Contains(c.Strategies, StrategyOfflineKill) && c.Exec == "" {
+		restart += "; offline-kill: " + c.offlineKillRestart()
 	}
 	span := fmt.Sprintf("%s before the rolling restart; after it at least %s, then until no consumer lists a replaced replica (at most %s more) and every strategy is done: the same span for all strategies",
 		c.Baseline, c.Tail, c.StaleWait())

@@ -32,6 +32,9 @@ type ConfigReport struct {
 	ConsumerCache     float64            `json:"consumer_cache_s"`
 	Consul            string             `json:"consul,omitempty"`
 	Etcd              string             `json:"etcd,omitempty"`
+	Nacos             string             `json:"nacos,omitempty"`
+	NacosPoll         float64            `json:"nacos_poll_s,omitempty"`
+	OfflineWait       float64            `json:"offline_wait_s,omitempty"`
 	Baseline          float64            `json:"baseline_s"`
 	Tail              float64            `json:"tail_s"`
 	StaleWait         float64            `json:"stale_wait_s"`
@@ -48,6 +51,9 @@ func (c Config) discoveryName() string {
 	}
 	if c.Etcd != "" {
 		return "etcd watch"
+	}
+	if c.Nacos != "" {
+		return "nacos"
 	}
 	return "readiness probes"
 }
@@ -72,15 +78,19 @@ func (c Config) Report() ConfigReport {
 	for k, v := range c.timings() {
 		tm[k] = v.Seconds()
 	}
+	var poll, wait float64
+	if c.Nacos != "" {
+		poll, wait = c.NacosPoll.Seconds(), c.OfflineWait.Seconds()
+	}
 	return ConfigReport{
 		Scenarios: c.scenarios(), Strategies: c.strategyNames(), Exec: c.Exec, Consumer: c.ConsumerKind, Method: c.Method,
 		Path: c.request().Path, BodyBytes: len(c.request().Body),
 		Replicas: c.Replicas, Rate: c.Rate, Consumers: c.Consumers,
 		RequestTimeout: c.RequestTimeout.Seconds(),
 		Discovery:      c.discoveryName(), DiscoveryInterval: c.DiscoveryInterval.Seconds(), FailureThreshold: c.FailureThreshold,
-		ConsumerCache: c.ConsumerCache.Seconds(), Consul: c.Consul, Etcd: c.Etcd,
+		ConsumerCache: c.ConsumerCache.Seconds(), Consul: c.Consul, Etcd: c.Etcd, Nacos: c.Nacos,
 		Baseline: c.Baseline.Seconds(), Tail: c.Tail.Seconds(), StaleWait: c.StaleWait().Seconds(), PreStop: c.PreStop,
-		Sequential: c.Sequential, Timings: tm, TimingSources: c.TimingSources,
+		Sequential: c.Sequential, Timings: tm, TimingSources: c.TimingSources, NacosPoll: poll, OfflineWait: wait,
 	}
 }
 

@@ -3,6 +3,7 @@ package drill
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -53,6 +54,8 @@ func writeSetup(b *strings.Builder, cfg Config) {
 		fmt.Fprintf(b, "discovery: consul watch on %s\n", cfg.Consul)
 	} else if cfg.Etcd != "" {
 		fmt.Fprintf(b, "discovery: etcd watch on %s\n", cfg.Etcd)
+	} else if cfg.Nacos != "" {
+		fmt.Fprintf(b, "discovery: nacos on %s: %s\n", cfg.Nacos, cfg.nacosDiscovery())
 	} else {
 		fmt.Fprintf(b, "discovery: GET /readyz every %s, dropped after %d failures (like a Kubernetes endpoints controller)\n",
 			cfg.DiscoveryInterval, cfg.FailureThreshold)
@@ -71,6 +74,9 @@ func writeSetup(b *strings.Builder, cfg Config) {
 		b.WriteString("restart: preStop POST /drain?wait=propagation on the old replica, then SIGTERM when it returns (like the kubelet with `drainkit prestop`)\n")
 	} else {
 		b.WriteString("restart: SIGTERM (kill: SIGKILL) to the old replica once its replacement is listed\n")
+	}
+	if slices.Contains(cfg.Strategies, StrategyOfflineKill) && cfg.Exec == "" {
+		fmt.Fprintf(b, "offline-kill: %s\n", cfg.offlineKillRestart())
 	}
 	var tparts []string
 	tm := cfg.timings()

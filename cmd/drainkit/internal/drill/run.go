@@ -91,6 +91,10 @@ type ReplicaReport struct {
 	PreStop     time.Duration
 	PreStopTook time.Duration
 	PreStopErr  string
+	// Offlined is when the operator marked it offline in Nacos
+	// (StrategyOfflineKill); zero or negative without (the drill starts
+	// replicas before it offlines one).
+	Offlined time.Duration
 	// Rolled is true for replicas the rolling restart replaced: their drain
 	// happened under load and counts in the drain statistics.
 	Rolled bool
@@ -368,12 +372,16 @@ func (s *strategyRun) rolling(ctx context.Context, disc Discovery, olds []*Repli
 }
 
 // stop stops one old replica as the strategy does: SIGKILL for
-// StrategyKill; else SIGTERM, after the preStop hook with Config.PreStop
+// StrategyKill; the console's offline, then SIGKILL, for
+// StrategyOfflineKill; else SIGTERM, after the preStop hook with Config.PreStop
 // (as the kubelet does: run the hook, then SIGTERM whatever the hook's
 // outcome; the hook is bounded by the grace period).
 func (s *strategyRun) stop(ctx context.Context, old *Replica) error {
 	if s.name == StrategyKill && s.cfg.Exec == "" {
 		return old.KillNow()
+	}
+	if s.name == StrategyOfflineKill && s.cfg.Exec == "" {
+		return s.offlineThenKill(ctx, old)
 	}
 	if s.cfg.PreStop {
 		old.PreStop(ctx, s.cfg.Timings.GracePeriod, s.client)
@@ -389,6 +397,8 @@ func (s *strategyRun) stopKind() string {
 	switch {
 	case s.name == StrategyKill && s.cfg.Exec == "":
 		return "SIGKILL"
+	case s.name == StrategyOfflineKill && s.cfg.Exec == "":
+		return "offline"
 	case s.cfg.PreStop:
 		return "preStop"
 	}
@@ -497,7 +507,7 @@ func (s *strategyRun) startListed(ctx context.Context, disc Discovery, id int, r
 		lctx, cancel := context.WithTimeout(ctx, 10*time.Second+time.Duration(s.cfg.FailureThreshold)*s.cfg.DiscoveryInterval)
 		err = disc.WaitListed(lctx, id)
 		cancel()
-		if err != nil && (s.cfg.Consul != "" || s.cfg.Etcd != "") {
+		if err != nil && s.cfg.registries() > 0 {
 			// The usual cause besides an unreachable registry: the binary
 			// reads other variables than it was given.
 			return nil, fmt.Errorf("%s: %w; the replica was given %s", s.name, err, describeRegistryEnv(s.launch.Env))
@@ -645,7 +655,7 @@ func (s *strategyRun) reports(start time.Time) []ReplicaReport {
 		rr := ReplicaReport{
 			ID: r.ID, Role: s.roles[r.ID], HTTPAddr: r.HTTPAddr,
 			Started: off(started), Ready: off(ready), OwnReady: off(r.OwnReady()), Signalled: off(signalled), Exited: off(exited),
-			PreStop: off(pre.At), PreStopTook: pre.Took, PreStopErr: pre.Err,
+			PreStop: off(pre.At), PreStopTook: pre.Took, PreStopErr: pre.Err, Offlined: off(r.Offlined()),
 			Rolled: s.rolled[r.ID], Faulted: s.faulted[r.ID], Killed: s.killed[r.ID], ExitCode: r.ExitCode(), StopSignal: r.StopSignal(),
 		}
 		s.mu.Unlock()
@@ -667,9 +677,13 @@ func (s *strategyRun) reports(start time.Time) []ReplicaReport {
 	return out
 }
 
-// StopStart is when the replica was told to stop: the preStop call if the
-// drill made one, else SIGTERM (negative when neither happened).
+// StopStart is when the replica was told to stop: the console's offline
+// (StrategyOfflineKill) or the preStop call if the drill made one, else
+// the signal (negative when none happened).
 func (rp ReplicaReport) StopStart() time.Duration {
+	if rp.Offlined > 0 {
+		return rp.Offlined
+	}
 	if rp.PreStop >= 0 {
 		return rp.PreStop
 	}

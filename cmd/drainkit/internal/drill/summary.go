@@ -112,12 +112,15 @@ type Summary struct {
 // ReplicaSummary is one replica in the JSON output; times (_s) in seconds
 // from the drill's start, null when it did not happen.
 type ReplicaSummary struct {
-	ID         int      `json:"id"`
-	Role       string   `json:"role"`
-	Addr       string   `json:"addr"`
-	Started    *float64 `json:"started_s"`
-	Ready      *float64 `json:"ready_s"`
-	PreStop    *float64 `json:"prestop_at_s,omitempty"`
+	ID      int      `json:"id"`
+	Role    string   `json:"role"`
+	Addr    string   `json:"addr"`
+	Started *float64 `json:"started_s"`
+	Ready   *float64 `json:"ready_s"`
+	PreStop *float64 `json:"prestop_at_s,omitempty"`
+	// Offline is when the operator marked it offline in Nacos
+	// (offline-kill).
+	Offline    *float64 `json:"offline_at_s,omitempty"`
 	SIGTERM    *float64 `json:"signalled_s"`
 	Signal     string   `json:"signal,omitempty"` // SIGTERM or SIGKILL
 	Exited     *float64 `json:"exited_s"`
@@ -315,6 +318,9 @@ func replicaSummary(run StrategyRun, rp ReplicaReport, t requestTally) ReplicaSu
 	if stop := rp.StopStart(); stop >= 0 && t.lastSent[rp.ID] > stop {
 		rs.LastSentSeconds = optSecs(t.lastSent[rp.ID] - stop)
 	}
+	if rp.Offlined > 0 {
+		rs.Offline = optSecs(rp.Offlined)
+	}
 	if rp.PreStop >= 0 {
 		rs.PreStopSeconds = optSecs(rp.PreStopTook)
 		rs.PreStopError = rp.PreStopErr
@@ -429,6 +435,8 @@ func stopEvent(cfg Config, run StrategyRun) string {
 	switch {
 	case run.Name == StrategyKill && cfg.Exec == "":
 		return "SIGKILL"
+	case run.Name == StrategyOfflineKill && cfg.Exec == "":
+		return "the console's offline"
 	case cfg.PreStop:
 		return "the preStop call"
 	}

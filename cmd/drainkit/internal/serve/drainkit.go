@@ -63,7 +63,16 @@ func runDrainkit(o Options, logger *slog.Logger) (int, error) {
 		lc.OnWarmup("example caches", func(ctx context.Context) error { return syncx.Sleep(ctx, o.Warmup) })
 	}
 
-	reg, regName, err := newRegistrar(o, httpLn, logger)
+	// An operator's offline in Nacos ejects the instance (cause operator,
+	// /state shows it) until an operator puts it online again.
+	onOperator := func(offline bool) {
+		if offline {
+			_ = lc.Eject("nacos: an operator disabled the instance (offline)")
+		} else {
+			_ = lc.Restore("nacos: an operator enabled the instance")
+		}
+	}
+	reg, regName, err := newRegistrar(o, httpLn, logger, onOperator)
 	if err != nil {
 		_ = httpLn.Close()
 		_ = adminLn.Close()

@@ -8,15 +8,18 @@ import (
 	"github.com/drainkit/drainkit/registry"
 	"github.com/drainkit/drainkit/registry/consul"
 	"github.com/drainkit/drainkit/registry/etcd"
+	"github.com/drainkit/drainkit/registry/nacos"
 )
 
 // newRegistrar returns the registrar of the instance listening on httpLn and
 // its name, when o.Service is set (nil and "" otherwise): etcd when
 // ETCD_ENDPOINTS (or registry.etcd.endpoints) names it, under a lease in
-// kratos's key layout with the registry.etcd.* settings; else Consul, the
-// agent from CONSUL_HTTP_ADDR and the other CONSUL_* variables, with the
-// registry.* TTL check settings.
-func newRegistrar(o Options, httpLn net.Listener, logger *slog.Logger) (registry.Registrar, string, error) {
+// kratos's key layout with the registry.etcd.* settings; else Nacos when
+// NACOS_SERVER_ADDR names a server, an ephemeral instance with the NACOS_*
+// settings (onOperator, if set, gets an operator's offline and online);
+// else Consul, the agent from CONSUL_HTTP_ADDR and the other CONSUL_*
+// variables, with the registry.* TTL check settings.
+func newRegistrar(o Options, httpLn net.Listener, logger *slog.Logger, onOperator func(offline bool)) (registry.Registrar, string, error) {
 	if o.Service == "" {
 		return nil, "", nil
 	}
@@ -39,6 +42,20 @@ func newRegistrar(o Options, httpLn net.Listener, logger *slog.Logger) (registry
 			return nil, "", err
 		}
 		return r, "etcd", nil
+	}
+	if nopts, ok, err := nacos.OptionsFromEnv(o.Service, port); ok || err != nil {
+		if err != nil {
+			return nil, "", err
+		}
+		if ip := net.ParseIP(host); ip == nil || !ip.IsUnspecified() {
+			nopts.Address = host
+		}
+		nopts.Logger, nopts.OnOperator = logger, onOperator
+		r, err := nacos.New(nopts)
+		if err != nil {
+			return nil, "", err
+		}
+		return r, "nacos", nil
 	}
 	opts, err := consul.OptionsFrom(reg, o.Service, port)
 	if err != nil {

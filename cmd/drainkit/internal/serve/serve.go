@@ -12,6 +12,9 @@
 //   - exit: no drain at all; SIGTERM's default action kills the process.
 //   - kill: the same process as exit; the drill stops it with SIGKILL (a
 //     `kill -9`, a node lost, an OOM kill), so nothing can drain.
+//   - offline-kill: the same process as exit, registered in Nacos; the
+//     drill marks it offline in the Nacos console, then kills it with
+//     SIGKILL (the first incident behind drainkit).
 //
 // Every strategy logs JSON to stderr; drainkit and shutdown end with one line
 // carrying a "timeline" group (the lifecycle's drain timeline, or the
@@ -34,8 +37,9 @@ type Options struct {
 	Strategy string
 	// HTTPAddr is the service listener's address (host:port).
 	HTTPAddr string
-	// Service, if set, registers the instance in Consul under this name (the
-	// agent from CONSUL_HTTP_ADDR and the other CONSUL_* variables).
+	// Service, if set, registers the instance under this name: in etcd
+	// (ETCD_ENDPOINTS), Nacos (NACOS_SERVER_ADDR) or else Consul (the agent
+	// from CONSUL_HTTP_ADDR and the other CONSUL_* variables).
 	Service string
 	// Warmup, if > 0, is how long the example's warm-up takes: every request
 	// before it is over gets 503; the drainkit strategy fails readiness
@@ -71,10 +75,10 @@ func Run(o Options) int {
 		code, err = runDrainkit(o, logger)
 	case "shutdown":
 		code, err = runShutdown(o, logger)
-	case "exit", "kill":
+	case "exit", "kill", "offline-kill":
 		code, err = runExit(o, logger)
 	default:
-		err = fmt.Errorf("--strategy: %q is not a strategy: want drainkit, shutdown, exit or kill", o.Strategy)
+		err = fmt.Errorf("--strategy: %q is not a strategy: want drainkit, shutdown, exit, kill or offline-kill", o.Strategy)
 	}
 	if err != nil {
 		logger.Error("serve failed", "error", err.Error())

@@ -112,7 +112,7 @@ func deregister(o Options, reg registry.Registrar, logger *slog.Logger) {
 // o.Service is set (nil otherwise) and keeps it registered, as a service
 // without drainkit that still uses a registry would.
 func register(o Options, httpLn net.Listener, logger *slog.Logger) (registry.Registrar, error) {
-	reg, _, err := newRegistrar(o, httpLn, logger)
+	reg, _, err := newRegistrar(o, httpLn, logger, nil)
 	if err != nil || reg == nil {
 		return nil, err
 	}

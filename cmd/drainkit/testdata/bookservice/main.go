@@ -50,11 +50,11 @@ func main() {
 				_, err := etcd.OptionsFrom(cfg.Registry, "bookservice", 1)
 				return err
 			},
-			Build: func(cfg *config.Config, addrs map[string]net.Addr) (lifecycle.Registrar, error) {
+			Build: func(cfg *config.Config, b drainkit.Bound) (lifecycle.Registrar, error) {
 				if cfg.Registry.Etcd.Endpoints == "" {
 					return nil, nil
 				}
-				tcp := addrs["http"].(*net.TCPAddr)
+				tcp := b.Addrs["http"].(*net.TCPAddr)
 				o, err := etcd.OptionsFrom(cfg.Registry, "bookservice", tcp.Port)
 				if err != nil {
 					return nil, err

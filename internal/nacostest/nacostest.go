@@ -3,8 +3,11 @@
 // a temporary nacos.home, stopped when the test ends. The server is the jar
 // that scripts/nacos.sh builds once from tools/nacos into the cache (Nacos
 // 3.1.0-bugfix from Maven Central); $DRAINKIT_NACOS_JAR (set by `make race`)
-// names it when set. It runs with the `java` on PATH (JDK 17 or later). A test
-// that cannot obtain the jar or start the server fails; it is never skipped.
+// names it when set. It runs with the `java` on PATH (JDK 17 or later). Like
+// the Consul and etcd harnesses (internal/toolbin.Require), a plain `go test`
+// on a machine where scripts/nacos.sh has not built the jar yet skips, with
+// one line naming `make test`; under `make test` or with CI set a missing
+// jar, or a server that does not start, fails.
 //
 // A Nacos server is slow to start (about 30 s on an idle 2-core machine,
 // up to two minutes under load): a package starts one in TestMain (see
@@ -17,8 +20,11 @@
 package nacostest
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -26,6 +32,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -75,36 +82,41 @@ type Server struct {
 	proc toolbin.Server
 }
 
-// Jar returns the path of the server's jar: $DRAINKIT_NACOS_JAR if set, else
-// the path printed by <module root>/scripts/nacos.sh (which may build it
-// first, taking minutes).
-func Jar() (string, error) { return toolbin.Path("nacostest", EnvJar, "nacos.sh") }
-
 // StartMain starts a server for a package's TestMain, in a temporary
 // directory that stop removes: call stop after m.Run. It returns an error
-// instead of failing a test, since TestMain has none.
-func StartMain() (s *Server, stop func(), err error) {
+// instead of failing a test, since TestMain has none; and when the jar is
+// not built and neither `make test` nor CI asks for it (see
+// toolbin.RequireMain), skip, the one line to print before exiting 0
+// without running the package's tests.
+func StartMain() (s *Server, stop func(), skip string, err error) {
+	jar, skip, err := toolbin.RequireMain("nacostest", EnvJar, "nacos.sh")
+	if skip != "" || err != nil {
+		return nil, nil, skip, err
+	}
 	dir, err := os.MkdirTemp("", "nacostest-")
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
-	s, err = start(dir)
+	s, err = start(dir, jar)
 	if err != nil {
 		b, _ := os.ReadFile(filepath.Join(dir, "nacos.log"))
 		if len(b) > 8000 {
 			b = b[len(b)-8000:]
 		}
 		_ = os.RemoveAll(dir)
-		return nil, nil, fmt.Errorf("%w\nserver log (tail):\n%s", err, b)
+		return nil, nil, "", fmt.Errorf("%w\nserver log (tail):\n%s", err, b)
 	}
-	return s, func() { s.Stop(); _ = os.RemoveAll(dir) }, nil
+	return s, func() { s.Stop(); _ = os.RemoveAll(dir) }, "", nil
 }
 
 // Start starts a server of its own for one test, in t.TempDir(); it is
-// stopped when the test ends and its log printed if the test failed.
+// stopped when the test ends and its log printed if the test failed. It
+// skips t when the jar is missing outside `make test` and CI
+// (toolbin.Require).
 func Start(t testing.TB) *Server {
 	t.Helper()
-	s, err := start(t.TempDir())
+	jar := toolbin.Require(t, "nacostest", EnvJar, "nacos.sh")
+	s, err := start(t.TempDir(), jar)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,11 +124,7 @@ func Start(t testing.TB) *Server {
 	return s
 }
 
-func start(dir string) (*Server, error) {
-	jar, err := Jar()
-	if err != nil {
-		return nil, err
-	}
+func start(dir, jar string) (*Server, error) {
 	var lastErr error
 	for range 5 { // another process may take a port between the check and the bind
 		port, err := freePorts()
@@ -154,12 +162,46 @@ func (s *Server) start() error {
 	}
 	cmd.Dir = s.home
 	began := time.Now()
-	err := s.proc.Start(cmd, s.up)
+	var logFrom int64
+	if fi, err := os.Stat(s.LogPath()); err == nil {
+		logFrom = fi.Size() // the log is appended across restarts
+	}
+	err := s.proc.Start(cmd, func(ctx context.Context, hc *http.Client) error {
+		if failed := s.failedStart(logFrom); failed != "" {
+			// Spring Boot reports a port it could not bind and keeps the
+			// JVM alive: end it, so that start tries other ports now
+			// rather than after StartTimeout.
+			_ = s.proc.Signal(syscall.SIGKILL)
+			return errors.New(failed)
+		}
+		return s.up(ctx, hc)
+	})
 	if err == nil {
 		s.StartupTime = time.Since(began)
 		fmt.Fprintf(os.Stderr, "nacostest: Nacos server on %s up after %s\n", s.Addr, s.StartupTime.Round(time.Millisecond))
 	}
 	return err
+}
+
+// failedStart returns the line of the log written since offset from that
+// says the server failed to start, or "".
+func (s *Server) failedStart(from int64) string {
+	f, err := os.Open(s.LogPath())
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.NewSectionReader(f, from, 1<<30))
+	if err != nil {
+		return ""
+	}
+	for _, marker := range []string{"APPLICATION FAILED TO START", "Nacos failed to start"} {
+		if i := bytes.Index(b, []byte(marker)); i >= 0 {
+			line, _, _ := bytes.Cut(b[i:], []byte("\n"))
+			return "nacostest: " + string(bytes.TrimSpace(line))
+		}
+	}
+	return ""
 }
 
 // up reports nil once the naming open API answers 200 and the gRPC port
