@@ -30,6 +30,9 @@ race:
 	DRAINKIT_CONSUL_BIN="$$(./scripts/consul.sh)" DRAINKIT_ETCD_BIN="$$(./scripts/etcd.sh)" DRAINKIT_NACOS_JAR="$$(./scripts/nacos.sh)" $(GO) test -race -count=1 -timeout 30m $(PKGS)
 	# kratos's etcd discovery against examples/grpcservice: a nested module outside go.work, so no go.mod of drainkit's requires kratos
 	DRAINKIT_ETCD_BIN="$$(./scripts/etcd.sh)" GOWORK=off $(GO) -C registry/etcd/internal/kratoswatch test -race -count=1 ./...
+	# kratos and go-zero under drainkit: a nested module outside go.work (see go.work)
+	GOWORK=off $(GO) -C examples/frameworks vet ./...
+	GOWORK=off $(GO) -C examples/frameworks test -race -count=1 -timeout 15m ./...
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime 5s -fuzzminimizetime 5s ./config

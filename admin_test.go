@@ -266,6 +266,12 @@ func TestBadSettingsOpenNothing(t *testing.T) {
 		{"registrar check", nil, nil, []drainkit.Option{drainkit.WithRegistrar("reg", drainkit.Registration{
 			Check: func(*config.Config) error { return errors.New("REG_ADDR is not valid") },
 		})}, "registrar reg: REG_ADDR is not valid"},
+		{"registry setting without a registrar", []string{"DRAINKIT_REGISTRY_ETCD_ENDPOINTS=127.0.0.1:2379"}, nil, nil,
+			"registry.etcd.endpoints (from env DRAINKIT_REGISTRY_ETCD_ENDPOINTS) is set, but this program wires no registrar"},
+		{"registry flag without a registrar", nil, []string{"--registry-ttl", "10s"}, nil, "unknown flag: --registry-ttl"},
+		{"a Consul setting for a program wiring etcd", []string{"DRAINKIT_REGISTRY_TTL=20s"}, nil, []drainkit.Option{
+			drainkit.WithRegistrar("etcd", drainkit.Registration{Keys: config.KeysUnder("registry.etcd.")})},
+			"registry.ttl (from env DRAINKIT_REGISTRY_TTL) is set, but no registrar this program wires (etcd) reads it"},
 		{"listener name with a space", nil, nil, []drainkit.Option{drainkit.WithHTTP("my api", ":0", http.NotFoundHandler())},
 			`listener name "my api": want a unique name of letters, digits`},
 		{"flag defined twice", nil, nil, []drainkit.Option{drainkit.WithFlags(func(fs *pflag.FlagSet) { fs.Bool("version", false, "") })},

@@ -2,6 +2,7 @@ package drainkit
 
 import (
 	"fmt"
+	"log/slog"
 	"net"
 	"strings"
 
@@ -24,6 +25,9 @@ type Bound struct {
 	// Options.SetEndpoints): one registration per instance, which the drain
 	// removes at once. The admin listener is never among them.
 	Endpoints []registry.Endpoint
+	// Logger is the program's logger (WithLogger, or Main's JSON lines),
+	// for the registrar's own lines.
+	Logger *slog.Logger
 }
 
 // WithEndpointScheme sets the scheme under which listener name is

@@ -30,7 +30,7 @@ func (s *service) parseFlags(args []string) (*pflag.FlagSet, map[string]*string,
 		addrs[l.name] = fs.String(l.name+"-addr", l.addr, "listener "+l.name+", host:port (port 0 picks a free port)")
 	}
 	version := fs.Bool("version", false, "print the version and exit")
-	if err := defineFlags(fs, s.defineFlags); err != nil {
+	if err := defineFlags(fs, s.defineFlags, s.unwiredKey(s.wiredKeys())); err != nil {
 		return nil, nil, err
 	}
 	if f := fs.Lookup(config.FlagName("admin.addr")); f != nil && s.defaultAdmin != "" {
@@ -38,7 +38,7 @@ func (s *service) parseFlags(args []string) (*pflag.FlagSet, map[string]*string,
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(s.out, "Usage: %s [flags]\n", s.name)
+			fmt.Fprintf(s.out, "Usage: %s [flags]\n       %s %s [flags]   the Kubernetes preStop hook (see %[1]s %[3]s --help)\n\n", s.name, s.name, PrestopCommand)
 			fs.SetOutput(s.out)
 			fs.PrintDefaults()
 			return nil, nil, errDone
@@ -55,9 +55,10 @@ func (s *service) parseFlags(args []string) (*pflag.FlagSet, map[string]*string,
 	return fs, addrs, nil
 }
 
-// defineFlags runs the WithFlags functions, then binds config's flags. A
+// defineFlags runs the WithFlags functions, then binds config's flags but
+// those omit reports (the registry settings no registrar reads). A
 // flag defined twice (pflag panics) becomes an error naming it.
-func defineFlags(fs *pflag.FlagSet, defines []func(*pflag.FlagSet)) (err error) {
+func defineFlags(fs *pflag.FlagSet, defines []func(*pflag.FlagSet), omit func(key string) bool) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("WithFlags: %v (the entry point defines --version, --config, --<name>-addr and one flag per setting)", p)
@@ -66,7 +67,7 @@ func defineFlags(fs *pflag.FlagSet, defines []func(*pflag.FlagSet)) (err error) 
 	for _, define := range defines {
 		define(fs)
 	}
-	config.BindFlags(fs)
+	config.BindFlagsExcept(fs, omit)
 	return nil
 }
 

@@ -25,14 +25,31 @@ type Option func(*service)
 //	}
 type ServerFunc func(lc *lifecycle.Lifecycle, ln net.Listener) (lifecycle.Server, error)
 
-// Registration plugs a registrar in. Check runs after the settings load and
-// before any listener opens: it validates everything the registrar will need
-// (its settings, its client's environment) and returns an error naming the
-// setting and its source, which makes Main exit 2 with nothing started. Build
-// runs once the listeners are bound, with their real addresses and the
-// instance's endpoints (Bound: every service listener with its scheme, for
-// one registration per instance), and returns the registrar; it returns
-// nil, nil to register nowhere (e.g. when no agent is configured). A registrar that is
+// Registration plugs a registrar in: the hook a registry plugin implements
+// (registry/consul.Register and registry/etcd.Register return a
+// WithRegistrar of one, so that a program wires a registrar from the loaded
+// settings in one line). The root package imports no registry client.
+//
+// Keys lists the registry.* settings the registrar reads (config.Keys'
+// names, e.g. "registry.etcd.endpoints"). Main defines the flags of a
+// registry.* key, and accepts a value for it from the file or the
+// environment, only when a wired Registration lists it: `--help` of a
+// program that wires no registrar shows no registry flag, and a registry
+// setting given to it (DRAINKIT_REGISTRY_ETCD_ENDPOINTS, say) makes Main
+// exit 2 before any listener opens, naming the setting and its source,
+// instead of doing nothing silently. A registrar added by a WithSetup
+// function claims its keys' file and environment values; their flags were
+// defined before it existed, so they have none.
+//
+// Check runs after the settings load and before any listener opens: it
+// validates everything the registrar will need (its settings, its client's
+// environment) and returns an error naming the setting and its source,
+// which makes Main exit 2 with nothing started. Build runs once the
+// listeners are bound, with their real addresses and the instance's
+// endpoints (Bound: every service listener with its scheme, for one
+// registration per instance), and returns the registrar; it returns nil,
+// nil (or is nil) to register nowhere (e.g. when no agent is configured).
+// A registrar that is
 // an io.Closer is closed by a stop hook, after the drain deregistered it.
 //
 // Enabled, if set, reports before any listener opens whether Build will
@@ -44,6 +61,7 @@ type ServerFunc func(lc *lifecycle.Lifecycle, ln net.Listener) (lifecycle.Server
 // when Build may return nil, so that a service registering nowhere is not
 // held to a budget it does not spend.
 type Registration struct {
+	Keys    []string
 	Check   func(cfg *config.Config) error
 	Build   func(cfg *config.Config, b Bound) (lifecycle.Registrar, error)
 	Enabled func(cfg *config.Config) bool

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit"
+	"github.com/drainkit/drainkit/config"
 	"github.com/drainkit/drainkit/internal/testlog"
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/registry/registrytest"
@@ -16,7 +17,9 @@ import (
 // with the exit code, never dropped. Here a registrar added through
 // WithLifecycle (which the start's budget check cannot see) meets a
 // deregistration budget that does not fit, so Run refuses at its start:
-// exit 1, and the log names registry.deregister_timeout.
+// exit 1, and the log names registry.deregister_timeout. The setting is
+// claimed by a Registration that registers nowhere (a registry setting no
+// wired registrar reads would exit 2 before Run).
 func TestRunErrorIsLogged(t *testing.T) {
 	out := &testlog.Buffer{}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -26,6 +29,8 @@ func TestRunErrorIsLogged(t *testing.T) {
 		drainkit.WithOutput(out),
 		drainkit.WithEnv([]string{"DRAINKIT_REGISTRY_DEREGISTER_TIMEOUT=20s"}),
 		drainkit.WithHTTP("http", ":0", nil),
+		drainkit.WithRegistrar("claims", drainkit.Registration{Keys: []string{"registry.deregister_timeout"},
+			Enabled: func(*config.Config) bool { return false }}),
 		drainkit.WithLifecycle(func(lc *lifecycle.Lifecycle) error {
 			lc.AddRegistrar("late", registrytest.NewMemory("svc"))
 			return nil

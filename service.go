@@ -53,6 +53,9 @@ var errDone = errors.New("done")
 
 // run is Run's body: prepare (no side effects but output), start, serve.
 func (s *service) run(ctx context.Context, args []string) int {
+	if len(args) > 0 && args[0] == PrestopCommand {
+		return s.runPrestop(ctx, args[1:])
+	}
 	cfg, addrs, err := s.prepare(args)
 	if errors.Is(err, errDone) {
 		return 0
@@ -115,6 +118,9 @@ func (s *service) prepare(args []string) (*config.Config, map[string]string, err
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := s.checkRegistrySettings(cfg); err != nil {
+		return nil, nil, err
+	}
 	registers := false
 	for _, r := range s.registrations {
 		if r.r.Check != nil {
@@ -156,7 +162,8 @@ func (s *service) start(ctx context.Context, cfg *config.Config, addrs map[strin
 	if err != nil {
 		return s.fail(err)
 	}
-	ph, err := probes.New(lc, probes.Options{Token: string(cfg.Admin.Token), Logger: s.logger})
+	ph, err := probes.New(lc, probes.Options{Token: string(cfg.Admin.Token), Logger: s.logger,
+		ServingzFailsDraining: !cfg.Admin.ServingzDraining})
 	if err != nil {
 		return s.fail(err)
 	}
@@ -205,8 +212,11 @@ func (s *service) wire(lc *lifecycle.Lifecycle, cfg *config.Config, lns map[stri
 			c.Close()
 		}
 	}
-	b := Bound{Addrs: bound, Endpoints: s.endpoints(bound)}
+	b := Bound{Addrs: bound, Endpoints: s.endpoints(bound), Logger: s.logger}
 	for _, r := range s.registrations {
+		if r.r.Build == nil { // claims settings, registers nowhere
+			continue
+		}
 		reg, err := r.r.Build(cfg, b)
 		if err != nil {
 			closeRegistrars()

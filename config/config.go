@@ -44,6 +44,12 @@ type AdminConfig struct {
 	// Metrics mounts the Prometheus endpoint GET /metrics on the admin
 	// listener (key admin.metrics, default false).
 	Metrics bool
+	// ServingzDraining keeps GET /servingz, the Kubernetes readiness probe,
+	// passing during a drain the kubelet started until the listeners close
+	// (key admin.servingz_draining, default true); false fails it from the
+	// drain's start like /readyz. See probes.Options.ServingzFailsDraining
+	// and DESIGN.md section 2.
+	ServingzDraining bool
 }
 
 // RegistryConfig holds the registry-neutral registration settings (DESIGN.md
@@ -57,6 +63,13 @@ type RegistryConfig struct {
 	// empty, meaning the program's own default). Letters, digits, '-', '_'
 	// and '.', at most 255 bytes.
 	Service string
+	// Address is the address registered for consumers to dial (key
+	// registry.address, default empty: the listener's IP when it is bound
+	// to one, else the registrar's own default, see registry/consul and
+	// registry/etcd). On Kubernetes, the pod IP from the downward API
+	// (DRAINKIT_REGISTRY_ADDRESS from status.podIP). An IP address or a DNS
+	// name.
+	Address string
 	// TTL is the TTL check's time to live (key registry.ttl, default 10s,
 	// 1s..24h).
 	TTL time.Duration
@@ -87,7 +100,7 @@ func Default() *Config {
 	return &Config{
 		Timings: lifecycle.DefaultTimings(),
 		Checks:  lifecycle.DefaultCheckOptions(),
-		Admin:   AdminConfig{Addr: ":8081"},
+		Admin:   AdminConfig{Addr: ":8081", ServingzDraining: true},
 		Registry: RegistryConfig{
 			TTL:                            10 * time.Second,
 			DeregisterCriticalServiceAfter: time.Minute,

@@ -14,7 +14,14 @@ import (
 // name fs already defines is left alone (Load still reads it). Passing the
 // admin token as a flag exposes it in the process list: prefer
 // DRAINKIT_ADMIN_TOKEN or the file.
-func BindFlags(fs *pflag.FlagSet) {
+func BindFlags(fs *pflag.FlagSet) { BindFlagsExcept(fs, nil) }
+
+// BindFlagsExcept is BindFlags without the flags of the keys omit reports
+// true for: drainkit.Main leaves out the registry.* keys no wired registrar
+// reads. Load still reads an omitted key from the file and the environment
+// (the caller decides whether a value there is an error); on the command
+// line it is an unknown flag. A nil omit binds every key.
+func BindFlagsExcept(fs *pflag.FlagSet, omit func(key string) bool) {
 	if fs.Lookup(KeyConfig) == nil {
 		fs.Var(&textValue{typ: "path"}, KeyConfig,
 			"configuration file, .yaml, .yml, .toml or .json (env "+EnvConfig+")")
@@ -22,7 +29,7 @@ func BindFlags(fs *pflag.FlagSet) {
 	d := Default()
 	for _, k := range keys {
 		name := FlagName(k.name)
-		if fs.Lookup(name) != nil {
+		if fs.Lookup(name) != nil || (omit != nil && omit(k.name)) {
 			continue
 		}
 		def := k.format(d)

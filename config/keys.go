@@ -58,8 +58,12 @@ var keys = []keyDef{
 		"empty, or printable ASCII without spaces or quotes", func(c *Config) any { return &c.Admin.Token }},
 	{"admin.metrics", kindBool, "serve Prometheus metrics at GET /metrics on the admin listener",
 		"true or false", func(c *Config) any { return &c.Admin.Metrics }},
+	{"admin.servingz_draining", kindBool, "GET /servingz (the Kubernetes readinessProbe) passes during a drain the kubelet started until the listeners close, keeping a terminating pod serving for kube-proxy's fallback; false: fails from the drain's start like /readyz",
+		"true or false", func(c *Config) any { return &c.Admin.ServingzDraining }},
 	{"registry.service", kindString, "service name to register in Consul or etcd; empty: the program's default",
 		"letters, digits, '-', '_' and '.', at most 255 bytes", func(c *Config) any { return &c.Registry.Service }},
+	{"registry.address", kindString, "address registered for consumers to dial (a pod IP from the downward API); empty: the listener's IP if it has one, else the registrar's default",
+		"empty, an IP address or a DNS name", func(c *Config) any { return &c.Registry.Address }},
 	{"registry.ttl", kindDuration, "time to live of the registry's TTL check",
 		">= 1s, <= 24h", func(c *Config) any { return &c.Registry.TTL }},
 	{"registry.heartbeat_interval", kindDuration, "how often the TTL check is refreshed",
@@ -80,6 +84,25 @@ func Keys() []string {
 		out[i] = k.name
 	}
 	return out
+}
+
+// KeysUnder returns the keys whose name starts with prefix, in the order of
+// Keys: KeysUnder("registry.etcd.") lists etcd's settings.
+func KeysUnder(prefix string) []string {
+	var out []string
+	for _, k := range keys {
+		if strings.HasPrefix(k.name, prefix) {
+			out = append(out, k.name)
+		}
+	}
+	return out
+}
+
+// SharedRegistryKeys returns the registry.* keys every registrar reads:
+// registry.service, registry.address and registry.deregister_timeout. A
+// registrar's drainkit.Registration lists them with its own keys.
+func SharedRegistryKeys() []string {
+	return []string{"registry.service", "registry.address", "registry.deregister_timeout"}
 }
 
 // EnvVar returns the environment variable for key: "DRAINKIT_" followed by the

@@ -123,6 +123,10 @@ func (c *Config) checkOwn(k keyDef) string {
 		if r.Service != "" && !registry.ValidServiceName(r.Service) { // "": the program's default
 			return "must be 1 to 255 letters, digits, '-', '_' and '.'"
 		}
+	case "registry.address":
+		if r.Address != "" && net.ParseIP(r.Address) == nil && !validHostName(r.Address) {
+			return "must be empty, an IP address or a DNS name (letters, digits, '-' and '.')"
+		}
 	case "registry.ttl":
 		if r.TTL < time.Second || r.TTL > lifecycle.MaxDuration {
 			return "must be >= 1s and " + max
@@ -162,4 +166,23 @@ func checkAddr(addr string) string {
 		return rule
 	}
 	return ""
+}
+
+// validHostName accepts a DNS name: dot-separated labels of 1 to 63 ASCII
+// letters, digits and '-', not starting or ending with '-', 253 bytes at most.
+func validHostName(h string) bool {
+	if len(h) > 253 {
+		return false
+	}
+	for _, l := range strings.Split(strings.TrimSuffix(h, "."), ".") {
+		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
+			return false
+		}
+		for _, c := range l {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -45,6 +45,9 @@ func (h *Handler) drain(w http.ResponseWriter, r *http.Request, reason string) i
 	if wait != "" && wait != "propagation" {
 		return reply(w, http.StatusBadRequest, fmt.Sprintf("wait: unknown value %q; allowed: propagation\n", wait))
 	}
+	if wait != "" {
+		h.hookDrain.Store(true) // before the drain starts: /servingz never sees it unset while this drain runs
+	}
 	if err := h.lc.Drain(reason); err != nil {
 		return replyErr(w, err)
 	}

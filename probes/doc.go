@@ -8,6 +8,14 @@
 //	/startupz  503      200   200     200      503
 //	/readyz    503      200   503     503      503
 //	/livez     200      200   200     200      503
+//	/servingz  503      200   503     200*     503
+//
+// * /servingz, the Kubernetes readinessProbe, passes in DRAINING while a
+// drain the kubelet started (the preStop hook's POST /drain?wait=propagation,
+// or a signal) has its listeners open, and fails otherwise (see
+// Options.ServingzFailsDraining and DESIGN.md section 2): a terminating pod
+// keeps its EndpointSlice "serving" condition, which kube-proxy falls back to
+// when no endpoint is ready (KEP-1669).
 //
 // /livez also fails when the liveness watchdog stops ticking (see
 // Options.WatchdogThreshold); it never fails because a dependency is down or

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"sync/atomic"
 
 	"github.com/drainkit/drainkit/lifecycle"
 )
@@ -11,6 +12,7 @@ import (
 // Handler is the admin listener's http.Handler:
 //
 //	GET|HEAD /startupz, /readyz, /livez   200 or 503 (see the package doc); ?verbose adds a line per check
+//	GET|HEAD /servingz                    /readyz for Kubernetes' readinessProbe (see servingz)
 //	GET|HEAD /state                       JSON of lifecycle.Status; error texts only for the loopback-or-token rule
 //	POST /drain                           202; ?wait=propagation: 200 once the propagation window ended
 //	POST /eject, POST /restore            200; 409 for an illegal transition
@@ -34,6 +36,9 @@ type Handler struct {
 	auth authorizer
 	wd   *watchdog
 	mux  *http.ServeMux
+	// hookDrain is set by the first POST /drain?wait=propagation: the
+	// preStop hook's call, so the kubelet is terminating the pod.
+	hookDrain atomic.Bool
 }
 
 // New returns a Handler for lc and starts its liveness watchdog. It returns a
@@ -49,6 +54,7 @@ func New(lc *lifecycle.Lifecycle, opts Options) (*Handler, error) {
 	h.mux.HandleFunc("GET /startupz", h.startupz)
 	h.mux.HandleFunc("GET /readyz", h.readyz)
 	h.mux.HandleFunc("GET /livez", h.livez)
+	h.mux.HandleFunc("GET /servingz", h.servingz)
 	h.mux.HandleFunc("GET /state", h.state)
 	csrf := http.NewCrossOriginProtection()
 	h.mux.Handle("POST /drain", csrf.Handler(h.action("drain", h.drain)))

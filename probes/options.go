@@ -31,6 +31,14 @@ type Options struct {
 	// (0 means DefaultWatchdogThreshold, 10s). Allowed: >= 2 *
 	// WatchdogInterval and <= 1h.
 	WatchdogThreshold time.Duration
+	// ServingzFailsDraining makes GET /servingz fail from the drain's start,
+	// exactly like /readyz (key admin.servingz_draining: false). The zero
+	// value keeps it passing during a drain the kubelet started (a preStop
+	// hook's POST /drain?wait=propagation, or SIGTERM/SIGINT) until the
+	// listeners close, so that a terminating pod stays "serving" in its
+	// EndpointSlice and kube-proxy can fall back to it when no endpoint is
+	// ready (KEP-1669; DESIGN.md section 2).
+	ServingzFailsDraining bool
 	// Logger receives one line per operator action (path, peer, outcome).
 	// Nil means slog.Default().
 	Logger *slog.Logger

@@ -56,6 +56,41 @@ func (h *Handler) readyz(w http.ResponseWriter, r *http.Request) {
 	writeProbe(w, r, "readyz", ok, lines)
 }
 
+// servingz is the readiness probe for Kubernetes (DESIGN.md section 2): as
+// /readyz, except during a drain the kubelet started (the preStop hook's
+// POST /drain?wait=propagation, or SIGTERM/SIGINT), where it passes until
+// the listeners close, unless Options.ServingzFailsDraining. The pod is
+// terminating then, so its EndpointSlice entry is not ready whatever the
+// probe says, and a passing probe only keeps the "serving" condition that
+// lets kube-proxy fall back to terminating endpoints when no endpoint is
+// ready (KEP-1669): failing it would drop that traffic. A drain an
+// operator started without the hook (POST /drain, Drain()) fails it at
+// once, as /readyz: the pod is not terminating, and a passing probe would
+// keep it ready in the Service.
+func (h *Handler) servingz(w http.ResponseWriter, r *http.Request) {
+	st := h.lc.State()
+	ok := st == lifecycle.Ready
+	lines := []probeLine{stateLine(st, ok)}
+	if st == lifecycle.Draining && !h.opts.ServingzFailsDraining {
+		status := h.lc.Status()
+		kubelet := h.hookDrain.Load() || status.Cause == lifecycle.CauseSignal
+		closed := false
+		if status.Timeline != nil {
+			_, closed = status.Timeline.Offset(lifecycle.StepListenersClosed)
+		}
+		ok = kubelet && !closed
+		detail := ": terminating, listeners open: serving kube-proxy's fallback"
+		switch {
+		case !kubelet:
+			detail = ": drain not started by the kubelet (no preStop hook call, no signal)"
+		case closed:
+			detail = ": listeners closed"
+		}
+		lines = []probeLine{stateLine(st, ok), {name: "draining", ok: ok, detail: detail}}
+	}
+	writeProbe(w, r, "servingz", ok, lines)
+}
+
 func checkLine(c lifecycle.CheckResult) probeLine {
 	l := probeLine{name: "check " + c.Name, ok: c.OK}
 	switch {

@@ -98,3 +98,18 @@ func (i Instance) ForScheme(scheme string) (Instance, bool) {
 	}
 	return i, false
 }
+
+// EndpointsAt returns eps with every Address set to address, the address an
+// instance registers at whatever its listeners are bound to (registry.address:
+// a pod IP from the downward API); an empty address returns eps unchanged.
+// eps itself is not modified.
+func EndpointsAt(eps []Endpoint, address string) []Endpoint {
+	if address == "" {
+		return eps
+	}
+	out := append([]Endpoint(nil), eps...)
+	for i := range out {
+		out[i].Address = address
+	}
+	return out
+}

@@ -41,16 +41,19 @@ func TestDrillExecEtcdByTheBook(t *testing.T) {
 }
 
 // TestDrillExecNeverListedNamesTheVariables: a binary that never registers
-// (examples/minimal) fails the drill with "never listed by discovery", and
-// the error names the registry variables the binary was given, with their
-// values, except a secret's (CONSUL_HTTP_TOKEN here, from the drill's own
-// environment), whose value never shows.
+// (testdata/bookservice with BOOKSERVICE_REGISTER=off) fails the drill with
+// "never listed by discovery", and the error names the registry variables
+// the binary was given, with their values, except a secret's
+// (CONSUL_HTTP_TOKEN here, from the drill's own environment), whose value
+// never shows. A binary that wires no registrar at all (examples/minimal)
+// refuses those variables at its start (exit 2, naming the setting), which
+// the drill reports from its stderr.
 func TestDrillExecNeverListedNamesTheVariables(t *testing.T) {
 	s := etcdtest.Start(t)
-	minimal := buildChild(t, "github.com/drainkit/drainkit/examples/minimal")
+	book := buildChild(t, "github.com/drainkit/drainkit/cmd/drainkit/testdata/bookservice")
 	const secret = "consul-token-5e1f-never-printed"
-	r := drainkit(t, 2*time.Minute, []string{"CONSUL_HTTP_TOKEN=" + secret},
-		"drill", "--json", "--exec", minimal, "--etcd", s.Endpoint, "--replicas", "1", "--baseline", "0s", "--tail", "0s")
+	r := drainkit(t, 2*time.Minute, []string{"CONSUL_HTTP_TOKEN=" + secret, "BOOKSERVICE_REGISTER=off"},
+		"drill", "--json", "--exec", book, "--etcd", s.Endpoint, "--replicas", "1", "--baseline", "0s", "--tail", "0s")
 	out := parseDrillAllowingErrors(t, r)
 	if r.code == 0 || len(out.Strategies) != 1 {
 		t.Fatalf("exit %d, %d strategies: want a failed drill", r.code, len(out.Strategies))
@@ -58,12 +61,21 @@ func TestDrillExecNeverListedNamesTheVariables(t *testing.T) {
 	msg := out.Strategies[0].Error
 	for _, want := range []string{"never listed by discovery", "the replica was given",
 		"DRAINKIT_REGISTRY_ETCD_ENDPOINTS=" + s.Endpoint, "ETCD_ENDPOINTS=" + s.Endpoint,
-		"DRAINKIT_REGISTRY_ETCD_PREFIX=/microservices", "DRAINKIT_REGISTRY_SERVICE=minimal", "CONSUL_HTTP_TOKEN=(set, not shown)"} {
+		"DRAINKIT_REGISTRY_ETCD_PREFIX=/microservices", "DRAINKIT_REGISTRY_SERVICE=bookservice", "CONSUL_HTTP_TOKEN=(set, not shown)"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("error lacks %q:\n%s", want, msg)
 		}
 	}
 	if strings.Contains(r.stdout, secret) || strings.Contains(r.stderr, secret) {
 		t.Errorf("the token's value was printed")
+	}
+
+	minimal := buildChild(t, "github.com/drainkit/drainkit/examples/minimal")
+	r = drainkit(t, 2*time.Minute, nil,
+		"drill", "--json", "--exec", minimal, "--etcd", s.Endpoint, "--replicas", "1", "--baseline", "0s", "--tail", "0s")
+	out = parseDrillAllowingErrors(t, r)
+	if r.code == 0 || len(out.Strategies) != 1 ||
+		!strings.Contains(out.Strategies[0].Error, "registry.service (from env DRAINKIT_REGISTRY_SERVICE) is set, but this program wires no registrar") {
+		t.Errorf("examples/minimal with --etcd: exit %d, %+v: want its start refusing the registry setting", r.code, out.Strategies)
 	}
 }

@@ -71,8 +71,13 @@ type k8sDoc struct {
 						ContainerPort int    `yaml:"containerPort"`
 					} `yaml:"ports"`
 					Env []struct {
-						Name  string `yaml:"name"`
-						Value string `yaml:"value"`
+						Name      string `yaml:"name"`
+						Value     string `yaml:"value"`
+						ValueFrom struct {
+							FieldRef struct {
+								FieldPath string `yaml:"fieldPath"`
+							} `yaml:"fieldRef"`
+						} `yaml:"valueFrom"`
 					} `yaml:"env"`
 					StartupProbe   k8sProbe `yaml:"startupProbe"`
 					ReadinessProbe k8sProbe `yaml:"readinessProbe"`
@@ -102,31 +107,7 @@ type k8sDoc struct {
 // readiness probe tolerates one slow probe, the builder image is new enough
 // for go.mod, and the build context leaves .git out.
 func TestKubernetesExampleIsConsistent(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(k8sDir, "deployment.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var deploy, svc, pdb *k8sDoc
-	dec := yaml.NewDecoder(bytes.NewReader(raw))
-	for {
-		var d k8sDoc
-		if err := dec.Decode(&d); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		switch d.Kind {
-		case "Deployment":
-			deploy = &d
-		case "Service":
-			svc = &d
-		case "PodDisruptionBudget":
-			pdb = &d
-		}
-	}
-	if deploy == nil || svc == nil || len(deploy.Spec.Template.Spec.Containers) != 1 {
-		t.Fatal("want one Deployment with one container and one Service")
-	}
+	deploy, svc, pdb := readManifest(t)
 	c := deploy.Spec.Template.Spec.Containers[0]
 	checkRestricted(t, deploy)
 	checkDisruptionBudget(t, deploy, pdb)
@@ -148,8 +129,9 @@ func TestKubernetesExampleIsConsistent(t *testing.T) {
 	if err := json.Unmarshal([]byte(m[1]), &entry); err != nil {
 		t.Fatalf("ENTRYPOINT is not exec form: %v", err)
 	}
-	if !strings.Contains(string(df), "/out/drainkit /drainkit") {
-		t.Error("the image does not ship /drainkit for the preStop hook")
+	// One binary: the service, which answers the preStop hook itself.
+	if copies := regexp.MustCompile(`(?m)^COPY --from=build \S+ (\S+)$`).FindAllStringSubmatch(string(df), -1); len(copies) != 1 || copies[0][1] != entry[0] {
+		t.Errorf("the image copies %v from the builder: want exactly the entrypoint's binary %s", copies, entry[0])
 	}
 	flag := func(name string) string {
 		for i, a := range entry {
@@ -224,16 +206,16 @@ func TestKubernetesExampleIsConsistent(t *testing.T) {
 	if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].TargetPort != "http" {
 		t.Errorf("the Service must expose only the http port: %+v", svc.Spec.Ports)
 	}
-	for want, p := range map[string]k8sProbe{"/startupz": c.StartupProbe, "/readyz": c.ReadinessProbe, "/livez": c.LivenessProbe} {
+	for want, p := range map[string]k8sProbe{"/startupz": c.StartupProbe, "/servingz": c.ReadinessProbe, "/livez": c.LivenessProbe} {
 		if p.HTTPGet.Path != want || p.HTTPGet.Port != "admin" {
 			t.Errorf("probe %s: %+v", want, p.HTTPGet)
 		}
 	}
 	pre := c.Lifecycle.PreStop.Exec.Command
 	switch {
-	case len(pre) == 2 && pre[0] == "/drainkit" && pre[1] == "prestop":
-		// Reads DRAINKIT_ADMIN_ADDR, checked above.
-	case len(pre) == 4 && pre[0] == "/drainkit" && pre[1] == "prestop" && pre[2] == "--admin-addr" && portOf(pre[3]) == ports["admin"]:
+	case len(pre) == 2 && pre[0] == entry[0] && pre[1] == "prestop":
+		// The service binary's own hook; reads DRAINKIT_ADMIN_ADDR, checked above.
+	case len(pre) == 4 && pre[0] == entry[0] && pre[1] == "prestop" && pre[2] == "--admin-addr" && portOf(pre[3]) == ports["admin"]:
 	default:
 		t.Errorf("preStop %v", pre)
 	}
@@ -279,6 +261,37 @@ func TestKubernetesExampleIsConsistent(t *testing.T) {
 	if d := time.Duration(c.StartupProbe.PeriodSeconds*c.StartupProbe.FailureThreshold) * time.Second; d < cfg.Timings.WarmupTimeout {
 		t.Errorf("the startup probe gives up after %s, before warmup.timeout %s", d, cfg.Timings.WarmupTimeout)
 	}
+}
+
+// readManifest decodes deployment.yaml: one Deployment with one container,
+// one Service and the PodDisruptionBudget (nil if absent).
+func readManifest(t *testing.T) (deploy, svc, pdb *k8sDoc) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(k8sDir, "deployment.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	for {
+		var d k8sDoc
+		if err := dec.Decode(&d); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		switch d.Kind {
+		case "Deployment":
+			deploy = &d
+		case "Service":
+			svc = &d
+		case "PodDisruptionBudget":
+			pdb = &d
+		}
+	}
+	if deploy == nil || svc == nil || len(deploy.Spec.Template.Spec.Containers) != 1 {
+		t.Fatal("want one Deployment with one container and one Service")
+	}
+	return deploy, svc, pdb
 }
 
 // checkRestricted checks the restricted Pod Security Standard's settings:

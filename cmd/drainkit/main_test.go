@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 		_ = os.RemoveAll(dir)
 		os.Exit(1)
 	}
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { _ = os.RemoveAll(dir) }))
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) { _ = os.RemoveAll(dir); minimal.RemoveAndExit(code) }))
 }
 
 // result is one run of the drainkit binary.
@@ -53,9 +53,15 @@ type result struct {
 // by timeout, in its own process group (killed as a whole on timeout).
 func drainkit(t *testing.T, timeout time.Duration, env []string, args ...string) result {
 	t.Helper()
+	return runBinary(t, binary, timeout, env, args...)
+}
+
+// runBinary is drainkit for any binary bin.
+func runBinary(t *testing.T, bin string, timeout time.Duration, env []string, args ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -65,10 +71,10 @@ func drainkit(t *testing.T, timeout time.Duration, env []string, args ...string)
 	err := cmd.Run()
 	r := result{stdout: stdout.String(), stderr: stderr.String(), took: time.Since(start), code: cmd.ProcessState.ExitCode()}
 	if ctx.Err() != nil {
-		t.Fatalf("drainkit %v did not finish within %s\nstdout:\n%s\nstderr:\n%s", args, timeout, r.stdout, r.stderr)
+		t.Fatalf("%s %v did not finish within %s\nstdout:\n%s\nstderr:\n%s", filepath.Base(bin), args, timeout, r.stdout, r.stderr)
 	}
 	if err != nil && r.code == 0 {
-		t.Fatalf("drainkit %v: %v", args, err)
+		t.Fatalf("%s %v: %v", filepath.Base(bin), args, err)
 	}
 	return r
 }

@@ -1,17 +1,20 @@
 package main
 
 import (
-	"github.com/drainkit/drainkit/internal/testlog"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/drainkit/drainkit/internal/childtest"
+	"github.com/drainkit/drainkit/internal/testlog"
 )
 
 // startExample starts `drainkit serve --strategy drainkit` (the example
@@ -154,24 +157,6 @@ func fullListener(t *testing.T) (string, func()) {
 	}
 }
 
-func TestDialAddr(t *testing.T) {
-	for in, want := range map[string]string{
-		":8081":          "127.0.0.1:8081",
-		"0.0.0.0:8081":   "127.0.0.1:8081",
-		"[::]:8081":      "127.0.0.1:8081",
-		"127.0.0.1:9000": "127.0.0.1:9000",
-		"[::1]:9000":     "[::1]:9000",
-		"localhost:9000": "localhost:9000",
-	} {
-		if got, err := dialAddr(in); err != nil || got != want {
-			t.Errorf("dialAddr(%q) = %q, %v; want %q", in, got, err, want)
-		}
-	}
-	if _, err := dialAddr("8081"); err == nil {
-		t.Error("dialAddr(\"8081\"): no error")
-	}
-}
-
 // TestPrestopAdminAddrFromEnv: without --admin-addr, prestop dials the port
 // of DRAINKIT_ADMIN_ADDR (the service's own variable) on loopback, so that a
 // manifest names the admin port once.
@@ -195,5 +180,94 @@ func TestPrestopAdminAddrFromEnv(t *testing.T) {
 	r = drainkit(t, 10*time.Second, []string{"DRAINKIT_ADMIN_ADDR=:" + port}, "prestop", "--admin-addr", addr)
 	if r.code == 0 || !strings.Contains(r.stderr, addr) {
 		t.Fatalf("--admin-addr %s: exit %d, stderr %q", addr, r.code, r.stderr)
+	}
+}
+
+// minimal is examples/minimal, a service built on drainkit.Main, whose own
+// `prestop` command must behave as `drainkit prestop`.
+var minimal = childtest.NewOnce("github.com/drainkit/drainkit/examples/minimal")
+
+// TestServicePrestopBehavesAsCLI: the preStop hook answered by the service
+// binary itself (`minimal prestop`, one binary in a distroless image) and
+// `drainkit prestop` do the same against two instances of the same service
+// with the same environment (the container's, as the kubelet's exec gets
+// it: DRAINKIT_ADMIN_ADDR and DRAINKIT_ADMIN_TOKEN): each starts the drain
+// (reason preStop), returns once the propagation window has ended and not
+// before, exits 0 with the same line, and the service then completes its
+// drain and exits 0. Against nothing, both exit 1 naming the address.
+func TestServicePrestopBehavesAsCLI(t *testing.T) {
+	svc := minimal.Path(t)
+	type hook struct {
+		name string
+		run  func(env []string, args ...string) result
+	}
+	hooks := []hook{
+		{"drainkit", func(env []string, args ...string) result {
+			return drainkit(t, 30*time.Second, env, append([]string{"prestop"}, args...)...)
+		}},
+		{"minimal", func(env []string, args ...string) result {
+			return runBinary(t, svc, 30*time.Second, env, append([]string{"prestop"}, args...)...)
+		}},
+	}
+	type outcome struct {
+		code     int
+		line     string
+		took     time.Duration
+		windowAt time.Duration
+	}
+	var got []outcome
+	for _, h := range hooks {
+		env := []string{"DRAINKIT_PROPAGATION_MIN=1s", "DRAINKIT_PROPAGATION_QUIET=0s", "DRAINKIT_PROPAGATION_MAX=3s", "DRAINKIT_ADMIN_TOKEN=s3cret-token"}
+		c := childtest.Start(t, svc, env)
+		_, port, err := net.SplitHostPort(c.Admin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The manifest's value: every interface, dialled on loopback.
+		r := h.run(append(env, "DRAINKIT_ADMIN_ADDR=:"+port))
+		if r.code != 0 {
+			t.Fatalf("%s prestop: exit %d: %s%s", h.name, r.code, r.stdout, r.stderr)
+		}
+		c.Signal(syscall.SIGTERM) // the kubelet, once the hook returned
+		if code := c.WaitExit(15 * time.Second); code != 0 {
+			t.Fatalf("service after %s prestop: exit %d:\n%s", h.name, code, c.Logs())
+		}
+		if n := c.TransitionsTo("DRAINING"); n != 1 {
+			t.Errorf("%s prestop: %d DRAINING transitions, want 1", h.name, n)
+		}
+		if !strings.Contains(c.Logs(), `"to":"DRAINING","cause":"operator","reason":"POST /drain from 127.0.0.1: preStop"`) {
+			t.Errorf("%s prestop: the drain's reason is not preStop:\n%s", h.name, c.Logs())
+		}
+		win := c.TimelineStep("window_ended")
+		if !win.OK {
+			t.Fatalf("%s prestop: no window_ended step:\n%s", h.name, c.Logs())
+		}
+		line := strings.TrimSpace(r.stdout + r.stderr)
+		line = strings.TrimPrefix(line, h.name+" ")
+		got = append(got, outcome{r.code, regexp.MustCompile(`after \S+ `).ReplaceAllString(line, "after T "), r.took, win.At})
+	}
+	for i, o := range got {
+		// The hook's call began before t0 and its answer came after the
+		// window ended: it returned when the window was over, not before;
+		// and promptly after it.
+		if o.took < o.windowAt || o.took > o.windowAt+1500*time.Millisecond {
+			t.Errorf("%s prestop returned after %s; the window ended %s after t0", hooks[i].name, o.took, o.windowAt)
+		}
+		if o.windowAt < 900*time.Millisecond {
+			t.Errorf("%s prestop: window ended at %s, before propagation.min 1s", hooks[i].name, o.windowAt)
+		}
+	}
+	if want := regexp.MustCompile(`^prestop: propagation window ended after T \(admin listener 127\.0\.0\.1:\d+\)$`); !want.MatchString(got[0].line) ||
+		regexp.MustCompile(`:\d+\)$`).ReplaceAllString(got[0].line, "") != regexp.MustCompile(`:\d+\)$`).ReplaceAllString(got[1].line, "") {
+		t.Errorf("different lines:\n drainkit: %q\n minimal:  %q", got[0].line, got[1].line)
+	}
+
+	// Nothing listening: both fail the hook (exit 1), naming the address.
+	addr := freeAddr(t)
+	for _, h := range hooks {
+		r := h.run([]string{"DRAINKIT_ADMIN_ADDR=" + addr})
+		if r.code != 1 || !strings.Contains(r.stdout+r.stderr, addr) || !strings.Contains(r.stdout+r.stderr, "unreachable") {
+			t.Errorf("%s prestop against nothing: exit %d, %q", h.name, r.code, r.stdout+r.stderr)
+		}
 	}
 }

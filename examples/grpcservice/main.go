@@ -21,12 +21,10 @@ import (
 	"context"
 	"fmt"
 	"log"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"runtime/debug"
-	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -34,8 +32,11 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/drainkit/drainkit"
+	"github.com/drainkit/drainkit/examples/internal/testservice"
 	"github.com/drainkit/drainkit/grpcdrain"
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/registry/consul"
+	"github.com/drainkit/drainkit/registry/etcd"
 )
 
 func main() {
@@ -45,14 +46,18 @@ func main() {
 			log.Printf("writing the response: %v", err) // the client went away
 		}
 	})
-	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	os.Exit(drainkit.Main(append(registrars(logger),
-		drainkit.WithLogger(logger),
+	os.Exit(drainkit.Main(
 		drainkit.WithHTTP("http", ":8080", mux),
 		drainkit.WithServer("grpc", ":9090", func(lc *lifecycle.Lifecycle, ln net.Listener) (lifecycle.Server, error) {
 			return grpcdrain.Adopt(lc, ln, newGRPCServer), nil
 		}),
-	)...))
+		// One registration per registry holding both endpoints
+		// (http://host:port, grpc://host:port): etcd when
+		// registry.etcd.endpoints or ETCD_ENDPOINTS is set, Consul when
+		// CONSUL_HTTP_ADDR is.
+		etcd.Register("grpcservice"),
+		consul.Register("grpcservice"),
+	))
 }
 
 // newGRPCServer builds the service's gRPC server as the program would
@@ -60,7 +65,7 @@ func main() {
 // once (see grpcdrain.Adopt).
 func newGRPCServer(drainOpts ...grpc.ServerOption) *grpc.Server {
 	gs := grpc.NewServer(append(drainOpts, grpc.UnaryInterceptor(recovery))...)
-	testpb.RegisterTestServiceServer(gs, service{})
+	testpb.RegisterTestServiceServer(gs, testservice.Service{})
 	return gs
 }
 
@@ -73,26 +78,4 @@ func recovery(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler 
 		}
 	}()
 	return handler(ctx, req)
-}
-
-type service struct {
-	testpb.UnimplementedTestServiceServer
-}
-
-func (service) EmptyCall(context.Context, *testpb.Empty) (*testpb.Empty, error) {
-	return &testpb.Empty{}, nil
-}
-
-func (service) UnaryCall(ctx context.Context, req *testpb.SimpleRequest) (*testpb.SimpleResponse, error) {
-	if req.ResponseSize < 0 {
-		panic(fmt.Sprintf("negative response size %d", req.ResponseSize))
-	}
-	t := time.NewTimer(min(time.Duration(req.ResponseSize)*time.Millisecond, 10*time.Second))
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return &testpb.SimpleResponse{}, nil
-	case <-ctx.Done():
-		return nil, status.FromContextError(ctx.Err()).Err()
-	}
 }

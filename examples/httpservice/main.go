@@ -34,6 +34,8 @@ import (
 	"github.com/drainkit/drainkit"
 	"github.com/drainkit/drainkit/config"
 	"github.com/drainkit/drainkit/examples/httpservice/app"
+	"github.com/drainkit/drainkit/registry/consul"
+	"github.com/drainkit/drainkit/registry/etcd"
 )
 
 func main() { os.Exit(run(os.Args[1:])) }
@@ -50,16 +52,22 @@ func run(args []string) int {
 		drainkit.WithDefaultAdminAddr(defaultAdminAddr),
 		drainkit.WithHTTPServer("http", "127.0.0.1:8080", srv),
 		drainkit.WithFlags(f.define),
+		// Registration, one line per registry: Consul when CONSUL_HTTP_ADDR
+		// is set, etcd when registry.etcd.endpoints or ETCD_ENDPOINTS is;
+		// the service listener's port, registry.address or its IP.
+		consul.Register("httpservice"),
+		etcd.Register("httpservice"),
 		drainkit.WithSetup(func(cfg *config.Config) ([]drainkit.Option, error) {
 			if err := f.validate(cfg.Timings.WarmupTimeout); err != nil {
 				return nil, err
+			}
+			if cfg.Registry.Service == "" { // registry.service overrides --service
+				cfg.Registry.Service = f.service
 			}
 			opts, err := telemetryOptions(cfg, logger)
 			if err != nil {
 				return nil, err
 			}
-			opts = append(opts, drainkit.WithRegistrar("consul", consulRegistration(f.service, logger)))
-			opts = append(opts, drainkit.WithRegistrar("etcd", etcdRegistration(f.service, logger)))
 			opts = append(opts, f.lifecycleOptions()...)
 			return append(opts, drainkit.AfterRun(func(context.Context) error {
 				logger.Info("cleanup done")

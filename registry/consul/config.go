@@ -4,9 +4,10 @@ import "github.com/drainkit/drainkit/config"
 
 // OptionsFrom returns Options for an instance serving on port, with the
 // registration settings of r (keys registry.*): the service name is
-// r.Service, or defaultService when r.Service is empty; TTL,
+// r.Service, or defaultService when r.Service is empty; Address is
+// r.Address (registry.address; empty: the agent's node address); TTL,
 // HeartbeatInterval, CallTimeout and DeregisterCriticalServiceAfter come from
-// r. The caller sets what config does not cover (Address, Tags, Meta, Logger,
+// r. The caller sets what config does not cover (Tags, Meta, Logger,
 // the consul/api configuration). r's DeregisterTimeout is the lifecycle's
 // (config.Config.LifecycleOptions).
 //
@@ -19,6 +20,7 @@ func OptionsFrom(r config.RegistryConfig, defaultService string, port int) (Opti
 		service = defaultService
 	}
 	o := DefaultOptions(service, port)
+	o.Address = r.Address
 	o.TTL = r.TTL
 	o.HeartbeatInterval = r.HeartbeatInterval
 	o.CallTimeout = r.CallTimeout

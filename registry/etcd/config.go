@@ -10,10 +10,11 @@ import (
 
 // OptionsFrom returns Options for an instance serving on port from the
 // registry settings of a config.Config: registry.service (defaultService
-// when empty) and registry.etcd.* (endpoints, prefix, ttl,
+// when empty), registry.address (Address; empty keeps the default) and
+// registry.etcd.* (endpoints, prefix, ttl,
 // keepalive_interval, call_timeout, dial_timeout, username, password and the
 // TLS files, which go into the etcd client's own configuration). The caller
-// sets what config does not cover (Address, Scheme, Version, Meta, Logger).
+// sets what config does not cover (Scheme, Version, Meta, Logger).
 //
 // It returns a *lifecycle.RangeError naming registry.etcd.ca_file when the
 // TLS files cannot be loaded, and otherwise the result of Options.Validate,
@@ -25,6 +26,7 @@ func OptionsFrom(reg config.RegistryConfig, defaultService string, port int) (Op
 	}
 	e := reg.Etcd
 	o := DefaultOptions(service, port)
+	o.Address = reg.Address
 	o.Prefix, o.TTL, o.KeepAliveInterval, o.CallTimeout = e.Prefix, e.TTL, e.KeepAliveInterval, e.CallTimeout
 	o.Client.Endpoints = e.EndpointList()
 	o.Client.DialTimeout = e.DialTimeout

@@ -7,13 +7,14 @@
 // Its handler answers every request with $BOOKSERVICE_STATUS (default 200),
 // except GET /ok (always 200) and, when $BOOKSERVICE_WANT is set, requests
 // whose "METHOD target body" is not that text (500), so that a test can
-// drill an unhealthy service and an endpoint of its choosing.
+// drill an unhealthy service and an endpoint of its choosing. With
+// BOOKSERVICE_REGISTER=off it accepts the registry settings but registers
+// nowhere (a replica that discovery never lists).
 package main
 
 import (
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"strconv"
@@ -27,6 +28,7 @@ import (
 func main() {
 	status, _ := strconv.Atoi(os.Getenv("BOOKSERVICE_STATUS"))
 	want := os.Getenv("BOOKSERVICE_WANT")
+	register := os.Getenv("BOOKSERVICE_REGISTER") != "off"
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /ok", func(w http.ResponseWriter, r *http.Request) { _, _ = fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -43,6 +45,7 @@ func main() {
 	os.Exit(drainkit.Main(
 		drainkit.WithHTTP("http", "127.0.0.1:8080", mux),
 		drainkit.WithRegistrar("etcd", drainkit.Registration{
+			Keys: etcd.Keys(),
 			Check: func(cfg *config.Config) error {
 				if cfg.Registry.Etcd.Endpoints == "" {
 					return nil // registers nowhere
@@ -51,15 +54,14 @@ func main() {
 				return err
 			},
 			Build: func(cfg *config.Config, b drainkit.Bound) (lifecycle.Registrar, error) {
-				if cfg.Registry.Etcd.Endpoints == "" {
+				if cfg.Registry.Etcd.Endpoints == "" || !register {
 					return nil, nil
 				}
-				tcp := b.Addrs["http"].(*net.TCPAddr)
-				o, err := etcd.OptionsFrom(cfg.Registry, "bookservice", tcp.Port)
+				o, err := etcd.OptionsFrom(cfg.Registry, "bookservice", 1)
 				if err != nil {
 					return nil, err
 				}
-				o.Address = tcp.IP.String()
+				o.SetEndpoints(b.Endpoints)
 				return etcd.New(o)
 			},
 		}),

@@ -78,11 +78,13 @@ func registration(cfg *config.Config, service string, logger *slog.Logger, lc *a
 		service = cfg.Registry.Service
 	}
 	return drainkit.Registration{
+		// The shared registry settings; Nacos's own come from NACOS_*.
+		Keys: config.SharedRegistryKeys(),
 		Check: func(*config.Config) error {
 			_, _, err := nacos.OptionsFromEnv(service, 1)
 			return err
 		},
-		Build: func(_ *config.Config, b drainkit.Bound) (lifecycle.Registrar, error) {
+		Build: func(cfg *config.Config, b drainkit.Bound) (lifecycle.Registrar, error) {
 			tcp, ok := b.Addrs["http"].(*net.TCPAddr)
 			if !ok {
 				return nil, fmt.Errorf("%s is not a TCP address", b.Addrs["http"])
@@ -91,7 +93,10 @@ func registration(cfg *config.Config, service string, logger *slog.Logger, lc *a
 			if !enabled || err != nil {
 				return nil, err
 			}
-			if !tcp.IP.IsUnspecified() {
+			switch {
+			case cfg.Registry.Address != "": // registry.address: e.g. the pod IP
+				o.Address = cfg.Registry.Address
+			case !tcp.IP.IsUnspecified():
 				o.Address = tcp.IP.String()
 			}
 			o.Logger = logger

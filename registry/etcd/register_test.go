@@ -1,0 +1,97 @@
+package etcd_test
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drainkit/drainkit"
+	"github.com/drainkit/drainkit/internal/etcdtest"
+	"github.com/drainkit/drainkit/internal/helpflags"
+	"github.com/drainkit/drainkit/internal/testlog"
+	"github.com/drainkit/drainkit/registry/etcd"
+)
+
+// TestRegisterFlagsAreEtcds: a program wiring etcd.Register lists the flags
+// of etcd's settings and the shared registry ones in --help, and none of
+// Consul's.
+func TestRegisterFlagsAreEtcds(t *testing.T) {
+	got := helpflags.Registry(t, etcd.Register("orders"))
+	want := []string{"registry-address", "registry-deregister-timeout", "registry-etcd-ca-file", "registry-etcd-call-timeout",
+		"registry-etcd-cert-file", "registry-etcd-dial-timeout", "registry-etcd-endpoints", "registry-etcd-keepalive-interval",
+		"registry-etcd-key-file", "registry-etcd-password", "registry-etcd-prefix", "registry-etcd-ttl", "registry-etcd-username", "registry-service"}
+	if !slices.Equal(got, want) {
+		t.Errorf("registry flags in --help:\n got %v\nwant %v", got, want)
+	}
+}
+
+// TestRegisterOneLine: drainkit.Run with etcd.Register and nothing else
+// registers the instance in a real etcd from the loaded settings (endpoints
+// and the registered address, a pod IP as the downward API would give it,
+// from DRAINKIT_* variables), logs through the program's logger, and the
+// drain removes the key. A Consul setting given to this program fails the
+// start (exit 2) naming it.
+func TestRegisterOneLine(t *testing.T) {
+	s := etcdtest.Start(t)
+	c := s.Client(t)
+	out := &testlog.Buffer{}
+	env := []string{"DRAINKIT_REGISTRY_ETCD_ENDPOINTS=" + s.Endpoint, "DRAINKIT_REGISTRY_ADDRESS=10.1.2.3",
+		"DRAINKIT_PROPAGATION_MIN=0s", "DRAINKIT_PROPAGATION_QUIET=0s", "DRAINKIT_PROPAGATION_MAX=0s"}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ports := make(chan int, 1)
+	code := make(chan int, 1)
+	go func() {
+		code <- drainkit.Run(ctx, []string{"--http-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0"},
+			drainkit.WithHTTP("http", ":0", http.NotFoundHandler()), drainkit.WithEnv(env), drainkit.WithOutput(out),
+			drainkit.OnStarted(func(a map[string]net.Addr) { ports <- a["http"].(*net.TCPAddr).Port }),
+			etcd.Register("oneline"))
+	}()
+	var port int
+	select {
+	case port = <-ports:
+	case c := <-code:
+		t.Fatalf("exit %d before the start:\n%s", c, out.String())
+	case <-time.After(15 * time.Second):
+		t.Fatalf("no start:\n%s", out.String())
+	}
+	key := onlyKey(t, c, "oneline", 10*time.Second)
+	v, _, _, err := getKey(t, c, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "http://10.1.2.3:" + itoa(port); !slices.Equal(v.Endpoints, []string{want}) {
+		t.Errorf("endpoints %v, want [%s]", v.Endpoints, want)
+	}
+	cancel()
+	select {
+	case c := <-code:
+		if c != 0 {
+			t.Fatalf("exit %d:\n%s", c, out.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no exit 20s after the drain")
+	}
+	if keys, err := instanceKeys(c, "oneline"); err != nil || len(keys) != 0 {
+		t.Errorf("after the drain: keys %v, %v", keys, err)
+	}
+	if !strings.Contains(out.String(), `"msg":"started"`) || !strings.Contains(out.String(), `"registries":"etcd"`) ||
+		!strings.Contains(out.String(), `"msg":"etcd: registered"`) {
+		t.Errorf("the start line or the registrar's JSON line is missing:\n%s", out.String())
+	}
+
+	var bad bytes.Buffer
+	rc := drainkit.Run(context.Background(), nil, drainkit.WithHTTP("http", ":0", http.NotFoundHandler()),
+		drainkit.WithEnv(append(env, "DRAINKIT_REGISTRY_TTL=20s")), drainkit.WithOutput(&bad), etcd.Register("oneline"))
+	if rc != 2 || !strings.Contains(bad.String(), "registry.ttl (from env DRAINKIT_REGISTRY_TTL) is set, but no registrar this program wires (etcd) reads it") {
+		t.Errorf("a Consul setting with etcd wired: exit %d, %q", rc, bad.String())
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
