@@ -172,6 +172,12 @@ func checkReportInChromium(t *testing.T, report, keep string) {
 	if n := strings.Count(dom, "<svg"); n == 0 {
 		t.Errorf("the rendered DOM has no chart")
 	}
+	// Every fault's four instants, in the events table under its chart.
+	for _, want := range []string{"registry decision", "first consumer view without", "last request to old address", "failures per second from the fault"} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("the rendered DOM lacks the events' %q", want)
+		}
+	}
 	shot := filepath.Join(t.TempDir(), "report.png")
 	img := screenshot(t, report, shot)
 	if b := img.Bounds(); b.Dx() < 1000 || b.Dy() < 2000 {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -42,6 +43,13 @@ with --strategies, and with --nacos offline-kill: the operator marks the old rep
 offline in the Nacos console (the server's open API, as the console calls it), then
 kill -9s it --offline-wait later, the first incident behind drainkit. --exec drills your own binary instead; it must accept --http-addr
 and --admin-addr, serve /readyz on the admin listener and read DRAINKIT_* variables.
+
+Scenarios (--scenario, default rolling; --scenario list describes them): rolling is the
+rolling restart above; the others inflict another fault on the gating strategy's replicas
+(drainkit, or the --exec binary) under the same load, and judge the consumers. For each
+fault the table gives four instants (the fault, the registry's decision, the first consumer
+view without the instance, the last request sent to the old address) and the failures per
+second from the fault.
 
 Consumers (--consumer): naive is a consumer as most are written: round robin over the
 discovery's list (cached with --consumer-cache), no retry, no ejection. drainkit is
@@ -97,6 +105,12 @@ func newDrillCmd(stdout, stderr io.Writer) *cobra.Command {
 		Long:  drillLong,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if slices.Contains(o.cfg.Scenarios, "list") {
+				if err := drill.WriteScenarioList(stdout); err != nil {
+					return &exitError{code: 1, msg: "drill: " + err.Error()}
+				}
+				return nil
+			}
 			if err := o.complete(cmd.Flags(), stderr); err != nil {
 				return err
 			}
@@ -110,7 +124,10 @@ func newDrillCmd(stdout, stderr io.Writer) *cobra.Command {
 // bind adds the drill's flags.
 func (o *drillOptions) bind(f *pflag.FlagSet) {
 	c := &o.cfg
+	f.StringSliceVar(&c.Scenarios, "scenario", c.Scenarios, "faults to rehearse, one after another: "+strings.Join(drill.ScenarioNames(), ", ")+"; list describes them")
 	f.StringSliceVar(&c.Strategies, "strategies", c.Strategies, "strategies to compare: drainkit, shutdown, exit, kill, offline-kill (with --nacos)")
+	f.DurationVar(&c.Outage, "outage", c.Outage, "with --scenario registry-outage: how long the registry is unreachable")
+	f.DurationVar(&c.Warmup, "warmup", c.Warmup, "with --scenario warmup: how long the built-in strategies' example service warms up (below warmup.timeout)")
 	f.StringVar(&c.ConsumerKind, "consumer", c.ConsumerKind, "consumers: naive (round robin over the discovery's list, no retry) or drainkit (drainkit's consumer package)")
 	f.StringVar(&c.Method, "method", c.Method, "request method: "+strings.Join(drill.Methods, ", ")+" (POST, PUT and PATCH carry --body, else a small JSON body; POST and PATCH are not idempotent)")
 	f.StringVar(&c.Path, "path", c.Path, "request path and query on the service, starting with '/', e.g. /orders?limit=1 (at most "+strconv.Itoa(drill.MaxPathLen)+" bytes)")
@@ -149,6 +166,7 @@ func (o *drillOptions) complete(flags *pflag.FlagSet, stderr io.Writer) error {
 		return &exitError{code: 2, msg: "drill: " + err.Error()}
 	}
 	o.cfg.Timings = loaded.Timings
+	o.cfg.Checks = loaded.Checks
 	o.cfg.TimingSources = map[string]string{}
 	for _, k := range timingKeys {
 		o.cfg.TimingSources[k] = loaded.Source(k).String()

@@ -85,7 +85,7 @@ func ChartSVG(run StrategyRun, until time.Duration) ([]byte, error) {
 
 	top := plot.New()
 	sans(top)
-	top.Title.Text = run.Name + ": requests per second (sliding 500 ms)"
+	top.Title.Text = run.Scenario + " / " + run.Name + ": requests per second (sliding 500 ms)"
 	top.Y.Label.Text = "requests / s"
 	top.X.Min, top.X.Max = 0, xmax
 	top.X.Tick.Marker = secondTicks(end)
@@ -114,6 +114,15 @@ func ChartSVG(run StrategyRun, until time.Duration) ([]byte, error) {
 	return drawTiles(11*vg.Inch, 7*vg.Inch, top, lanes)
 }
 
+// label names a run in a legend: the strategy, prefixed with its scenario
+// unless that is the rolling restart.
+func (r StrategyRun) label() string {
+	if r.Scenario == "" || r.Scenario == ScenarioRolling {
+		return r.Name
+	}
+	return r.Scenario + "/" + r.Name
+}
+
 // ComparisonSVG draws every run's failures per second on one time axis,
 // one line per strategy, to put at the top of the report: where the
 // strategies lost requests, side by side.
@@ -136,7 +145,7 @@ func ComparisonSVG(runs []StrategyRun, until time.Duration) ([]byte, error) {
 		}
 		line.LineStyle.Dashes = strategyDashes(i)
 		p.Add(line)
-		p.Legend.Add(run.Name, line)
+		p.Legend.Add(run.label(), line)
 	}
 	p.Legend.Top = true
 	p.Legend.XOffs = vg.Points(-4)
@@ -280,6 +289,9 @@ func lanePlot(run StrategyRun, end, xmax float64) (*plot.Plot, error) {
 	if err := addMarks(p, marks); err != nil {
 		return nil, err
 	}
+	if err := addEventLines(p, run.Events, reps); err != nil {
+		return nil, err
+	}
 	p.Legend.Top = true
 	p.Legend.XOffs = vg.Points(-4)
 	return p, nil
@@ -334,6 +346,59 @@ func addMarks(p *plot.Plot, marks []plotter.XYs) error {
 		s.GlyphStyle = draw.GlyphStyle{Color: m.color, Radius: vg.Points(3), Shape: m.shape}
 		p.Add(s)
 		p.Legend.Add(m.label, s)
+	}
+	return nil
+}
+
+// eventInstant is one of an event's four instants, drawn as a short
+// vertical line across the faulted replica's lane.
+type eventInstant struct {
+	label  string
+	color  color.Color
+	dashes []vg.Length
+	at     func(Event) time.Duration
+}
+
+var eventInstants = []eventInstant{
+	{"fault", colBlack, nil, func(e Event) time.Duration { return e.Fault }},
+	{"registry decision", color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff}, []vg.Length{vg.Points(4), vg.Points(2)}, func(e Event) time.Duration { return e.Decision }},
+	{"first consumer view without", color.RGBA{R: 0x17, G: 0xbe, B: 0xcf, A: 0xff}, []vg.Length{vg.Points(2), vg.Points(2)}, func(e Event) time.Duration { return e.ConsumerView }},
+	{"last request to old address (start: first to new)", colFail, []vg.Length{vg.Points(6), vg.Points(2), vg.Points(1), vg.Points(2)}, func(e Event) time.Duration {
+		if e.Added {
+			return e.FirstSent
+		}
+		return e.LastSent
+	}},
+}
+
+// addEventLines marks each event's instants on its replica's lane, one
+// legend entry per instant that occurred.
+func addEventLines(p *plot.Plot, events []Event, reps []ReplicaReport) error {
+	lane := map[int]float64{}
+	for i, rp := range reps {
+		lane[rp.ID] = -float64(i + 1)
+	}
+	for _, in := range eventInstants {
+		var first *plotter.Line
+		for _, e := range events {
+			y, ok := lane[e.Replica]
+			at := in.at(e)
+			if !ok || at < 0 {
+				continue
+			}
+			l, err := plotter.NewLine(plotter.XYs{{X: at.Seconds(), Y: y - 0.45}, {X: at.Seconds(), Y: y + 0.45}})
+			if err != nil {
+				return err
+			}
+			l.LineStyle.Color, l.LineStyle.Width, l.LineStyle.Dashes = in.color, vg.Points(1.5), in.dashes
+			p.Add(l)
+			if first == nil {
+				first = l
+			}
+		}
+		if first != nil {
+			p.Legend.Add(in.label, first)
+		}
 	}
 	return nil
 }

@@ -70,6 +70,15 @@ const (
 
 // Config is one drill. Use DefaultConfig and change what differs.
 type Config struct {
+	// Scenarios are the faults to rehearse, one after another (see
+	// Scenarios); empty means DefaultScenarios, the rolling restart.
+	Scenarios []string
+	// Warmup is how long the built-in strategies' example service warms up
+	// in ScenarioWarmup (default 3s; above 0 and below warmup.timeout).
+	Warmup time.Duration
+	// Outage is how long the registry is unreachable in
+	// ScenarioRegistryOutage (default 3s, up to 10m).
+	Outage time.Duration
 	// Strategies to compare (default DefaultStrategies). Ignored with Exec.
 	Strategies []string
 	// ConsumerKind is the consumers' kind: ConsumerNaive (default) or
@@ -165,6 +174,10 @@ type Config struct {
 	// terminationGracePeriodSeconds must be (the verdict's advice; `drainkit
 	// check` owns the figure). 0 means 5s.
 	PodSlack time.Duration
+	// Checks are the replicas' readiness-check settings (checks.*); the
+	// slow-probe scenario passes them as DRAINKIT_CHECKS_* and judges the
+	// instance's ejection by them. Zero means lifecycle.DefaultCheckOptions.
+	Checks lifecycle.CheckOptions
 	// Timings are passed to every replica as DRAINKIT_* variables;
 	// TimingSources says where each key's value came from (for the report).
 	Timings       lifecycle.Timings
@@ -173,13 +186,17 @@ type Config struct {
 	Env []string
 }
 
-// DefaultConfig returns the defaults: DefaultStrategies, naive consumers
+// DefaultConfig returns the defaults: the rolling-restart scenario,
+// DefaultStrategies, naive consumers
 // sending GET /, 3 replicas,
 // 300 requests/s from 4 consumers, readiness-probe discovery every 1 s with
 // failure threshold 2, no consumer cache, 2 s of load before and after the
 // rolling restart, and lifecycle.DefaultTimings for the replicas.
 func DefaultConfig() Config {
 	return Config{
+		Scenarios:         append([]string(nil), DefaultScenarios...),
+		Warmup:            3 * time.Second,
+		Outage:            3 * time.Second,
 		Strategies:        append([]string(nil), DefaultStrategies...),
 		ConsumerKind:      ConsumerNaive,
 		Method:            "GET",
@@ -217,6 +234,9 @@ func (c Config) StaleWait() time.Duration {
 // binary or strategies to drill, then the replicas' timings.
 func (c Config) Validate() error {
 	if err := c.validateRanges(); err != nil {
+		return err
+	}
+	if err := c.validateScenarios(); err != nil {
 		return err
 	}
 	if err := c.validateRequest(); err != nil {

@@ -191,6 +191,9 @@ func (l *Load) send(consumer int, c Client, due time.Time) {
 		Consumer: consumer, Replica: l.replicaOf(att.Addr), Outcome: Classify(att.Status, att.Err),
 		Retries: att.Retries, Unanswered: l.replicaOf(w.unanswered()), ViewAge: att.ViewAge,
 	}
+	if first := l.replicaOf(w.firstTry()); first != rec.Replica {
+		rec.FirstTry = first
+	}
 	if att.Err != nil {
 		rec.Err = att.Err.Error()
 	} else if rec.Outcome.Failed() {

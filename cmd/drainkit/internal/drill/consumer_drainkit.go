@@ -71,6 +71,17 @@ func (d *drainkitClient) Listed() []string {
 	return out
 }
 
+// ViewListed implements viewLister: the instances of the watcher's view,
+// ejected or not, and the view's revision.
+func (d *drainkitClient) ViewListed() ([]string, uint64) {
+	v := d.w.View()
+	out := make([]string, len(v.Instances))
+	for i, in := range v.Instances {
+		out[i] = in.HostPort()
+	}
+	return out, v.Revision
+}
+
 // Stats implements Client.
 func (d *drainkitClient) Stats() ClientStats {
 	return ClientStats{Ejections: int64(d.tr.Status().Ejections)}

@@ -42,6 +42,9 @@ type Discovery interface {
 	Close()
 	// Describe says how consumers learn about instances, for the report.
 	Describe() string
+	// answered and revision read the discovery's answers (viewFeed).
+	answered(id int, from time.Time, listed bool) (at time.Time, revision uint64, ok bool)
+	revision() uint64
 }
 
 // ProbeDiscovery learns the set of instances the way a Kubernetes endpoints

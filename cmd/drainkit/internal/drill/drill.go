@@ -10,16 +10,19 @@
 package drill
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 )
 
-// Result is a whole drill: the configuration and one run per strategy, in
+// Result is a whole drill: the configuration and one run per scenario and
+// strategy, scenario by scenario in the order of Config.Scenarios, each in
 // the order of Config.Strategies.
 type Result struct {
 	Config Config
@@ -49,30 +52,79 @@ func Run(ctx context.Context, cfg Config, progress *Progress) (*Result, error) {
 		Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true},
 	}
 	defer client.CloseIdleConnections()
-	runs := cfg.strategyRuns(start, client)
-	stopProgress := progress.startFor(ctx, start, runs)
-	res := &Result{Config: cfg, Runs: make([]StrategyRun, len(runs))}
-	if cfg.Sequential {
-		for i, sr := range runs {
-			sr.start = time.Now()
-			res.Runs[i] = sr.run(ctx)
+	res := &Result{Config: cfg}
+	for i, name := range cfg.scenarios() {
+		sc, _ := scenarioNamed(name) // Validate checked the names
+		sstart := start
+		if i > 0 {
+			sstart = time.Now() // each scenario's times count from its own start
 		}
-	} else {
-		var wg sync.WaitGroup
-		for i, sr := range runs {
-			wg.Go(func() { res.Runs[i] = sr.run(ctx) })
+		res.Runs = append(res.Runs, cfg.runScenario(ctx, sc, sstart, client, progress)...)
+		if ctx.Err() != nil {
+			break
 		}
-		wg.Wait()
 	}
-	stopProgress()
 	res.Wall = time.Since(start)
 	return res, nil
 }
 
+// runScenario runs every strategy sc runs, concurrently unless
+// Config.Sequential.
+func (c Config) runScenario(ctx context.Context, sc Scenario, start time.Time, client *http.Client, progress *Progress) []StrategyRun {
+	var blockDir string
+	if sc.Name == ScenarioSlowProbe && c.Exec == "" {
+		dir, err := os.MkdirTemp("", "drainkit-drill-checks-")
+		if err != nil {
+			return []StrategyRun{{Scenario: sc.Name, Name: c.strategyNames()[0], Start: start, Err: fmt.Errorf("slow-probe: %w", err)}}
+		}
+		defer os.RemoveAll(dir)
+		blockDir = dir
+	}
+	runs := c.strategyRuns(sc, start, client, blockDir)
+	stopProgress := progress.startFor(ctx, start, runs)
+	defer stopProgress()
+	out := make([]StrategyRun, len(runs))
+	if c.Sequential {
+		for i, sr := range runs {
+			sr.start = time.Now()
+			out[i] = sr.run(ctx)
+		}
+		return out
+	}
+	var wg sync.WaitGroup
+	for i, sr := range runs {
+		wg.Go(func() { out[i] = sr.run(ctx) })
+	}
+	wg.Wait()
+	return out
+}
+
+// proxied puts a registry proxy between the run and the registry: its
+// replicas and discovery get the proxy's address (ScenarioRegistryOutage).
+// A proxy that cannot listen fails the run when it starts.
+func (s *strategyRun) proxied() {
+	target := cmp.Or(s.cfg.Etcd, s.cfg.Consul)
+	p, err := newOutageProxy(target)
+	if err != nil {
+		s.newDisc = func() (Discovery, error) { return nil, fmt.Errorf("registry-outage: proxy to %s: %w", target, err) }
+		return
+	}
+	s.proxy = p
+	via := s.cfg
+	if via.Etcd != "" {
+		via.Etcd = p.Addr()
+	} else {
+		via.Consul = p.Addr()
+	}
+	s.launch = via.launch(s.name)
+	client := s.client
+	s.newDisc = func() (Discovery, error) { return via.newDiscovery(s.name, client) }
+}
+
 // strategyRuns prepares one run per strategy, sharing the start and end
 // barriers (each its own with Sequential).
-func (c Config) strategyRuns(start time.Time, client *http.Client) []*strategyRun {
-	names := c.strategyNames()
+func (c Config) strategyRuns(sc Scenario, start time.Time, client *http.Client, blockDir string) []*strategyRun {
+	names := c.scenarioStrategies(sc)
 	parties := len(names)
 	if c.Sequential {
 		parties = 1
@@ -83,9 +135,23 @@ func (c Config) strategyRuns(start time.Time, client *http.Client) []*strategyRu
 		if c.Sequential {
 			startGate, endGate = newBarrier(1), newBarrier(1)
 		}
-		sr := &strategyRun{cfg: c, name: name, launch: c.launch(name), st: &status{name: name, phase: "waiting"}, client: client,
+		label := name
+		if sc.Name != ScenarioRolling {
+			label = sc.Name + "/" + name
+		}
+		sr := &strategyRun{cfg: c, scenario: sc, name: name, launch: c.launch(name), st: &status{name: label, phase: "waiting"}, client: client,
 			start: start, startGate: startGate, endGate: endGate, arriveStart: startGate.party(), arriveEnd: endGate.party()}
 		sr.newDisc = func() (Discovery, error) { return c.newDiscovery(name, client) }
+		if sc.Name == ScenarioOutage {
+			sr.proxied()
+		}
+		if sc.Name == ScenarioSlowProbe {
+			sr.launch.Env = append(slices.Clip(sr.launch.Env), c.checksEnv()...)
+			if c.Exec == "" {
+				sr.blockDir = blockDir
+				sr.launch.Args = append(slices.Clip(sr.launch.Args), "--check-block-dir", blockDir)
+			}
+		}
 		sr.st.rec = sr.recorder
 		runs[i] = sr
 	}

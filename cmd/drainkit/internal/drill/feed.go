@@ -3,7 +3,9 @@ package drill
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/drainkit/drainkit/registry"
 )
@@ -18,6 +20,17 @@ type viewFeed struct {
 	view    registry.View
 	eps     []Endpoint
 	changed chan struct{}
+	// history is every published answer's time, revision and replicas, for
+	// the scenarios' "registry decision" instant (guarded by mu).
+	history []feedChange
+}
+
+// feedChange is one published answer of a discovery: when, its revision
+// and the replicas it listed.
+type feedChange struct {
+	at       time.Time
+	revision uint64
+	replicas []int
 }
 
 func newViewFeed(service, source string) *viewFeed {
@@ -27,6 +40,11 @@ func newViewFeed(service, source string) *viewFeed {
 // setLocked publishes v and eps; the caller holds f.mu.
 func (f *viewFeed) setLocked(v registry.View, eps []Endpoint) {
 	f.view, f.eps = v, eps
+	ids := make([]int, len(eps))
+	for i, ep := range eps {
+		ids[i] = ep.Replica
+	}
+	f.history = append(f.history, feedChange{at: time.Now(), revision: v.Revision, replicas: ids})
 	close(f.changed)
 	f.changed = make(chan struct{})
 }
@@ -36,6 +54,28 @@ func (f *viewFeed) snapshot() (registry.View, []Endpoint, <-chan struct{}) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.view, f.eps, f.changed
+}
+
+// answered returns the first answer published at or after from that does
+// not list replica id (listed false: the discovery decided it was gone) or
+// lists it (listed true: it was added), and the answer's revision; ok is
+// false when there was none.
+func (f *viewFeed) answered(id int, from time.Time, listed bool) (at time.Time, revision uint64, ok bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, c := range f.history {
+		if !c.at.Before(from) && slices.Contains(c.replicas, id) == listed {
+			return c.at, c.revision, true
+		}
+	}
+	return time.Time{}, 0, false
+}
+
+// revision returns the revision of the current answer.
+func (f *viewFeed) revision() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.view.Revision
 }
 
 // Endpoints implements Source.

@@ -51,6 +51,7 @@ func (p *Progress) startFor(ctx context.Context, start time.Time, runs []*strate
 		return func() {}
 	}
 	p.start = start
+	p.statuses = p.statuses[:0] // a scenario's runs replace the last one's
 	for _, sr := range runs {
 		p.statuses = append(p.statuses, sr.st)
 	}

@@ -11,10 +11,14 @@ import (
 // (so a late send cannot hide latency), Sent when it was actually handed to
 // the client, End when the outcome was known.
 type Record struct {
-	Start    time.Duration
-	Sent     time.Duration
-	End      time.Duration
-	Replica  int // replica ID of the target, 0 when there was none
+	Start   time.Duration
+	Sent    time.Duration
+	End     time.Duration
+	Replica int // replica ID of the target, 0 when there was none
+	// FirstTry is the replica the consumer first sent the request toward
+	// (a refused dial included), when a retry then went to another
+	// (Replica); 0 when it is Replica or unknown.
+	FirstTry int
 	Consumer int
 	Outcome  Outcome
 	Err      string // the error's text for failures, "" for OK

@@ -40,6 +40,7 @@ type Replica struct {
 	exited     time.Time
 	exitErr    error
 	t0         time.Time
+	ownReady   time.Time // the replica's own READY transition (its log)
 	logTL      *ReplicaTimeline
 	stateTL    *ReplicaTimeline
 	stderrTail []string
@@ -330,6 +331,14 @@ func (r *Replica) Times() (started, ready, signalled, exited time.Time) {
 	return r.started, r.ready, r.signalled, r.exited
 }
 
+// OwnReady returns when the replica logged its READY transition (zero when
+// it logged none: not a drainkit program, or not ready yet).
+func (r *Replica) OwnReady() time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ownReady
+}
+
 // Timeline returns the replica's own drain report: the JSON exit log line if
 // it wrote one, else the last GET /state timeline; ok is false when it
 // reported nothing (a process that just died).
@@ -377,8 +386,12 @@ func (r *Replica) stderrLine(line []byte) {
 		}
 	}
 	t0, isDraining := parseDrainingLine(line)
+	readyAt, isReady := parseTransitionLine(line, "READY")
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if isReady && r.ownReady.IsZero() {
+		r.ownReady = readyAt
+	}
 	if tl != nil {
 		r.logTL = tl
 	}

@@ -211,7 +211,17 @@ func stripXMLDecl(svg []byte) []byte {
 	return svg
 }
 
-var htmlTmpl = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
+	"instant":   instant,
+	"perSecond": perSecondList,
+	"deref":     func(n *int) int { return *n },
+	"rev": func(r *uint64) string {
+		if r == nil {
+			return "-"
+		}
+		return fmt.Sprint(*r)
+	},
+}).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -251,17 +261,22 @@ pre { background: #f7f7f7; padding: .8em; overflow-x: auto; font-size: .8em; }
 
 <h2>Summary</h2>
 <table>
-<tr><th class="l">strategy</th><th class="l">consumer</th><th>requests</th><th>failed</th><th>written, unanswered</th><th>retried</th><th>ejections</th><th class="l">failure kinds</th><th>drain median</th><th>drain max</th><th>late arrivals</th><th>staleness</th></tr>
-{{range .Strategies}}<tr><td class="l">{{.Name}}</td><td class="l">{{.Consumer}}</td><td>{{.Requests}}</td><td{{if gt .Failed 0}} class="fail"{{end}}>{{.Failed}}</td><td>{{.WrittenUnanswered}}</td><td>{{.Retried}}</td><td>{{.Ejections}}</td><td class="l">{{.Kinds}}</td>
+<tr><th class="l">scenario</th><th class="l">strategy</th><th class="l">consumer</th><th>requests</th><th>failed</th><th>written, unanswered</th><th>retried</th><th>ejections</th><th class="l">failure kinds</th><th>drain median</th><th>drain max</th><th>late arrivals</th><th>staleness</th></tr>
+{{range .Strategies}}<tr><td class="l">{{.Scenario}}</td><td class="l">{{.Name}}</td><td class="l">{{.Consumer}}</td><td>{{.Requests}}</td><td{{if gt .Failed 0}} class="fail"{{end}}>{{.Failed}}</td><td>{{.WrittenUnanswered}}</td><td>{{.Retried}}</td><td>{{.Ejections}}</td><td class="l">{{.Kinds}}</td>
 <td>{{printf "%.2f" .DrainMedianSeconds}}s</td><td>{{printf "%.2f" .DrainMaxSeconds}}s</td><td>{{if gt .LateReportedBy 0}}{{.LateRequests}}{{else}}–{{end}}</td><td>{{printf "%.2f" .StalenessSeconds}}s</td></tr>
 {{end}}</table>
 
 {{range .Strategies}}
-<h2>Strategy {{.Name}}</h2>
+<h2>Scenario {{.Scenario}} &middot; strategy {{.Name}}</h2>
 <p class="verdict {{if .Pass}}pass{{else}}fail{{end}}">{{.Verdict}}</p>
 {{if .Error}}<p class="fail">error: {{.Error}}</p>{{end}}
 <p>Discovery: {{.Discovery}}.</p>
 {{.SVG}}
+{{if .Events}}<table class="events">
+<tr><th>replica</th><th class="l">fault</th><th>at</th><th>registry decision</th><th>revision</th><th>first consumer view without (start: with)</th><th>revision</th><th>last request to old address (start: first to the new one)</th><th>first ejection</th><th class="l">failures per second from the fault</th></tr>
+{{range .Events}}<tr><td>r{{.Replica}}</td><td class="l">{{.Kind}}</td><td>{{printf "%.2f" .FaultSeconds}}</td><td>{{instant .RegistryDecisionSeconds}}</td><td>{{rev .RegistryRevision}}</td><td>{{instant .ConsumerViewSeconds}}</td><td>{{rev .ConsumerRevision}}</td><td>{{.AddressRequests}}</td><td>{{instant .EjectionSeconds}}</td><td class="l">{{perSecond .FailuresPerSecond}}</td></tr>
+{{end}}</table>
+{{if .Budget}}<p>Failure budget: {{deref .Budget}} ({{.BudgetReason}}).</p>{{end}}{{end}}
 <table>
 <tr><th>replica</th><th class="l">role</th><th>started</th><th>ready</th><th>preStop</th><th>SIGTERM</th><th>not ready</th><th>deregistered</th><th>last late arrival</th><th>listeners closed</th><th>exit</th><th>exit code</th><th>requests</th><th>failed</th><th>late arrivals</th></tr>
 {{range .Rows}}<tr><td>r{{.ID}}</td><td class="l">{{.Role}}</td><td>{{.Started}}</td><td>{{.Ready}}</td><td>{{.PreStop}}</td><td>{{.SIGTERM}}</td><td>{{.NotReady}}</td><td>{{.Dereg}}</td><td>{{.Late}}</td><td>{{.Closed}}</td><td>{{.Exit}}</td><td>{{.ExitCode}}</td><td>{{.Requests}}</td><td>{{.Failed}}</td><td>{{.LateN}}</td></tr>

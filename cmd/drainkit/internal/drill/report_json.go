@@ -15,6 +15,7 @@ const SchemaVersion = 2
 // ConfigReport is the drill's configuration as the JSON output shows it.
 // Durations are in seconds (_s).
 type ConfigReport struct {
+	Scenarios         []string           `json:"scenarios"`
 	Strategies        []string           `json:"strategies"`
 	Exec              string             `json:"exec,omitempty"`
 	Consumer          string             `json:"consumer"`
@@ -82,7 +83,7 @@ func (c Config) Report() ConfigReport {
 		poll, wait = c.NacosPoll.Seconds(), c.OfflineWait.Seconds()
 	}
 	return ConfigReport{
-		Strategies: c.strategyNames(), Exec: c.Exec, Consumer: c.ConsumerKind, Method: c.Method,
+		Scenarios: c.scenarios(), Strategies: c.strategyNames(), Exec: c.Exec, Consumer: c.ConsumerKind, Method: c.Method,
 		Path: c.request().Path, BodyBytes: len(c.request().Body),
 		Replicas: c.Replicas, Rate: c.Rate, Consumers: c.Consumers,
 		RequestTimeout: c.RequestTimeout.Seconds(),

@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 )
@@ -18,6 +19,9 @@ func WriteTable(w io.Writer, res *Result, sums []Summary) error {
 		return err
 	}
 	if err := writeRows(w, sums); err != nil {
+		return err
+	}
+	if err := writeEvents(w, sums); err != nil {
 		return err
 	}
 	b.Reset()
@@ -89,7 +93,7 @@ func writeSetup(b *strings.Builder, cfg Config) {
 // writeRows writes the table, one row per strategy.
 func writeRows(w io.Writer, sums []Summary) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "STRATEGY\tCONSUMER\tREQUESTS\tFAILED\tWRITTEN+UNANSWERED\tRETRIED\tEJECTIONS\tFAILURE KINDS\tDRAIN MEDIAN\tDRAIN MAX\tLATE ARRIVALS\tSTALENESS")
+	fmt.Fprintln(tw, "SCENARIO\tSTRATEGY\tCONSUMER\tREQUESTS\tFAILED\tWRITTEN+UNANSWERED\tRETRIED\tEJECTIONS\tFAILURE KINDS\tDRAIN MEDIAN\tDRAIN MAX\tLATE ARRIVALS\tSTALENESS")
 	for _, s := range sums {
 		late := "-"
 		if s.LateReportedBy > 0 {
@@ -101,21 +105,49 @@ func writeRows(w io.Writer, sums []Summary) error {
 		}
 		if s.Requests == 0 {
 			// Nothing was sent: no row of zeros that reads like a result.
-			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t-\tdid not run: see below\t-\t-\t-\t-\n", s.Name, s.Consumer)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t-\t-\t-\t-\t-\tdid not run: see below\t-\t-\t-\t-\n", s.Scenario, s.Name, s.Consumer)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%.2fs\t%.2fs\t%s\t%.2fs\n",
-			s.Name, s.Consumer, s.Requests, s.Failed, s.WrittenUnanswered, s.Retried, s.Ejections, kinds,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%.2fs\t%.2fs\t%s\t%.2fs\n",
+			s.Scenario, s.Name, s.Consumer, s.Requests, s.Failed, s.WrittenUnanswered, s.Retried, s.Ejections, kinds,
 			s.DrainMedianSeconds, s.DrainMaxSeconds, late, s.StalenessSeconds)
 	}
 	return tw.Flush()
+}
+
+// writeEvents writes one row per fault: its four instants in seconds from
+// the run's start, the first ejection and the failures per second from the
+// fault.
+func writeEvents(w io.Writer, sums []Summary) error {
+	if _, err := io.WriteString(w, "\nevents (seconds from the run's start; failures per second from the fault to the last instant):\n"); err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SCENARIO\tSTRATEGY\tREPLICA\tFAULT\tAT\tREGISTRY DECISION\tFIRST CONSUMER VIEW WITHOUT (start: WITH)\tLAST REQUEST TO OLD ADDRESS (start: TO NEW)\tFIRST EJECTION\tFAILURES/S")
+	for _, s := range sums {
+		for _, e := range s.Events {
+			fmt.Fprintf(tw, "%s\t%s\tr%d\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\n", s.Scenario, s.Name, e.Replica, e.Kind, e.FaultSeconds,
+				revisioned(e.RegistryDecisionSeconds, e.RegistryRevision), revisioned(e.ConsumerViewSeconds, e.ConsumerRevision),
+				e.AddressRequests(), instant(e.EjectionSeconds), perSecondList(e.FailuresPerSecond))
+		}
+	}
+	return tw.Flush()
+}
+
+// perSecondList renders failures per second as "0 12 3".
+func perSecondList(v []int) string {
+	parts := make([]string, len(v))
+	for i, n := range v {
+		parts[i] = strconv.Itoa(n)
+	}
+	return strings.Join(parts, " ")
 }
 
 // writeVerdicts writes each strategy's verdict and its notes.
 func writeVerdicts(b *strings.Builder, sums []Summary) {
 	b.WriteString("\n")
 	for _, s := range sums {
-		fmt.Fprintf(b, "%s: %s\n", s.Name, s.Verdict)
+		fmt.Fprintf(b, "%s %s: %s\n", s.Scenario, s.Name, s.Verdict)
 		writeDeaths(b, s.Deaths)
 		if s.PreStopCalls > 0 {
 			fmt.Fprintf(b, "  preStop: %s, median %.2fs", plural(int64(s.PreStopCalls), "call", "calls"), s.PreStopMedianSeconds)

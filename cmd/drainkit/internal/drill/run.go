@@ -17,6 +17,8 @@ import (
 // StrategyRun is the raw outcome of one strategy: every request and every
 // replica. Offsets are from Start.
 type StrategyRun struct {
+	// Scenario is the scenario the run rehearsed (ScenarioRolling, ...).
+	Scenario  string
 	Name      string
 	Discovery string // how consumers learned the instances
 	Consumer  string // the consumers' kind (Config.ConsumerKind)
@@ -42,6 +44,11 @@ type StrategyRun struct {
 	StillListed []int
 	// Deaths are the replicas that ended without the drill stopping them.
 	Deaths []ReplicaDeath
+	// Events are the faults the scenario inflicted, with their instants.
+	Events []Event
+	// OutageStart and OutageEnd bound the registry-outage scenario's
+	// outage (offsets; equal, both zero or negative, without one).
+	OutageStart, OutageEnd time.Duration
 	// ProbeFailures are the discovery's failed readiness probes (none with
 	// Consul discovery).
 	ProbeFailures []ProbeFailure
@@ -58,6 +65,7 @@ type StrategyRun struct {
 const (
 	RoleInitial     = "initial"     // started before the load
 	RoleReplacement = "replacement" // started by the rolling restart
+	RoleScaleOut    = "scale-out"   // started under load by ScenarioWarmup
 )
 
 // ReplicaReport is one replica's life, as the drill saw it and as it
@@ -69,6 +77,9 @@ type ReplicaReport struct {
 	HTTPAddr string
 	Started  time.Duration
 	Ready    time.Duration
+	// OwnReady is when the replica logged its READY transition (negative
+	// when it logged none); Ready is when the drill's poll saw /readyz 200.
+	OwnReady time.Duration
 	// Signalled is when the drill sent StopSignal ("SIGTERM", or "SIGKILL"
 	// for StrategyKill), negative if it did not.
 	Signalled  time.Duration
@@ -86,7 +97,10 @@ type ReplicaReport struct {
 	Offlined time.Duration
 	// Rolled is true for replicas the rolling restart replaced: their drain
 	// happened under load and counts in the drain statistics.
-	Rolled   bool
+	Rolled bool
+	// Faulted is true for the replicas a scenario's fault hit other than by
+	// replacing them (ScenarioKill's victim).
+	Faulted  bool
 	ExitCode int
 	// ExitStatus describes how it ended: "exit status 0", "signal:
 	// terminated", or "" while it still ran.
@@ -108,6 +122,17 @@ type strategyRun struct {
 	st      *status
 	client  *http.Client // for the drill's own probes and GET /state
 	newDisc func() (Discovery, error)
+	// scenario is what the run rehearses; events notes its faults.
+	scenario Scenario
+	events   *eventTracker
+	// blockDir holds the slow-probe scenario's block files (the built-in
+	// service's check blocks while DIR/<http port> exists); "" otherwise.
+	blockDir string
+	// proxy stands between the run and the registry in the
+	// registry-outage scenario (nil otherwise); outageAt and outageEnd
+	// bound the outage.
+	proxy               *outageProxy
+	outageAt, outageEnd time.Time
 
 	// start is the drill's start (all offsets count from it); the barriers
 	// start and stop the load of all strategies together.
@@ -125,6 +150,9 @@ type strategyRun struct {
 	roles  map[int]string
 	rolled map[int]bool
 	killed map[int]bool
+	// faulted are the replicas a scenario's fault hit without replacing
+	// them.
+	faulted map[int]bool
 	// deaths are the replicas that ended before they were ready (and were
 	// started again); cleanup the ones killAll killed.
 	deaths  []ReplicaDeath
@@ -138,10 +166,14 @@ func (s *strategyRun) recorder() *Recorder { return s.rec.Load() }
 // rolling restart and the tail, stop it with the others, stop the last
 // replicas.
 func (s *strategyRun) run(ctx context.Context) (res StrategyRun) {
-	res.Name, res.Start, res.Consumer = s.name, s.start, s.cfg.ConsumerKind
+	if s.proxy != nil { // after finish: the last replicas deregister through it
+		defer s.proxy.close()
+	}
+	res.Scenario, res.Name, res.Start, res.Consumer = s.scenario.Name, s.name, s.start, s.cfg.ConsumerKind
 	rec := NewRecorder(res.Start)
 	s.rec.Store(rec)
 	s.addrs, s.roles, s.rolled, s.killed, s.cleanup = map[string]int{}, map[int]string{}, map[int]bool{}, map[int]bool{}, map[int]bool{}
+	s.faulted = map[int]bool{}
 	defer s.finish(ctx, &res, rec)
 	// Runs first: a run that ends early never holds the others up.
 	defer func() { s.arriveStart(); s.arriveEnd() }()
@@ -169,10 +201,16 @@ func (s *strategyRun) run(ctx context.Context) (res StrategyRun) {
 		res.Err = err
 		return res
 	}
+	s.events = newEventTracker(res.Start, disc, clients)
 	load := s.startLoad(ctx, rec, clients, &res)
 	err = s.underLoad(ctx, disc, initial, clients)
 	res.StillListed = s.stillListed(clients)
 	load.finish(&res, clients)
+	res.Events = s.events.finish(rec.Records(), s.readyAt)
+	res.OutageStart, res.OutageEnd = -1, -1
+	if !s.outageAt.IsZero() {
+		res.OutageStart, res.OutageEnd = s.outageAt.Sub(res.Start), s.outageEnd.Sub(res.Start)
+	}
 	if err != nil {
 		res.Err = err
 		return res
@@ -204,7 +242,7 @@ func (s *strategyRun) startInitial(ctx context.Context, disc Discovery) ([]*Repl
 	for i := range initial {
 		id := s.newID()
 		g.Go(func() error {
-			r, err := s.startListed(gctx, disc, id, RoleInitial)
+			r, err := s.startListed(gctx, disc, id, RoleInitial, nil)
 			initial[i] = r
 			return err
 		})
@@ -284,15 +322,16 @@ func (l *runningLoad) finish(res *StrategyRun, clients []Client) {
 	}
 }
 
-// underLoad is what happens while the load runs: the baseline, the rolling
-// restart, the tail, then more load until no consumer lists a replaced
-// replica and every strategy is done.
+// underLoad is what happens while the load runs: the baseline, the
+// scenario's fault (the rolling restart, ...), the tail, then more load
+// until no consumer lists a replaced or faulted replica and every strategy
+// is done.
 func (s *strategyRun) underLoad(ctx context.Context, disc Discovery, initial []*Replica, clients []Client) error {
 	s.st.set("baseline load")
 	if err := syncx.Sleep(ctx, s.cfg.Baseline); err != nil {
 		return err
 	}
-	if err := s.rolling(ctx, disc, initial); err != nil {
+	if err := s.scenario.inflict(s, ctx, disc, initial); err != nil {
 		return err
 	}
 	s.st.set("tail load")
@@ -314,13 +353,14 @@ func (s *strategyRun) rolling(ctx context.Context, disc Discovery, olds []*Repli
 	for i, old := range olds {
 		id := s.newID()
 		s.st.set("rolling %d/%d: starting r%d", i+1, len(olds), id)
-		if _, err := s.startListed(ctx, disc, id, RoleReplacement); err != nil {
+		if _, err := s.startListed(ctx, disc, id, RoleReplacement, nil); err != nil {
 			return err
 		}
 		s.st.set("rolling %d/%d: stopping r%d", i+1, len(olds), old.ID)
 		s.mu.Lock()
 		s.rolled[old.ID] = true
 		s.mu.Unlock()
+		s.events.fault(s.stopKind(), old, time.Now())
 		if err := s.stop(ctx, old); err != nil {
 			return err
 		}
@@ -352,14 +392,28 @@ func (s *strategyRun) stop(ctx context.Context, old *Replica) error {
 	return old.Terminate(s.client)
 }
 
+// stopKind names how stop begins, for the run's events.
+func (s *strategyRun) stopKind() string {
+	switch {
+	case s.name == StrategyKill && s.cfg.Exec == "":
+		return "SIGKILL"
+	case s.name == StrategyOfflineKill && s.cfg.Exec == "":
+		return "offline"
+	case s.cfg.PreStop:
+		return "preStop"
+	}
+	return "SIGTERM"
+}
+
 // awaitViewsClean keeps the load running until no consumer lists a replaced
-// replica any more, so that the consumers' staleness is measured to its end,
-// or for at most Config.StaleWait.
+// replica any more and some consumer's view dropped each faulted one (its
+// own ejection aside), so that the consumers' staleness and the events'
+// instants are measured to their end, or for at most Config.StaleWait.
 func (s *strategyRun) awaitViewsClean(ctx context.Context, clients []Client) error {
 	deadline := time.Now().Add(s.cfg.StaleWait())
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
-	for len(s.stillListed(clients)) > 0 && time.Now().Before(deadline) {
+	for (len(s.stillListed(clients)) > 0 || !s.events.seen()) && time.Now().Before(deadline) {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -378,7 +432,7 @@ func (s *strategyRun) stillListed(clients []Client) []int {
 	var out []int
 	for _, c := range clients {
 		for _, addr := range c.Listed() {
-			if id := s.addrs[addr]; s.rolled[id] && !seen[id] {
+			if id := s.addrs[addr]; (s.rolled[id] || s.faulted[id]) && !seen[id] {
 				seen[id] = true
 				out = append(out, id)
 			}
@@ -407,13 +461,17 @@ func (s *strategyRun) awaitExit(ctx context.Context, r *Replica) error {
 
 // startListed starts replica id and waits until it is ready and discovery
 // lists it. A replica that dies before it is ready (another process took its
-// port) is retried with new ports, up to three times.
-func (s *strategyRun) startListed(ctx context.Context, disc Discovery, id int, role string) (*Replica, error) {
+// port) is retried with new ports, up to three times. started, if not nil,
+// is called as soon as each attempt's process runs.
+func (s *strategyRun) startListed(ctx context.Context, disc Discovery, id int, role string, started func(*Replica)) (*Replica, error) {
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
-		r, err := StartReplica(s.launch, id)
+		r, err := StartReplica(s.launchAs(role), id)
 		if err != nil {
 			return nil, err
+		}
+		if started != nil {
+			started(r)
 		}
 		s.mu.Lock()
 		s.reps = append(s.reps, r)
@@ -460,6 +518,37 @@ func (s *strategyRun) startListed(ctx context.Context, disc Discovery, id int, r
 		return r, nil
 	}
 	return nil, lastErr
+}
+
+// readyAt returns when replica id was READY, as an offset: its own log
+// line, else the drill's first /readyz 200; negative when neither.
+func (s *strategyRun) readyAt(id int) time.Duration {
+	s.mu.Lock()
+	reps := append([]*Replica(nil), s.reps...)
+	s.mu.Unlock()
+	for _, r := range reps {
+		if r.ID != id {
+			continue
+		}
+		if t := r.OwnReady(); !t.IsZero() {
+			return t.Sub(s.start)
+		}
+		if _, ready, _, _ := r.Times(); !ready.IsZero() {
+			return ready.Sub(s.start)
+		}
+	}
+	return -1
+}
+
+// launchAs returns how to start a replica in role: ScenarioWarmup's
+// scale-out replica of a built-in strategy warms up for Config.Warmup (an
+// --exec binary's warm-up is its own).
+func (s *strategyRun) launchAs(role string) Launch {
+	l := s.launch
+	if role == RoleScaleOut && s.cfg.Exec == "" {
+		l.Args = append(slices.Clip(l.Args), "--warmup", s.cfg.Warmup.String())
+	}
+	return l
 }
 
 // replicaOf returns the ID of the replica serving on addr, 0 for none.
@@ -565,9 +654,9 @@ func (s *strategyRun) reports(start time.Time) []ReplicaReport {
 		s.mu.Lock()
 		rr := ReplicaReport{
 			ID: r.ID, Role: s.roles[r.ID], HTTPAddr: r.HTTPAddr,
-			Started: off(started), Ready: off(ready), Signalled: off(signalled), Exited: off(exited),
+			Started: off(started), Ready: off(ready), OwnReady: off(r.OwnReady()), Signalled: off(signalled), Exited: off(exited),
 			PreStop: off(pre.At), PreStopTook: pre.Took, PreStopErr: pre.Err, Offlined: off(r.Offlined()),
-			Rolled: s.rolled[r.ID], Killed: s.killed[r.ID], ExitCode: r.ExitCode(), StopSignal: r.StopSignal(),
+			Rolled: s.rolled[r.ID], Faulted: s.faulted[r.ID], Killed: s.killed[r.ID], ExitCode: r.ExitCode(), StopSignal: r.StopSignal(),
 		}
 		s.mu.Unlock()
 		if rr.Exited >= 0 {

@@ -14,7 +14,9 @@ import (
 // its unit: _s for seconds, _ms for milliseconds (times are offsets from
 // the drill's start).
 type Summary struct {
-	Name string `json:"name"`
+	// Scenario is the scenario the run rehearsed (ScenarioRolling, ...).
+	Scenario string `json:"scenario"`
+	Name     string `json:"name"`
 	// Consumer is the consumers' kind (Config.ConsumerKind).
 	Consumer string `json:"consumer"`
 	Requests int    `json:"requests"`
@@ -73,7 +75,23 @@ type Summary struct {
 	PreStopFailed        int     `json:"prestop_failed,omitempty"`
 	PreStopMedianSeconds float64 `json:"prestop_median_s,omitempty"`
 	PreStopError         string  `json:"prestop_error,omitempty"`
-	// Pass is true when no request failed and the run completed; for the
+	// Events are the scenario's faults with their four instants.
+	Events []EventSummary `json:"events"`
+	// Budget is how many failures the scenario allows (ScenarioKill: the
+	// requests written to the killed replica and unanswered), BudgetReason
+	// what it counts; null when none may fail.
+	Budget       *int   `json:"failure_budget"`
+	BudgetReason string `json:"failure_budget_reason,omitempty"`
+	// EjectionBoundSeconds is, for the slow-probe scenario, how long after
+	// the check blocked the discovery must have dropped the instance (from
+	// checks.* and the discovery's settings).
+	EjectionBoundSeconds float64 `json:"ejection_bound_s,omitempty"`
+	// OutageStartSeconds and OutageEndSeconds bound the registry-outage
+	// scenario's outage (omitted otherwise).
+	OutageStartSeconds *float64 `json:"registry_outage_start_s,omitempty"`
+	OutageEndSeconds   *float64 `json:"registry_outage_end_s,omitempty"`
+	// Pass is true when no request failed (or no more than Budget) and the
+	// run completed; for the
 	// drainkit strategy, also every replaced replica exited 0.
 	Pass bool `json:"pass"`
 	// UncleanExits lists the drainkit strategy's replaced replicas that did
@@ -147,7 +165,21 @@ func Summarize(cfg Config, run StrategyRun) Summary {
 	s := newSummary(run)
 	reqs := s.countRequests(run)
 	rs := s.addReplicas(cfg, run, reqs)
-	s.Pass = s.Failed == 0 && run.Err == nil && s.Requests > 0
+	s.Events = summarizeEvents(run)
+	allowed := 0
+	if sc, ok := scenarioNamed(run.Scenario); ok && sc.budget != nil {
+		n, why := sc.budget(s)
+		s.Budget, s.BudgetReason, allowed = &n, why, n
+	}
+	early := 0
+	for _, e := range s.Events {
+		early += e.EarlyRequests
+	}
+	s.Pass = s.Failed <= allowed && early == 0 && run.Err == nil && s.Requests > 0
+	if run.Scenario == ScenarioSlowProbe {
+		s.EjectionBoundSeconds = secs(cfg.ejectionBound())
+		s.Pass = s.Pass && (cfg.Exec != "" || droppedWithin(s.Events, s.EjectionBoundSeconds))
+	}
 	s.Verdict = verdict(cfg, run, s, rs.windowCut)
 	s.judgeExits(run, rs.unclean)
 	return s
@@ -156,6 +188,7 @@ func Summarize(cfg Config, run StrategyRun) Summary {
 // newSummary fills in what run says directly.
 func newSummary(run StrategyRun) Summary {
 	s := Summary{
+		Scenario:       run.Scenario,
 		Name:           run.Name,
 		Consumer:       run.Consumer,
 		Ejections:      run.Ejections,
@@ -175,6 +208,9 @@ func newSummary(run StrategyRun) Summary {
 	if run.Err != nil {
 		s.Error = run.Err.Error()
 	}
+	if run.hadOutage() {
+		s.OutageStartSeconds, s.OutageEndSeconds = optSecs(run.OutageStart), optSecs(run.OutageEnd)
+	}
 	return s
 }
 
@@ -188,9 +224,9 @@ type requestTally struct {
 // each), retried requests, the requests written to a replaced replica and
 // not answered, and the largest view age; it returns the per-replica tally.
 func (s *Summary) countRequests(run StrategyRun) requestTally {
-	rolled := map[int]bool{}
+	rolled := map[int]bool{} // the replicas the scenario stopped or hit
 	for _, rp := range run.Replicas {
-		rolled[rp.ID] = rp.Rolled
+		rolled[rp.ID] = rp.Rolled || rp.Faulted
 	}
 	t := requestTally{requests: map[int]int{}, failed: map[int]int{}, lastSent: map[int]time.Duration{}}
 	examples := map[string]string{}
@@ -380,6 +416,16 @@ func verdict(cfg Config, run StrategyRun, s Summary, windowCut []string) string 
 	}
 	if s.Requests == 0 {
 		return "ERROR: no request was sent" + deathNote(s)
+	}
+	switch run.Scenario {
+	case ScenarioKill:
+		return killVerdict(s) + cutNote(s) + deathNote(s)
+	case ScenarioWarmup:
+		return warmupVerdict(s) + deathNote(s)
+	case ScenarioSlowProbe:
+		return slowProbeVerdict(cfg, s) + deathNote(s)
+	case ScenarioOutage:
+		return verdictBody(cfg, run, s, windowCut) + outageNote(run) + cutNote(s) + deathNote(s)
 	}
 	return verdictBody(cfg, run, s, windowCut) + cutNote(s) + deathNote(s)
 }

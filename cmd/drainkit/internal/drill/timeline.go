@@ -108,15 +108,21 @@ func parseLogTimeline(line []byte) (ReplicaTimeline, bool) {
 	return rt, true
 }
 
-// parseDrainingLine recognises the lifecycle's transition log line into
-// DRAINING and returns its time, the drain's start t0.
-func parseDrainingLine(line []byte) (time.Time, bool) {
+// parseTransitionLine recognises the lifecycle's transition log line into
+// state to and returns its time.
+func parseTransitionLine(line []byte, to string) (time.Time, bool) {
 	var m struct {
 		Time time.Time `json:"time"`
 		To   string    `json:"to"`
 	}
-	if err := json.Unmarshal(line, &m); err != nil || m.To != "DRAINING" || m.Time.IsZero() {
+	if err := json.Unmarshal(line, &m); err != nil || m.To != to || m.Time.IsZero() {
 		return time.Time{}, false
 	}
 	return m.Time, true
+}
+
+// parseDrainingLine recognises the lifecycle's transition log line into
+// DRAINING and returns its time, the drain's start t0.
+func parseDrainingLine(line []byte) (time.Time, bool) {
+	return parseTransitionLine(line, "DRAINING")
 }

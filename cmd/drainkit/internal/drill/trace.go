@@ -25,6 +25,9 @@ type writeTracker struct {
 	mu       sync.Mutex
 	tries    []try
 	answered map[string]bool // addresses that sent a response byte
+	// first is the first address the request was sent toward: a dial's
+	// target (refused or not) or a pooled connection's peer.
+	first string
 }
 
 // try is one use of a connection by the request.
@@ -37,8 +40,10 @@ type try struct {
 // trace returns ctx carrying the tracker's hooks.
 func (w *writeTracker) trace(ctx context.Context) context.Context {
 	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		ConnectStart: func(_, addr string) { w.toward(addr) },
 		GotConn: func(info httptrace.GotConnInfo) {
 			t := try{addr: info.Conn.RemoteAddr().String()}
+			w.toward(t.addr)
 			if c, ok := info.Conn.(*countingConn); ok {
 				t.conn, t.start = c, c.written.Load()
 			}
@@ -57,6 +62,24 @@ func (w *writeTracker) trace(ctx context.Context) context.Context {
 			w.mu.Unlock()
 		},
 	})
+}
+
+// toward notes addr as the first address the request went toward, unless
+// it already has one.
+func (w *writeTracker) toward(addr string) {
+	w.mu.Lock()
+	if w.first == "" {
+		w.first = addr
+	}
+	w.mu.Unlock()
+}
+
+// firstTry returns the first address the request was sent toward, "" for
+// none.
+func (w *writeTracker) firstTry() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.first
 }
 
 // unanswered returns the first address the request was written to that

@@ -115,7 +115,7 @@ func (total overload) machineCauses() []string {
 
 // lowerAdvice says what to lower, with the current values.
 func lowerAdvice(c Config) string {
-	n := len(c.strategyNames())
+	n := c.concurrentStrategies()
 	total := c.Rate * float64(n)
 	if c.Sequential {
 		total = c.Rate
@@ -142,11 +142,20 @@ func runOverload(run StrategyRun) overload {
 	for _, rp := range run.Replicas {
 		if stop := rp.StopStart(); stop >= 0 {
 			stops[rp.ID] = stop
-			if rp.Rolled {
+			if rp.Rolled || rp.Faulted {
 				first = min(first, stop)
 			}
 		} else if rp.Exited >= 0 {
 			stops[rp.ID] = rp.Exited // it died on its own: reported as such
+		}
+	}
+	if run.hadOutage() {
+		first = min(first, run.OutageStart)
+	}
+	for _, e := range run.Events { // a scenario's fault other than a stop
+		first = min(first, e.Fault)
+		if stop, ok := stops[e.Replica]; !e.Added && (!ok || e.Fault < stop) {
+			stops[e.Replica] = e.Fault // its probes may fail from then on
 		}
 	}
 	for _, r := range run.Records {
@@ -173,7 +182,7 @@ func runOverload(run StrategyRun) overload {
 // once at Rate each, or one at a time with Sequential. "" when it fits. The
 // drill still runs; Judge decides afterwards.
 func (c Config) CapacityWarning(cores int) string {
-	total := c.Rate * float64(len(c.strategyNames()))
+	total := c.Rate * float64(c.concurrentStrategies())
 	if c.Sequential {
 		total = c.Rate
 	}

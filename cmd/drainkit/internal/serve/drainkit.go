@@ -4,13 +4,36 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/drainkit/drainkit/httpdrain"
+	"github.com/drainkit/drainkit/internal/syncx"
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/probes"
 )
+
+// blockingCheck is a readiness check that blocks until its context ends
+// (the lifecycle's checks.timeout) while the file at path exists: a
+// dependency that stopped answering.
+func blockingCheck(path string) lifecycle.Checker {
+	return lifecycle.CheckFunc("example dependency", func(ctx context.Context) error {
+		if _, err := os.Stat(path); err != nil {
+			return nil
+		}
+		<-ctx.Done()
+		return ctx.Err()
+	})
+}
+
+// portOf returns the port of a TCP address.
+func portOf(a net.Addr) string {
+	_, port, _ := net.SplitHostPort(a.String())
+	return port
+}
 
 // runDrainkit serves with the full drain sequence.
 func runDrainkit(o Options, logger *slog.Logger) (int, error) {
@@ -28,8 +51,17 @@ func runDrainkit(o Options, logger *slog.Logger) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	srv := &http.Server{Handler: handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: handler(o.warmUntil()), ReadHeaderTimeout: 10 * time.Second}
 	lc.AddServer("http", httpdrain.New(srv, httpLn))
+	if o.CheckBlockDir != "" {
+		lc.AddCheck(blockingCheck(filepath.Join(o.CheckBlockDir, portOf(httpLn.Addr()))))
+	}
+	if o.Warmup > 0 {
+		// The example's caches: readiness fails (STARTING) until they are
+		// warm, the drill's warmup scenario checks that no request comes
+		// before.
+		lc.OnWarmup("example caches", func(ctx context.Context) error { return syncx.Sleep(ctx, o.Warmup) })
+	}
 
 	// An operator's offline in Nacos ejects the instance (cause operator,
 	// /state shows it) until an operator puts it online again.

@@ -3,6 +3,7 @@ package serve
 import (
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/drainkit/drainkit/examples/httpservice/app"
 )
@@ -14,8 +15,10 @@ const maxBody = 64 << 10
 
 // handler is the example service's routes (app.Handler) for every strategy,
 // plus POST /, which reads its body and answers like GET /: the drill's
-// non-idempotent requests get the same handling as its GETs.
-func handler() http.Handler {
+// non-idempotent requests get the same handling as its GETs. Until warm
+// (Options.Warmup after the start; zero: at once) every request gets 503
+// "warming up": the caches are cold, whatever readiness says.
+func handler(warm time.Time) http.Handler {
 	routes := app.Handler()
 	mux := http.NewServeMux()
 	mux.Handle("/", routes)
@@ -29,5 +32,14 @@ func handler() http.Handler {
 		get.Body = http.NoBody
 		routes.ServeHTTP(w, get)
 	})
-	return mux
+	if warm.IsZero() {
+		return mux
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if time.Now().Before(warm) {
+			http.Error(w, "warming up", http.StatusServiceUnavailable)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
 }

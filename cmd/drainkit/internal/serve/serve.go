@@ -26,6 +26,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"time"
 
 	"github.com/drainkit/drainkit/config"
 )
@@ -40,9 +41,26 @@ type Options struct {
 	// (ETCD_ENDPOINTS), Nacos (NACOS_SERVER_ADDR) or else Consul (the agent
 	// from CONSUL_HTTP_ADDR and the other CONSUL_* variables).
 	Service string
+	// Warmup, if > 0, is how long the example's warm-up takes: every request
+	// before it is over gets 503; the drainkit strategy fails readiness
+	// (STARTING) meanwhile, the others report ready at once as services
+	// without a startup gate do.
+	Warmup time.Duration
+	// CheckBlockDir, if set, gives the drainkit strategy a readiness check
+	// that blocks until its context ends (checks.timeout) while the file
+	// CheckBlockDir/<HTTP port> exists: the drill's slow-probe scenario.
+	CheckBlockDir string
 	// Config is the loaded configuration: timings, admin listener (its Addr
 	// and Token), registry settings.
 	Config *config.Config
+}
+
+// warmUntil is when the warm-up is over, zero without one.
+func (o Options) warmUntil() time.Time {
+	if o.Warmup <= 0 {
+		return time.Time{}
+	}
+	return time.Now().Add(o.Warmup)
 }
 
 // Run serves until the strategy's shutdown is done and returns the process

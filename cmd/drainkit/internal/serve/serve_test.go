@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/drainkit/drainkit/config"
 	"go.uber.org/goleak"
@@ -57,7 +58,7 @@ func TestListenFailsBeforeServing(t *testing.T) {
 // TestHandlerAcceptsPOST: the drill's POST / (--method POST) is read to the
 // end and answered like GET /, not 405.
 func TestHandlerAcceptsPOST(t *testing.T) {
-	srv := httptest.NewServer(handler())
+	srv := httptest.NewServer(handler(time.Time{}))
 	defer srv.Close()
 	for _, method := range []string{http.MethodGet, http.MethodPost} {
 		req, err := http.NewRequest(method, srv.URL+"/", strings.NewReader("drill request body"))
