@@ -1,7 +1,7 @@
 // Package consul registers a drainkit instance in Consul (DESIGN.md section
 // 6) and watches the passing instances of a service.
 //
-// One registration per instance (DESIGN.md section 6d): a process serving
+// One registration per instance (DESIGN.md section 6f): a process serving
 // HTTP and gRPC registers one service with one TTL check, its first
 // endpoint as the service's address and port and every endpoint as a tagged
 // address keyed by its scheme whose address is the endpoint's URL

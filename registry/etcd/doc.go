@@ -23,7 +23,7 @@
 // with the new time, so consumers ramp the instance's traffic again (slow
 // start). Options.Prefix (key registry.etcd.prefix) changes the prefix.
 //
-// One registration per instance (DESIGN.md section 6d): a process serving
+// One registration per instance (DESIGN.md section 6f): a process serving
 // HTTP and gRPC writes one key under one lease whose endpoints list both,
 // "http://10.0.0.7:8080" first and then "grpc://10.0.0.7:9090"
 // (Options.Extra, or Options.SetEndpoints with drainkit.Bound.Endpoints),
