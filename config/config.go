@@ -91,6 +91,8 @@ type RegistryConfig struct {
 	DeregisterTimeout time.Duration
 	// Etcd configures registration in etcd (keys registry.etcd.*, see EtcdConfig).
 	Etcd EtcdConfig
+	// Nacos configures registration in Nacos (keys registry.nacos.*, see NacosConfig).
+	Nacos NacosConfig
 }
 
 // Default returns the defaults of every key: DESIGN.md section 3's timings,
@@ -106,6 +108,7 @@ func Default() *Config {
 			DeregisterCriticalServiceAfter: time.Minute,
 			DeregisterTimeout:              5 * time.Second,
 			Etcd:                           defaultEtcd(),
+			Nacos:                          defaultNacos(),
 		},
 	}
 }

@@ -15,6 +15,7 @@ const (
 	kindString
 	kindSecret
 	kindBool
+	kindFloat
 )
 
 // keyDef describes one configuration key.
@@ -23,7 +24,7 @@ type keyDef struct {
 	kind    kind
 	help    string              // what the key means, one line
 	allowed string              // the allowed range or form, in words
-	field   func(c *Config) any // pointer to the field: *time.Duration, *int, *string, *Secret or *bool
+	field   func(c *Config) any // pointer to the field: *time.Duration, *int, *float64, *string, *Secret or *bool
 }
 
 // keys lists every key in the order of the sample file, of String and of
@@ -60,7 +61,7 @@ var keys = []keyDef{
 		"true or false", func(c *Config) any { return &c.Admin.Metrics }},
 	{"admin.servingz_draining", kindBool, "GET /servingz (the Kubernetes readinessProbe) passes during a drain the kubelet started until the listeners close, keeping a terminating pod serving for kube-proxy's fallback; false: fails from the drain's start like /readyz",
 		"true or false", func(c *Config) any { return &c.Admin.ServingzDraining }},
-	{"registry.service", kindString, "service name to register in Consul or etcd; empty: the program's default",
+	{"registry.service", kindString, "service name to register in Consul, etcd or Nacos; empty: the program's default",
 		"letters, digits, '-', '_' and '.', at most 255 bytes", func(c *Config) any { return &c.Registry.Service }},
 	{"registry.address", kindString, "address registered for consumers to dial (a pod IP from the downward API); empty: the listener's IP if it has one, else the registrar's default",
 		"empty, an IP address or a DNS name", func(c *Config) any { return &c.Registry.Address }},
@@ -136,6 +137,8 @@ func (k keyDef) format(c *Config) string {
 		return formatDuration(*p)
 	case *int:
 		return strconv.Itoa(*p)
+	case *float64:
+		return strconv.FormatFloat(*p, 'g', -1, 64)
 	case *string:
 		return *p
 	case *Secret:

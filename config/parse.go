@@ -48,6 +48,12 @@ func (k keyDef) apply(c *Config, r rawValue) *Error {
 			return fail(problem, "range "+k.allowed, nil)
 		}
 		*p = n
+	case *float64:
+		f, problem := toFloat(r.v)
+		if problem != "" {
+			return fail(problem, "range "+k.allowed, nil)
+		}
+		*p = f
 	case *string:
 		s, ok := r.v.(string)
 		if !ok {
@@ -194,6 +200,36 @@ func toInt(v any) (int, string) {
 		return toInt(fmt.Sprint(v))
 	}
 	return 0, "is " + typeName(v) + ", not an integer"
+}
+
+// toFloat converts a file, env or flag value to a finite float64.
+func toFloat(v any) (float64, string) {
+	var f float64
+	switch x := v.(type) {
+	case string:
+		n, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+		if err != nil {
+			return 0, "is not a number"
+		}
+		f = n
+	case float64:
+		f = x
+	case int:
+		f = float64(x)
+	case int64:
+		f = float64(x)
+	case uint64:
+		f = float64(x)
+	default:
+		if typeName(v) == "a number" {
+			return toFloat(fmt.Sprint(v))
+		}
+		return 0, "is " + typeName(v) + ", not a number"
+	}
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0, "is not a finite number"
+	}
+	return f, ""
 }
 
 // clampInt keeps values within int32 so that range checks never see a

@@ -108,6 +108,9 @@ func (c *Config) checkOwn(k keyDef) string {
 	if strings.HasPrefix(k.name, "registry.etcd.") {
 		return c.checkEtcd(k)
 	}
+	if strings.HasPrefix(k.name, "registry.nacos.") {
+		return c.checkNacos(k)
+	}
 	r := c.Registry
 	max := "<= " + formatDuration(lifecycle.MaxDuration)
 	switch k.name {

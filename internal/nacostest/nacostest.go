@@ -50,13 +50,18 @@ const StartTimeout = 4 * time.Minute
 const stopTimeout = 15 * time.Second
 
 // PushTaskDelay is the test server's nacos.naming.push.pushTaskDelay (the
-// server's default is 500ms): how long after a registration or
-// deregistration its instance lists and pushes follow.
-const PushTaskDelay = 20 * time.Millisecond
+// server's default is 500ms, which batches changes): how long after a
+// registration or deregistration the server rebuilds the service's
+// instance list, the one every list API (1.x, 2.x and 3.x) and every push
+// serves from its cache. A deployment that wants its consumers told at
+// once sets it to 0 as well.
+const PushTaskDelay = 0
 
-// ListDelay bounds how long after a change the server's instance lists
-// show it: PushTaskDelay, then the next round of the server's delay-task
-// engine, which runs every 100ms.
+// ListDelay bounds how long after a change the server's consumers' lists
+// show it: PushTaskDelay, then the next round of the server's push engine
+// (its delay-task engine runs every 100ms, a fixed interval). The
+// clients' registrations themselves (the admin API's publisher list)
+// change with the deregistration call.
 const ListDelay = PushTaskDelay + 100*time.Millisecond
 
 // GRPCOffset is the distance from the HTTP port to the gRPC port that Nacos

@@ -24,14 +24,14 @@ import (
 // package consumer fed by nacos.NewSource fails none.
 func TestIncidentOfflineThenKill9(t *testing.T) {
 	const svc = "incident-svc"
-	a := startChild(t, "--service", svc)
-	b := startChild(t, "--service", svc)
+	a := startChild(t, "--registry-service", svc)
+	b := startChild(t, "--registry-service", svc)
 	aPort := childPort(t, a)
 	waitList(t, consumerList, svc, aPort, "a listed", func(_ instance, ok bool) bool { return ok })
 	waitList(t, consumerList, svc, childPort(t, b), "b listed", func(_ instance, ok bool) bool { return ok })
 
 	w, err := consumer.NewWatcher(consumer.WatcherOptions{Service: svc,
-		Source: nacos.NewSource(svc, nacos.WatchOptions{Server: nacos.Server{Addrs: []string{srv.Addr}}, SDKLogDir: t.TempDir()})})
+		Source: nacos.NewSource(svc, nacos.WatchOptions{Server: nacos.Server{Addrs: []string{srv.Addr}}, SDKDir: t.TempDir()})})
 	if err != nil {
 		t.Fatal(err)
 	}

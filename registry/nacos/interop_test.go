@@ -47,7 +47,7 @@ func TestInteropSDK(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- nacos.Watch(ctx, svc, nacos.WatchOptions{Server: nacos.Server{Addrs: []string{srv.Addr}},
-			ReadInterval: 300 * time.Millisecond, SDKLogDir: t.TempDir()}, func(v registry.View) { views <- v })
+			ReadInterval: 300 * time.Millisecond, SDKDir: t.TempDir()}, func(v registry.View) { views <- v })
 	}()
 	defer func() { cancel(); <-done }()
 	var v registry.View

@@ -74,7 +74,7 @@ func testOptions(t *testing.T, service string, port int) nacos.Options {
 	o.SyncInterval, o.CallTimeout = 500*time.Millisecond, 500*time.Millisecond
 	o.SettleTime = 300 * time.Millisecond
 	o.Logger = testLogger(t)
-	o.SDKLogDir = t.TempDir()
+	o.SDKDir = t.TempDir()
 	return o
 }
 
@@ -122,6 +122,23 @@ func consumerList(service string) ([]instance, error) {
 	}
 	err := call(http.MethodGet, "/v1/ns/instance/list", q, &r)
 	return r.Hosts, err
+}
+
+// publisherList reads the instances the server's clients have registered
+// for service (the admin API's publisher list): the registrations as they
+// are, before the server's push engine rebuilds the lists it serves to
+// consumers.
+func publisherList(service string) ([]instance, error) {
+	q := url.Values{"serviceName": {service}}
+	var r struct {
+		Code int        `json:"code"`
+		Data []instance `json:"data"`
+	}
+	err := call(http.MethodGet, "/v3/admin/ns/client/service/publisher/list", q, &r)
+	if errors.Is(err, errNoInstance) {
+		return nil, nil
+	}
+	return r.Data, err
 }
 
 // setEnabled does what the console's "online"/"offline" does for an

@@ -1,13 +1,14 @@
 package nacos
 
 import (
+	"cmp"
 	"log/slog"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/drainkit/drainkit/config"
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/registry"
 )
@@ -15,21 +16,21 @@ import (
 // Server says where a Nacos server (or cluster) is and how to reach it: what
 // a Registrar and a Source share.
 type Server struct {
-	// Addrs are the servers' HTTP addresses, "host:port" (env
-	// NACOS_SERVER_ADDR, comma-separated; at least one). Clients of Nacos
-	// 2.x and 3.x reach the same server's gRPC port at port+1000.
+	// Addrs are the servers' HTTP addresses, "host:port" (key
+	// registry.nacos.server_addr; at least one). Clients of Nacos 2.x and
+	// 3.x reach the same server's gRPC port at port+1000.
 	Addrs []string
-	// ContextPath is the open API's path prefix (env NACOS_CONTEXT_PATH,
-	// default "/nacos").
+	// ContextPath is the open API's path prefix (key
+	// registry.nacos.context_path, default "/nacos").
 	ContextPath string
-	// Namespace is the namespace ID (env NACOS_NAMESPACE); "" means the
-	// public namespace. Up to 128 letters, digits, '-', '_' and '.'.
+	// Namespace is the namespace ID (key registry.nacos.namespace); ""
+	// means the public namespace. Up to 128 letters, digits, '-', '_' and '.'.
 	Namespace string
-	// Group is the service's group (env NACOS_GROUP, default
+	// Group is the service's group (key registry.nacos.group, default
 	// "DEFAULT_GROUP"). Up to 128 letters, digits, '-', '_', '.' and ':'.
 	Group string
-	// Username and Password are Nacos credentials (env NACOS_USERNAME,
-	// NACOS_PASSWORD), both or neither. The password is never logged.
+	// Username and Password are Nacos credentials (keys
+	// registry.nacos.username and registry.nacos.password), both or neither. The password is never logged.
 	Username, Password string
 }
 
@@ -45,10 +46,21 @@ type Options struct {
 	Address string
 	// Port is the port consumers dial (1 to 65535).
 	Port int
-	// Cluster is the instance's Nacos cluster (env NACOS_CLUSTER, default
-	// "DEFAULT"): up to 64 letters, digits and '-'.
+	// Scheme names the primary endpoint's protocol (Address:Port), e.g.
+	// "http"; Extra are the instance's other endpoints (an empty Address
+	// meaning Address). SetEndpoints sets them from drainkit.Bound. With a
+	// Scheme, the instance's metadata carries kind (the primary scheme, as
+	// kratos's Nacos registry writes it and its discovery reads it) and
+	// drainkit_endpoints (MetaEndpoints: every endpoint as
+	// scheme://host:port, the primary first, comma-separated), which the
+	// Source turns back into registry.Instance.Endpoints. Empty: no such
+	// metadata, one address for every protocol.
+	Scheme string
+	Extra  []registry.Endpoint
+	// Cluster is the instance's Nacos cluster (key registry.nacos.cluster,
+	// default "DEFAULT"): up to 64 letters, digits and '-'.
 	Cluster string
-	// Weight is the instance's weight (env NACOS_WEIGHT, default 1): > 0 and
+	// Weight is the instance's weight (key registry.nacos.weight, default 1): > 0 and
 	// <= 10000, Nacos's own range.
 	Weight float64
 	// Meta is registered as the instance's metadata, with
@@ -80,9 +92,13 @@ type Options struct {
 	// Logger receives registration events and failures; nil means
 	// slog.Default().
 	Logger *slog.Logger
-	// SDKLogDir is where nacos-sdk-go writes its own log and cache files;
-	// "" means a directory under os.TempDir() named after the process.
-	SDKLogDir string
+	// SDKDir is the directory under which nacos-sdk-go's log and cache
+	// files go (key registry.nacos.sdk_dir): one subdirectory per process,
+	// the log rotated at 10 MB with 2 old files, the client's cache (never
+	// read: drainkit reads the server) removed when Close returns, and a
+	// killed process's subdirectory removed by the next process using the
+	// same directory. "" means DefaultSDKDir().
+	SDKDir string
 }
 
 // Defaults.
@@ -105,54 +121,6 @@ func DefaultOptions(service string, port int) Options {
 	return Options{Service: service, Port: port,
 		Server:  Server{ContextPath: DefaultContextPath, Group: DefaultGroup},
 		Cluster: DefaultCluster, Weight: DefaultWeight}
-}
-
-// Env names the environment variables OptionsFromEnv reads.
-const (
-	EnvServerAddr  = "NACOS_SERVER_ADDR"
-	EnvContextPath = "NACOS_CONTEXT_PATH"
-	EnvNamespace   = "NACOS_NAMESPACE"
-	EnvGroup       = "NACOS_GROUP"
-	EnvCluster     = "NACOS_CLUSTER"
-	EnvWeight      = "NACOS_WEIGHT"
-	EnvUsername    = "NACOS_USERNAME"
-	EnvPassword    = "NACOS_PASSWORD"
-)
-
-// OptionsFromEnv returns Options for service on port from the NACOS_*
-// environment variables (see Server and Options); enabled is false when
-// NACOS_SERVER_ADDR is unset or empty (register nowhere). The error is a
-// *lifecycle.RangeError naming the variable, from a weight that does not
-// parse or from Validate.
-func OptionsFromEnv(service string, port int) (o Options, enabled bool, err error) {
-	o = DefaultOptions(service, port)
-	addrs := os.Getenv(EnvServerAddr)
-	if strings.TrimSpace(addrs) == "" {
-		return o, false, nil
-	}
-	o.Addrs = strings.Split(addrs, ",")
-	for i := range o.Addrs {
-		o.Addrs[i] = strings.TrimSpace(o.Addrs[i])
-	}
-	if v, ok := os.LookupEnv(EnvContextPath); ok {
-		o.ContextPath = v
-	}
-	o.Namespace = os.Getenv(EnvNamespace)
-	if v, ok := os.LookupEnv(EnvGroup); ok {
-		o.Group = v
-	}
-	if v, ok := os.LookupEnv(EnvCluster); ok {
-		o.Cluster = v
-	}
-	if v, ok := os.LookupEnv(EnvWeight); ok {
-		w, perr := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if perr != nil {
-			return o, true, &lifecycle.RangeError{Key: EnvWeight, Value: strconv.Quote(v), Allowed: "must be a number > 0 and <= 10000"}
-		}
-		o.Weight = w
-	}
-	o.Username, o.Password = os.Getenv(EnvUsername), os.Getenv(EnvPassword)
-	return o, true, o.Validate()
 }
 
 func (o Options) withDefaults() Options {
@@ -189,30 +157,30 @@ func re(key, value, allowed string) error {
 	return &lifecycle.RangeError{Key: key, Value: value, Allowed: allowed}
 }
 
-// Validate checks the server settings, naming the environment variable of
-// the first bad one.
+// Validate checks the server settings, naming the key of the first bad
+// one.
 func (s Server) Validate() error {
 	s = s.withDefaults()
 	if len(s.Addrs) == 0 {
-		return re(EnvServerAddr, `""`, "must list at least one Nacos server as host:port, e.g. 127.0.0.1:8848")
+		return re("registry.nacos.server_addr", `""`, "must list at least one Nacos server as host:port, e.g. 127.0.0.1:8848")
 	}
 	for _, a := range s.Addrs {
 		host, port, err := net.SplitHostPort(a)
 		p, perr := strconv.Atoi(port)
 		if err != nil || host == "" || perr != nil || p < 1 || p+1000 > 65535 {
-			return re(EnvServerAddr, strconv.Quote(strings.Join(s.Addrs, ",")),
+			return re("registry.nacos.server_addr", strconv.Quote(strings.Join(s.Addrs, ",")),
 				"each entry must be host:port with a port from 1 to 64535 (the gRPC port is port+1000), e.g. 127.0.0.1:8848")
 		}
 	}
 	switch {
 	case !strings.HasPrefix(s.ContextPath, "/") || strings.ContainsAny(s.ContextPath, "?# "):
-		return re(EnvContextPath, strconv.Quote(s.ContextPath), "must be a URL path starting with '/', e.g. /nacos")
-	case !validChars(s.Namespace, 0, 128, "-_."):
-		return re(EnvNamespace, strconv.Quote(s.Namespace), "must be a namespace ID of up to 128 letters, digits, '-', '_' and '.' (empty: public)")
-	case !validChars(s.Group, 1, 128, "-_.:"):
-		return re(EnvGroup, strconv.Quote(s.Group), "must be 1 to 128 letters, digits, '-', '_', '.' and ':'")
+		return re("registry.nacos.context_path", strconv.Quote(s.ContextPath), "must be a URL path starting with '/', e.g. /nacos")
+	case !config.NacosName(s.Namespace, 0, 128, "-_."):
+		return re("registry.nacos.namespace", strconv.Quote(s.Namespace), "must be a namespace ID of up to 128 letters, digits, '-', '_' and '.' (empty: public)")
+	case !config.NacosName(s.Group, 1, 128, "-_.:"):
+		return re("registry.nacos.group", strconv.Quote(s.Group), "must be 1 to 128 letters, digits, '-', '_', '.' and ':'")
 	case (s.Username == "") != (s.Password == ""):
-		return re(EnvUsername, strconv.Quote(s.Username), "NACOS_USERNAME and NACOS_PASSWORD must be set together")
+		return re("registry.nacos.password", "[redacted]", "registry.nacos.username and registry.nacos.password must be set together")
 	}
 	return nil
 }
@@ -230,10 +198,10 @@ func (o Options) Validate() error {
 		return re("registry.service", strconv.Quote(o.Service), "must be 1 to 255 letters, digits, '-', '_' and '.'")
 	case o.Port < 1 || o.Port > 65535:
 		return re("registry.port", strconv.Itoa(o.Port), "must be between 1 and 65535")
-	case !validChars(o.Cluster, 1, 64, "-"):
-		return re(EnvCluster, strconv.Quote(o.Cluster), "must be 1 to 64 letters, digits and '-'")
+	case !config.NacosName(o.Cluster, 1, 64, "-"):
+		return re("registry.nacos.cluster", strconv.Quote(o.Cluster), "must be 1 to 64 letters, digits and '-'")
 	case !(o.Weight > 0 && o.Weight <= MaxWeight):
-		return re(EnvWeight, strconv.FormatFloat(o.Weight, 'g', -1, 64), "must be > 0 and <= 10000")
+		return re("registry.nacos.weight", strconv.FormatFloat(o.Weight, 'g', -1, 64), "must be > 0 and <= 10000")
 	case o.Address != "" && net.ParseIP(o.Address) == nil:
 		return re("registry.address", strconv.Quote(o.Address), "must be an IP address")
 	case o.SyncInterval < 100*time.Millisecond || o.SyncInterval > time.Minute:
@@ -245,22 +213,56 @@ func (o Options) Validate() error {
 	case o.SettleTime <= 0 || o.SettleTime > time.Minute:
 		return re("registry.nacos.settle_time", d(o.SettleTime), "must be > 0 and <= 1m")
 	}
-	if _, ok := o.Meta[registry.MetaReadyAt]; ok {
-		return re("registry.meta", registry.MetaReadyAt, "meta key "+registry.MetaReadyAt+" is reserved by drainkit")
+	for _, k := range []string{registry.MetaReadyAt, MetaKind, MetaEndpoints} {
+		if _, ok := o.Meta[k]; ok {
+			return re("registry.meta", k, "meta key "+k+" is reserved by drainkit")
+		}
+	}
+	if o.Scheme == "" && len(o.Extra) > 0 {
+		return re("registry.endpoints", strconv.Itoa(len(o.Extra)), "extra endpoints need a Scheme for the primary one")
+	}
+	if o.Scheme != "" {
+		if err := registry.CheckEndpoints(o.endpoints()); err != nil {
+			return re("registry.endpoints", strconv.Quote(o.Scheme), err.Error())
+		}
 	}
 	return nil
 }
 
-// validChars reports whether s has min to max characters, each an ASCII
-// letter, a digit or one of extra.
-func validChars(s string, minLen, maxLen int, extra string) bool {
-	if len(s) < minLen || len(s) > maxLen {
-		return false
+// Metadata keys of an instance with endpoints (see Options.Scheme).
+const (
+	// MetaKind is the primary endpoint's scheme, kratos's key.
+	MetaKind = "kind"
+	// MetaEndpoints lists every endpoint, scheme://host:port separated by
+	// commas, the primary first.
+	MetaEndpoints = "drainkit_endpoints"
+)
+
+// SetEndpoints makes eps the instance's endpoints: the first gives Scheme,
+// Address (when not empty) and Port, the others Extra. eps is typically
+// drainkit.Bound.Endpoints, every service listener of the process. An empty
+// eps changes nothing.
+func (o *Options) SetEndpoints(eps []registry.Endpoint) {
+	if len(eps) > 0 {
+		o.Scheme, o.Address, o.Port, o.Extra = eps[0].Scheme, cmp.Or(eps[0].Address, o.Address), eps[0].Port, eps[1:]
 	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(extra, r)) {
-			return false
-		}
+}
+
+// endpoints returns every endpoint registered, the primary first, with
+// empty addresses filled with Address.
+func (o Options) endpoints() []registry.Endpoint {
+	eps := append([]registry.Endpoint{{Scheme: o.Scheme, Address: o.Address, Port: o.Port}}, o.Extra...)
+	for i := range eps {
+		eps[i].Address = cmp.Or(eps[i].Address, o.Address)
 	}
-	return true
+	return eps
+}
+
+// endpointsMeta returns MetaEndpoints's value: every endpoint's URL.
+func (o Options) endpointsMeta() string {
+	var urls []string
+	for _, e := range o.endpoints() {
+		urls = append(urls, e.String())
+	}
+	return strings.Join(urls, ",")
 }

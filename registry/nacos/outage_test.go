@@ -21,9 +21,9 @@ import (
 //     outage completes within its budget.
 func TestOperatorOfflineAndOutage(t *testing.T) {
 	const offSvc, upSvc, drainSvc = "offline-svc", "outage-svc", "outage-drain-svc"
-	off := startChild(t, "--service", offSvc)
-	up := startChild(t, "--service", upSvc)
-	dr := startChild(t, "--service", drainSvc)
+	off := startChild(t, "--registry-service", offSvc)
+	up := startChild(t, "--registry-service", upSvc)
+	dr := startChild(t, "--registry-service", drainSvc)
 	offPort, upPort := childPort(t, off), childPort(t, up)
 	waitList(t, adminList, offSvc, offPort, "offline-svc listed", func(_ instance, ok bool) bool { return ok })
 	waitList(t, adminList, upSvc, upPort, "outage-svc listed", func(_ instance, ok bool) bool { return ok })

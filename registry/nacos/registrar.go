@@ -7,8 +7,6 @@ import (
 	"log/slog"
 	"maps"
 	"net"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,7 +35,7 @@ type Registrar struct {
 	api  *openAPI
 
 	mu        sync.Mutex
-	client    naming_client.INamingClient // created by the worker's first step
+	client    *sdkClient // created by the worker's first step
 	want      registry.Health
 	readyAt   time.Time
 	everReady bool
@@ -76,8 +74,8 @@ func New(opts Options) (*Registrar, error) {
 	if opts.Address == "" {
 		opts.Address = hostIP()
 	}
-	if opts.SDKLogDir == "" {
-		opts.SDKLogDir = filepath.Join(os.TempDir(), "drainkit-nacos-"+strconv.Itoa(os.Getpid()))
+	if opts.SDKDir == "" {
+		opts.SDKDir = DefaultSDKDir()
 	}
 	logger := opts.Logger
 	if logger == nil {
@@ -193,7 +191,7 @@ func (r *Registrar) accept(t lifecycle.Transition) (uint64, <-chan struct{}, err
 
 // sdkClient returns nacos-sdk-go's naming client, creating it on first use,
 // with its local caches off: drainkit reads the server itself.
-func (r *Registrar) sdkClient() (naming_client.INamingClient, error) {
+func (r *Registrar) sdkClient() (*sdkClient, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.client != nil {
@@ -202,7 +200,7 @@ func (r *Registrar) sdkClient() (naming_client.INamingClient, error) {
 	if r.closed {
 		return nil, ErrClosed
 	}
-	c, err := newSDKClient(r.opts.Server, r.opts.CallTimeout, r.opts.SDKLogDir)
+	c, err := newSDKClient(r.opts.Server, r.opts.CallTimeout, r.opts.SDKDir)
 	if err != nil {
 		return nil, err
 	}
@@ -215,21 +213,30 @@ func (r *Registrar) sdkClient() (naming_client.INamingClient, error) {
 // tests: a full read must not make one.
 var sdkClientsMade atomic.Int64
 
-// newSDKClient creates a naming client for s. nacos-sdk-go's logger and its
-// cache directory go under logDir.
-func newSDKClient(s Server, timeout time.Duration, logDir string) (naming_client.INamingClient, error) {
+// sdkClient is a nacos-sdk-go naming client with its cache directory.
+type sdkClient struct {
+	naming_client.INamingClient
+	removeCache func()
+}
+
+// newSDKClient creates a naming client for s, its files under sdkDir (see
+// processDir), its local caches never read.
+func newSDKClient(s Server, timeout time.Duration, sdkDir string) (*sdkClient, error) {
+	logDir, cacheDir, removeCache, err := sdkDirs.clientDirs(sdkDir)
+	if err != nil {
+		return nil, err
+	}
 	sdkClientsMade.Add(1)
 	cc := constant.ClientConfig{
 		NamespaceId:          s.Namespace,
 		TimeoutMs:            uint64(timeout.Milliseconds()),
 		NotLoadCacheAtStart:  true,  // a cache left by an earlier process is stale evidence
 		UpdateCacheWhenEmpty: false, // (the SDK's default) never used for decisions here
-		LogDir:               filepath.Join(logDir, "log"),
-		CacheDir:             filepath.Join(logDir, "cache"),
 		LogLevel:             "warn",
 		Username:             s.Username,
 		Password:             s.Password,
 	}
+	sdkFiles(&cc, logDir, cacheDir)
 	var sc []constant.ServerConfig
 	for _, a := range s.Addrs {
 		host, port, _ := net.SplitHostPort(a) // checked by Validate
@@ -239,9 +246,10 @@ func newSDKClient(s Server, timeout time.Duration, logDir string) (naming_client
 	}
 	c, err := clients.NewNamingClient(vo.NacosClientParam{ClientConfig: &cc, ServerConfigs: sc})
 	if err != nil {
+		removeCache()
 		return nil, fmt.Errorf("nacos: client: %w", err)
 	}
-	return c, nil
+	return &sdkClient{INamingClient: c, removeCache: removeCache}, nil
 }
 
 // Close closes nacos-sdk-go's client, bounded by CloseTimeout: closing the
@@ -262,13 +270,14 @@ func (r *Registrar) Close() error {
 	if c == nil {
 		return nil
 	}
-	return closeBounded(c, r.opts.CloseTimeout)
+	return c.closeWithin(r.opts.CloseTimeout)
 }
 
-// closeBounded closes c, waiting at most timeout.
-func closeBounded(c naming_client.INamingClient, timeout time.Duration) error {
+// closeWithin closes the client, waiting at most timeout; its cache
+// directory is removed once the close returned.
+func (c *sdkClient) closeWithin(timeout time.Duration) error {
 	done := make(chan struct{})
-	go func() { c.CloseClient(); close(done) }()
+	go func() { c.CloseClient(); c.removeCache(); close(done) }()
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {
@@ -317,5 +326,8 @@ func (r *Registrar) metadata(readyAt time.Time) map[string]string {
 		m = map[string]string{}
 	}
 	m[registry.MetaReadyAt] = readyAt.UTC().Format(time.RFC3339Nano)
+	if r.opts.Scheme != "" {
+		m[MetaKind], m[MetaEndpoints] = r.opts.Scheme, r.opts.endpointsMeta()
+	}
 	return m
 }

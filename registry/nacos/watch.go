@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,7 +13,6 @@ import (
 
 	"github.com/drainkit/drainkit/internal/syncx"
 	"github.com/drainkit/drainkit/registry"
-	"github.com/nacos-group/nacos-sdk-go/v2/clients/naming_client"
 	"github.com/nacos-group/nacos-sdk-go/v2/model"
 	"github.com/nacos-group/nacos-sdk-go/v2/vo"
 )
@@ -46,9 +43,13 @@ type WatchOptions struct {
 	// MinBackoff and MaxBackoff bound the jittered backoff after failed
 	// reads (default 250ms and 5s).
 	MinBackoff, MaxBackoff time.Duration
-	// SDKLogDir is where nacos-sdk-go writes its log; "" means a directory
-	// under os.TempDir() named after the process.
-	SDKLogDir string
+	// SDKDir is the directory under which nacos-sdk-go's log and cache
+	// files go (key registry.nacos.sdk_dir): one subdirectory per process,
+	// the log rotated at 10 MB with 2 old files, the subscription's cache
+	// removed when Watch returns, and a killed process's subdirectory
+	// removed by the next process using the same directory. "" means
+	// DefaultSDKDir().
+	SDKDir string
 }
 
 func (o WatchOptions) withDefaults() WatchOptions {
@@ -66,9 +67,6 @@ func (o WatchOptions) withDefaults() WatchOptions {
 		o.MaxBackoff = 5 * time.Second
 	}
 	o.MaxBackoff = max(o.MaxBackoff, o.MinBackoff)
-	if o.SDKLogDir == "" {
-		o.SDKLogDir = filepath.Join(os.TempDir(), "drainkit-nacos-"+strconv.Itoa(os.Getpid()))
-	}
 	return o
 }
 
@@ -165,7 +163,7 @@ type watch struct {
 
 // subscription is the SDK subscription that wakes a watch on a push.
 type subscription struct {
-	client  naming_client.INamingClient // nil if it could not be created
+	client  *sdkClient // nil if it could not be created
 	param   *vo.SubscribeParam
 	timeout time.Duration
 	done    bool
@@ -173,7 +171,7 @@ type subscription struct {
 }
 
 func newSubscription(service string, opts WatchOptions, wake chan<- struct{}) *subscription {
-	c, err := newSDKClient(opts.Server, opts.CallTimeout, opts.SDKLogDir)
+	c, err := newSDKClient(opts.Server, opts.CallTimeout, opts.SDKDir)
 	if err != nil {
 		return &subscription{done: true} // the periodic reads remain
 	}
@@ -209,7 +207,7 @@ func (s *subscription) try() {
 // close closes the client, bounded (unsubscribing is part of it).
 func (s *subscription) close() {
 	if s.client != nil {
-		_ = closeBounded(s.client, s.timeout)
+		_ = s.client.closeWithin(s.timeout)
 	}
 }
 
@@ -251,7 +249,7 @@ func (w *watch) read(ctx context.Context) {
 		if id == "" {
 			id = InstanceID(h.IP, h.Port, h.ClusterName, w.opts.Group, w.service)
 		}
-		list = append(list, registry.Instance{ID: id, Address: h.IP, Port: h.Port, Meta: meta})
+		list = append(list, registry.Instance{ID: id, Address: h.IP, Port: h.Port, Meta: meta, Endpoints: hostEndpoints(h)})
 	}
 	slices.SortFunc(list, func(a, b registry.Instance) int { return cmp.Compare(a.ID, b.ID) })
 	if w.delivered && !w.inError && slices.EqualFunc(list, w.good.Instances, sameInstance) {
@@ -276,4 +274,22 @@ func (w *watch) fail(err error) {
 
 func sameInstance(a, b registry.Instance) bool {
 	return a.ID == b.ID && a.Address == b.Address && a.Port == b.Port && maps.Equal(a.Meta, b.Meta)
+}
+
+// hostEndpoints returns an instance's endpoints: each URL of MetaEndpoints
+// that parses (an empty host meaning the instance's IP); else, for an
+// instance registered the kratos way with only MetaKind, that scheme at
+// the instance's IP and port; else none (one address for every protocol).
+func hostEndpoints(h host) []registry.Endpoint {
+	var eps []registry.Endpoint
+	for _, u := range strings.Split(h.Metadata[MetaEndpoints], ",") {
+		if e, err := registry.ParseEndpoint(strings.TrimSpace(u)); err == nil {
+			e.Address = cmp.Or(e.Address, h.IP)
+			eps = append(eps, e)
+		}
+	}
+	if len(eps) == 0 && h.Metadata[MetaKind] != "" {
+		eps = []registry.Endpoint{{Scheme: strings.ToLower(h.Metadata[MetaKind]), Address: h.IP, Port: h.Port}}
+	}
+	return eps
 }

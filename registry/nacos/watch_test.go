@@ -31,7 +31,7 @@ func TestWatch(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		opts := nacos.WatchOptions{Server: nacos.Server{Addrs: []string{srv.Addr}}, ReadInterval: 300 * time.Millisecond,
-			NoSubscribe: noSub, SDKLogDir: t.TempDir()}
+			NoSubscribe: noSub, SDKDir: t.TempDir()}
 		go func() { done <- nacos.Watch(ctx, svc, opts, func(v registry.View) { views <- v }) }()
 		first := next(t, views)
 		if len(first.Instances) != 2 || first.Source != "nacos" || first.Revision == 0 || first.Err != nil {
@@ -58,7 +58,7 @@ func TestWatch(t *testing.T) {
 	views := make(chan registry.View, 64)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	opts := nacos.WatchOptions{Server: nacos.Server{Addrs: []string{srv.Addr}}, ReadInterval: 300 * time.Millisecond, SDKLogDir: t.TempDir()}
+	opts := nacos.WatchOptions{Server: nacos.Server{Addrs: []string{srv.Addr}}, ReadInterval: 300 * time.Millisecond, SDKDir: t.TempDir()}
 	go func() { done <- nacos.Watch(ctx, svc, opts, func(v registry.View) { views <- v }) }()
 	defer func() { cancel(); <-done }()
 	if v := next(t, views); len(v.Instances) != 2 {
@@ -117,7 +117,7 @@ func TestSourceFullRead(t *testing.T) {
 
 	clientsBefore := nacos.SDKClientsMade()
 	src := nacos.NewSource(svc, nacos.WatchOptions{Server: nacos.Server{Addrs: []string{srv.Addr}},
-		ReadInterval: time.Hour, NoSubscribe: true, SDKLogDir: t.TempDir()})
+		ReadInterval: time.Hour, NoSubscribe: true, SDKDir: t.TempDir()})
 	w, err := consumer.NewWatcher(consumer.WatcherOptions{Service: svc, Source: src, FullReadInterval: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +143,7 @@ func TestSourceFullRead(t *testing.T) {
 
 	// With a subscription too: the full reads answer beside a subscribed
 	// watch, and none makes a client of its own.
-	src = nacos.NewSource(svc, nacos.WatchOptions{Server: nacos.Server{Addrs: []string{srv.Addr}}, SDKLogDir: t.TempDir()})
+	src = nacos.NewSource(svc, nacos.WatchOptions{Server: nacos.Server{Addrs: []string{srv.Addr}}, SDKDir: t.TempDir()})
 	w2, err := consumer.NewWatcher(consumer.WatcherOptions{Service: svc, Source: src, FullReadInterval: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

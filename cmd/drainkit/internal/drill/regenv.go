@@ -28,19 +28,25 @@ const (
 // registry: the replicas then keep the drill's environment as it is.
 func (c Config) registryEnv(service string) []string {
 	endpoints, prefix := config.EnvVar("registry.etcd.endpoints"), config.EnvVar("registry.etcd.prefix")
+	nacosAddr := config.EnvVar("registry.nacos.server_addr")
 	switch {
 	case c.Etcd != "":
 		return []string{config.EnvVar("registry.service") + "=" + service,
-			endpoints + "=" + c.Etcd, envEtcdEndpoints + "=" + c.Etcd, prefix + "=" + c.etcdPrefix(), envConsulAddr + "=", envNacosAddr + "="}
+			endpoints + "=" + c.Etcd, envEtcdEndpoints + "=" + c.Etcd, prefix + "=" + c.etcdPrefix(), envConsulAddr + "=",
+			nacosAddr + "=", envNacosAddr + "="}
 	case c.Consul != "":
 		return []string{config.EnvVar("registry.service") + "=" + service,
-			envConsulAddr + "=" + c.Consul, endpoints + "=", envEtcdEndpoints + "=", envNacosAddr + "="}
+			envConsulAddr + "=" + c.Consul, endpoints + "=", envEtcdEndpoints + "=", nacosAddr + "=", envNacosAddr + "="}
 	case c.Nacos != "":
-		// The replicas register in the group and cluster the drill's
-		// consumers and operator address: registry/nacos's defaults.
-		return []string{config.EnvVar("registry.service") + "=" + service,
-			envNacosAddr + "=" + c.Nacos, "NACOS_GROUP=", "NACOS_CLUSTER=", "NACOS_NAMESPACE=", "NACOS_CONTEXT_PATH=",
-			envConsulAddr + "=", endpoints + "=", envEtcdEndpoints + "="}
+		// The replicas register in the namespace, group and cluster the
+		// drill's consumers and operator address: registry/nacos's
+		// defaults (an empty variable counts as unset).
+		env := []string{config.EnvVar("registry.service") + "=" + service,
+			nacosAddr + "=" + c.Nacos, envNacosAddr + "=" + c.Nacos, envConsulAddr + "=", endpoints + "=", envEtcdEndpoints + "="}
+		for _, k := range []string{"namespace", "group", "cluster", "context_path"} {
+			env = append(env, config.EnvVar("registry.nacos."+k)+"=")
+		}
+		return env
 	}
 	return nil
 }

@@ -15,8 +15,9 @@ import (
 // its name, when o.Service is set (nil and "" otherwise): etcd when
 // ETCD_ENDPOINTS (or registry.etcd.endpoints) names it, under a lease in
 // kratos's key layout with the registry.etcd.* settings; else Nacos when
-// NACOS_SERVER_ADDR names a server, an ephemeral instance with the NACOS_*
-// settings (onOperator, if set, gets an operator's offline and online);
+// registry.nacos.server_addr (or NACOS_SERVER_ADDR) names a server, an
+// ephemeral instance with the registry.nacos.* settings (onOperator, if
+// set, gets an operator's offline and online);
 // else Consul, the agent from CONSUL_HTTP_ADDR and the other CONSUL_*
 // variables, with the registry.* TTL check settings.
 func newRegistrar(o Options, httpLn net.Listener, logger *slog.Logger, onOperator func(offline bool)) (registry.Registrar, string, error) {
@@ -43,7 +44,11 @@ func newRegistrar(o Options, httpLn net.Listener, logger *slog.Logger, onOperato
 		}
 		return r, "etcd", nil
 	}
-	if nopts, ok, err := nacos.OptionsFromEnv(o.Service, port); ok || err != nil {
+	if reg.Nacos.ServerAddr == "" {
+		reg.Nacos.ServerAddr = os.Getenv(nacos.EnvServerAddr)
+	}
+	if reg.Nacos.ServerAddr != "" {
+		nopts, err := nacos.OptionsFrom(reg, o.Service, port)
 		if err != nil {
 			return nil, "", err
 		}
