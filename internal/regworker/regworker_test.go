@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/internal/regworker"
+	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/registry"
 	"go.uber.org/goleak"
 )
@@ -137,5 +138,55 @@ func TestWorkerCancelledStepNotPublished(t *testing.T) {
 	}
 	if err := w.Await(ctx, done, 1, errClosed); !errors.Is(err, errClosed) {
 		t.Fatalf("Await = %v, want errClosed", err)
+	}
+}
+
+// Core: EJECTED before the first READY changes nothing and starts no
+// worker; READY starts it with the READY time; after BeginDeregister, Sync
+// refuses with registry.ErrDeregistered and a second BeginDeregister
+// reports that it was begun; after Close, Sync returns the closed error.
+func TestCore(t *testing.T) {
+	var log bytes.Buffer
+	c := regworker.NewCore(registry.Status{ID: "i", Health: registry.Absent},
+		regworker.Streak{Log: slog.New(slog.NewTextHandler(&log, nil))}, errClosed)
+	var steps atomic.Int64
+	step := func(context.Context) regworker.Outcome {
+		steps.Add(1)
+		return regworker.Outcome{Gen: c.Wanted().Gen}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.Sync(ctx, lifecycle.Transition{To: lifecycle.Ejected, Reason: "checks"}, time.Hour, step); err != nil {
+		t.Fatalf("Sync(EJECTED) before READY = %v", err)
+	}
+	if w := c.Wanted(); !w.ReadyAt.IsZero() || w.Health != registry.Critical || steps.Load() != 0 {
+		t.Fatalf("after EJECTED: wanted %+v, %d steps; want no READY time and no step", w, steps.Load())
+	}
+	at := time.Now().Add(-time.Second)
+	if err := c.Sync(ctx, lifecycle.Transition{To: lifecycle.Ready, At: at, Reason: "warm"}, time.Hour, step); err != nil {
+		t.Fatalf("Sync(READY) = %v", err)
+	}
+	if w := c.Wanted(); !w.ReadyAt.Equal(at) || w.Health != registry.Passing || w.Reason != "READY: warm" || steps.Load() != 1 {
+		t.Fatalf("after READY: wanted %+v, %d steps", w, steps.Load())
+	}
+	if err := c.Sync(ctx, lifecycle.Transition{To: lifecycle.Draining}, time.Hour, step); err == nil {
+		t.Fatal("Sync(DRAINING) = nil, want an error")
+	}
+	if first, stopped := c.BeginDeregister(ctx); !first || !stopped {
+		t.Fatalf("BeginDeregister = %v, %v; want true, true", first, stopped)
+	}
+	if !c.Status().Deregistering {
+		t.Fatal("Status().Deregistering = false after BeginDeregister")
+	}
+	if first, _ := c.BeginDeregister(ctx); first {
+		t.Fatal("a second BeginDeregister reported itself first")
+	}
+	if err := c.Sync(ctx, lifecycle.Transition{To: lifecycle.Ready}, time.Hour, step); !errors.Is(err, registry.ErrDeregistered) {
+		t.Fatalf("Sync after BeginDeregister = %v, want registry.ErrDeregistered", err)
+	}
+	c2 := regworker.NewCore(registry.Status{}, regworker.Streak{Log: slog.New(slog.NewTextHandler(&log, nil))}, errClosed)
+	c2.Close()
+	if err := c2.Sync(ctx, lifecycle.Transition{To: lifecycle.Ready}, time.Hour, step); !errors.Is(err, errClosed) || !c2.Closed() {
+		t.Fatalf("Sync after Close = %v, want the closed error", err)
 	}
 }

@@ -20,19 +20,14 @@ import (
 // otherwise an error naming the attempts and the last failure, at ctx's
 // deadline at the latest. Later calls return nil at once.
 func (r *Registrar) Deregister(ctx context.Context) error {
-	// Opens like registry/etcd's Deregister (once only, stop the worker);
-	// what follows differs, and the retry is regworker.Retry.
 	start := time.Now()
-	r.mu.Lock()
-	if r.status.Deregistering {
-		r.mu.Unlock()
+	first, stopped := r.core.BeginDeregister(ctx)
+	if !first {
 		return nil
 	}
-	r.status.Deregistering = true
-	r.mu.Unlock()
-	if !r.worker.Stop(ctx) {
+	if !stopped {
 		err := fmt.Errorf("consul: deregister %s: heartbeat still running at the deadline: %w", r.id, ctx.Err())
-		r.failed("deregister", err)
+		r.core.Failed("deregister", err)
 		return err
 	}
 	if r.state == stateNew {
@@ -54,11 +49,11 @@ func (r *Registrar) Deregister(ctx context.Context) error {
 	}
 	if err != nil {
 		err = fmt.Errorf("consul: deregister %s: %d attempts in %s: %w", r.id, attempts, time.Since(start).Round(time.Millisecond), err)
-		r.failed("deregister", err)
+		r.core.Failed("deregister", err)
 		r.log.Warn("consul: deregistration failed; the check turns critical after the TTL", "error", err, "ttl_ms", r.opts.TTL.Milliseconds())
 		return err
 	}
-	r.wrote(func(s *registry.Status) { s.Health = registry.Absent })
+	r.core.Wrote(func(s *registry.Status) { s.Health = registry.Absent })
 	r.log.Info("consul: deregistered", "attempts", attempts, "took_ms", time.Since(start).Milliseconds())
 	return nil
 }

@@ -39,11 +39,8 @@ const (
 // step applies the latest wanted health once; its outcome goes to Sync
 // callers.
 func (r *Registrar) step(ctx context.Context) regworker.Outcome {
-	r.mu.Lock()
-	w := wanted{health: r.want, reason: r.reason, readyAt: r.readyAt}
-	gen := r.gen
-	r.mu.Unlock()
-	return regworker.Outcome{Gen: gen, Err: r.apply(ctx, w)}
+	cw := r.core.Wanted()
+	return regworker.Outcome{Gen: cw.Gen, Err: r.apply(ctx, wanted{health: cw.Health, reason: cw.Reason, readyAt: cw.ReadyAt})}
 }
 
 // ttlStatus is the TTL check's status for a wanted health. In maintenance the
@@ -90,7 +87,7 @@ func (r *Registrar) apply(ctx context.Context, w wanted) error {
 			return err
 		}
 		if lost {
-			r.failed("heartbeat", err)
+			r.core.Failed("heartbeat", err)
 			return err
 		}
 		lost = true
@@ -101,9 +98,7 @@ func (r *Registrar) apply(ctx context.Context, w wanted) error {
 // lose records that the agent no longer holds the instance.
 func (r *Registrar) lose(err error) {
 	r.state = stateAbsent
-	r.mu.Lock()
-	r.status.Health = registry.Absent
-	r.mu.Unlock()
+	r.core.Update(func(s *registry.Status) { s.Health = registry.Absent })
 	r.log.Warn("consul: the agent lost the instance (agent restart or reaped); registering again", "error", err)
 }
 
@@ -159,13 +154,13 @@ func (r *Registrar) register(ctx context.Context, w wanted) (string, error) {
 		api.ServiceRegisterOpts{ReplaceExistingChecks: true}.WithContext(cctx))
 	if err != nil {
 		r.interrupted(ctx)
-		r.failed("register", err)
+		r.core.Failed("register", err)
 		return "", err
 	}
 	r.state = stateRegistered // a new registration has maintenance mode off
 	r.published = w.readyAt
 	var n int
-	r.wrote(func(s *registry.Status) {
+	r.core.Wrote(func(s *registry.Status) {
 		s.Registrations++
 		n = s.Registrations
 		if status == api.HealthPassing {
@@ -225,7 +220,7 @@ func (r *Registrar) converge(ctx context.Context, w wanted, regStatus string) er
 			return err
 		}
 	}
-	r.wrote(func(s *registry.Status) { s.Health = want })
+	r.core.Wrote(func(s *registry.Status) { s.Health = want })
 	return nil
 }
 
@@ -261,11 +256,11 @@ func (r *Registrar) call(ctx context.Context, op string, fn func(*api.QueryOptio
 	if err != nil {
 		r.interrupted(ctx)
 		if !lostInstance(err) {
-			r.failed(op, err)
+			r.core.Failed(op, err)
 		}
 		return err
 	}
-	r.wrote(nil)
+	r.core.Wrote(nil)
 	return nil
 }
 

@@ -28,7 +28,7 @@ func (r *Registrar) removePredecessors(ctx context.Context) {
 	defer cancel()
 	svcs, err := r.client.Agent().ServicesWithFilterOpts("", (&api.QueryOptions{}).WithContext(cctx))
 	if err != nil {
-		r.failed("list predecessors", err)
+		r.core.Failed("list predecessors", err)
 		return
 	}
 	var errs []error

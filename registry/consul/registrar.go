@@ -1,13 +1,11 @@
 package consul
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/drainkit/drainkit/internal/regworker"
@@ -43,16 +41,10 @@ type Registrar struct {
 	owned   *http.Client // the HTTP client New created, or nil if the caller supplied one
 	log     *slog.Logger
 
-	mu      sync.Mutex
-	want    registry.Health // latest Sync's target
-	reason  string          // latest Sync's reason, shown as the check's output
-	readyAt time.Time       // the latest READY's time (registry.MetaReadyAt); zero before the first READY
-	gen     uint64          // bumped by each Sync
-	status  registry.Status // LastError != "" while a failure streak lasts
-	closed  bool
-	streak  regworker.Streak
-
-	worker regworker.Worker
+	// core holds the wanted state (its Reason is shown as the check's
+	// output, its ReadyAt is registry.MetaReadyAt), the status and the
+	// worker.
+	core *regworker.Core
 
 	// Owned by the worker; read by Deregister only after the worker returned.
 	state               agentState
@@ -95,10 +87,10 @@ func New(opts Options) (*Registrar, error) {
 		checkID: "service:" + opts.ID,
 		client:  client,
 		log:     logger.With("registrar", "consul", "service", opts.Service, "id", opts.ID),
-		status:  registry.Status{ID: opts.ID, Service: opts.Service, Health: registry.Absent},
 	}
-	r.streak = regworker.Streak{Log: r.log, Failing: "consul: agent call failed; retrying on each heartbeat",
-		Again: "consul: agent call failed", Recovered: "consul: agent calls succeed again"}
+	r.core = regworker.NewCore(registry.Status{ID: opts.ID, Service: opts.Service, Health: registry.Absent},
+		regworker.Streak{Log: r.log, Failing: "consul: agent call failed; retrying on each heartbeat",
+			Again: "consul: agent call failed", Recovered: "consul: agent calls succeed again"}, ErrClosed)
 	if !supplied {
 		r.owned = cfg.HttpClient
 	}
@@ -116,11 +108,7 @@ func (r *Registrar) Options() Options { return r.opts }
 
 // Status returns what the Registrar last wrote to Consul. It never blocks on
 // the agent.
-func (r *Registrar) Status() registry.Status {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.status
-}
+func (r *Registrar) Status() registry.Status { return r.core.Status() }
 
 // Sync brings Consul in line with t: the first READY registers the service
 // and its passing TTL check in one call; later transitions set the check
@@ -137,40 +125,7 @@ func (r *Registrar) Status() registry.Status {
 // registry.ErrDeregistered after Deregister, and an error for states other
 // than READY and EJECTED.
 func (r *Registrar) Sync(ctx context.Context, t lifecycle.Transition) error {
-	// Like registry/etcd's Sync: the steps are the same, the submission
-	// differs; the shared part is regworker.Worker.
-	if err := registry.CheckSyncable(t); err != nil {
-		return err
-	}
-	gen, done, err := r.submit(t)
-	if err != nil || done == nil {
-		return err
-	}
-	return r.worker.Await(ctx, done, gen, ErrClosed)
-}
-
-// submit records t as the wanted state and triggers the worker, starting it
-// on the first READY. It returns t's generation and the worker's done
-// channel, or a nil channel when there is nothing to apply (EJECTED before
-// the first READY).
-func (r *Registrar) submit(t lifecycle.Transition) (uint64, <-chan struct{}, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	switch {
-	case r.status.Deregistering:
-		return 0, nil, registry.ErrDeregistered
-	case r.closed:
-		return 0, nil, ErrClosed
-	}
-	r.gen++
-	r.want, r.reason = registry.HealthFor(t), t.To.String()+": "+t.Reason
-	if t.To == lifecycle.Ready {
-		r.readyAt = cmp.Or(t.At, time.Now())
-	}
-	if r.readyAt.IsZero() {
-		return r.gen, nil, nil // nothing registered yet, nothing to change
-	}
-	return r.gen, r.worker.Kick(r.opts.HeartbeatInterval, r.step), nil
+	return r.core.Sync(ctx, t, r.opts.HeartbeatInterval, r.step)
 }
 
 // Close stops the heartbeat and waits for its goroutine, then closes idle
@@ -178,10 +133,7 @@ func (r *Registrar) submit(t lifecycle.Transition) (uint64, <-chan struct{}, err
 // check turns critical after TTL and Consul removes the instance after
 // DeregisterCriticalServiceAfter. Close is idempotent and returns nil.
 func (r *Registrar) Close() error {
-	r.mu.Lock()
-	r.closed = true
-	r.mu.Unlock()
-	r.worker.Stop(context.Background())
+	r.core.Close()
 	if r.owned != nil {
 		r.owned.CloseIdleConnections()
 	}
@@ -191,20 +143,6 @@ func (r *Registrar) Close() error {
 // callCtx bounds one agent call by CallTimeout.
 func (r *Registrar) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, r.opts.CallTimeout)
-}
-
-// wrote records a successful write; failed records a failed call and logs
-// the first failure of a streak.
-func (r *Registrar) wrote(update func(*registry.Status)) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.streak.Wrote(&r.status, update)
-}
-
-func (r *Registrar) failed(op string, err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.streak.Failed(&r.status, op, err)
 }
 
 // StatusDetail returns Status for GET /state (lifecycle.StatusDetailer).

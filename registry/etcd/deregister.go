@@ -22,25 +22,20 @@ import (
 // deadline at the latest: the key then leaves when the lease expires, TTL
 // after the last keep-alive. Later calls return nil at once.
 func (r *Registrar) Deregister(ctx context.Context) error {
-	// Opens like registry/consul's Deregister (once only, stop the worker);
-	// what follows differs, and the retry is regworker.Retry.
 	start := time.Now()
-	r.mu.Lock()
-	if r.status.Deregistering {
-		r.mu.Unlock()
+	first, stopped := r.core.BeginDeregister(ctx)
+	if !first {
 		return nil
 	}
-	r.status.Deregistering = true
-	r.mu.Unlock()
-	if !r.worker.Stop(ctx) {
+	if !stopped {
 		err := fmt.Errorf("etcd: deregister %s: worker still running at the deadline: %w", r.id, ctx.Err())
-		r.failed("revoke lease", err)
+		r.core.Failed("revoke lease", err)
 		return err
 	}
 	r.mu.Lock()
 	c := r.client
 	r.mu.Unlock()
-	if r.lease == 0 || c == nil {
+	if r.held == 0 || c == nil {
 		// No lease, no key of ours: a key lives only under its lease, and a
 		// lease etcd lost took its key with it. (No client: nothing was ever
 		// called, unless Close came first, which the lifecycle never does.)
@@ -52,14 +47,14 @@ func (r *Registrar) Deregister(ctx context.Context) error {
 	}
 	attempts, err := r.revokeRetrying(ctx, c)
 	if err != nil {
-		err = fmt.Errorf("etcd: deregister %s: revoke lease %x: %d attempts in %s: %w", r.id, int64(r.lease), attempts,
+		err = fmt.Errorf("etcd: deregister %s: revoke lease %x: %d attempts in %s: %w", r.id, int64(r.held), attempts,
 			time.Since(start).Round(time.Millisecond), err)
-		r.failed("revoke lease", err)
+		r.core.Failed("revoke lease", err)
 		r.log.Warn("etcd: deregistration failed; the key leaves when the lease expires", "error", err, "ttl_ms", r.opts.TTL.Milliseconds())
 		return err
 	}
-	r.wrote(func(s *registry.Status) { s.Health = registry.Absent })
-	r.log.Info("etcd: deregistered: lease revoked", "lease", fmt.Sprintf("%x", int64(r.lease)), "attempts", attempts,
+	r.core.Wrote(func(s *registry.Status) { s.Health = registry.Absent })
+	r.log.Info("etcd: deregistered: lease revoked", "lease", fmt.Sprintf("%x", int64(r.held)), "attempts", attempts,
 		"took_ms", time.Since(start).Milliseconds())
 	return nil
 }
@@ -69,7 +64,7 @@ func (r *Registrar) Deregister(ctx context.Context) error {
 func (r *Registrar) revokeRetrying(ctx context.Context, c *clientv3.Client) (int, error) {
 	return regworker.Retry(ctx, func() error {
 		cctx, cancel := r.callCtx(ctx)
-		_, err := c.Revoke(cctx, r.lease)
+		_, err := c.Revoke(cctx, r.held)
 		cancel()
 		if lostLease(err) {
 			return nil

@@ -16,10 +16,8 @@ import (
 // step applies the latest wanted health once; its outcome goes to Sync
 // callers.
 func (r *Registrar) step(ctx context.Context) regworker.Outcome {
-	r.mu.Lock()
-	gen, want, readyAt := r.gen, r.want, r.readyAt
-	r.mu.Unlock()
-	return regworker.Outcome{Gen: gen, Err: r.apply(ctx, want, readyAt)}
+	w := r.core.Wanted()
+	return regworker.Outcome{Gen: w.Gen, Err: r.apply(ctx, w.Health, w.ReadyAt)}
 }
 
 // lostLease reports whether err says that etcd no longer knows the lease:
@@ -32,11 +30,11 @@ func lostLease(err error) bool { return errors.Is(err, rpctypes.ErrLeaseNotFound
 func (r *Registrar) apply(ctx context.Context, want registry.Health, readyAt time.Time) error {
 	c, err := r.etcdClient()
 	if err != nil {
-		r.failed("client", err)
+		r.core.Failed("client", err)
 		return err
 	}
 	for attempt := 0; ; attempt++ {
-		if r.lease == 0 {
+		if r.held == 0 {
 			err = r.grant(ctx, c)
 		} else {
 			err = r.keepAlive(ctx, c)
@@ -55,11 +53,10 @@ func (r *Registrar) apply(ctx context.Context, want registry.Health, readyAt tim
 // forgetLease drops a lease etcd no longer knows; the key went with it.
 func (r *Registrar) forgetLease(err error) {
 	r.log.Warn("etcd: the lease is gone (etcd lost its data, or the lease expired); granting a new one and registering again",
-		"lease", fmt.Sprintf("%x", int64(r.lease)), "error", err)
-	r.lease, r.keyWritten = 0, false
-	r.mu.Lock()
-	r.status.Health, r.status.lease = registry.Absent, 0
-	r.mu.Unlock()
+		"lease", fmt.Sprintf("%x", int64(r.held)), "error", err)
+	r.held, r.keyWritten = 0, false
+	r.setLease(0)
+	r.core.Update(func(s *registry.Status) { s.Health = registry.Absent })
 }
 
 // grant obtains a new lease of TTL.
@@ -69,28 +66,36 @@ func (r *Registrar) grant(ctx context.Context, c *clientv3.Client) error {
 	ttl := int64(r.opts.TTL / time.Second)
 	resp, err := c.Grant(cctx, ttl)
 	if err != nil {
-		r.failed("grant lease", err)
+		r.core.Failed("grant lease", err)
 		return err
 	}
 	if resp.TTL != ttl {
 		r.log.Warn("etcd: the server granted another TTL than asked (its minimum lease TTL)", "asked_ms", ttl*1000, "granted_ms", resp.TTL*1000)
 	}
-	r.lease, r.keyWritten = resp.ID, false
-	r.wrote(func(*registry.Status) { r.status.lease = resp.ID })
+	r.held, r.keyWritten = resp.ID, false
+	r.setLease(resp.ID)
+	r.core.Wrote(nil)
 	return nil
+}
+
+// setLease sets the lease Lease reports.
+func (r *Registrar) setLease(id clientv3.LeaseID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lease = id
 }
 
 // keepAlive renews the lease once.
 func (r *Registrar) keepAlive(ctx context.Context, c *clientv3.Client) error {
 	cctx, cancel := r.callCtx(ctx)
 	defer cancel()
-	if _, err := c.KeepAliveOnce(cctx, r.lease); err != nil {
+	if _, err := c.KeepAliveOnce(cctx, r.held); err != nil {
 		if !lostLease(err) {
-			r.failed("keep-alive", err)
+			r.core.Failed("keep-alive", err)
 		}
 		return err
 	}
-	r.wrote(nil)
+	r.core.Wrote(nil)
 	return nil
 }
 
@@ -107,7 +112,7 @@ func (r *Registrar) converge(ctx context.Context, c *clientv3.Client, want regis
 	if err != nil {
 		return err
 	}
-	r.wrote(func(s *registry.Status) { s.Health = want })
+	r.core.Wrote(func(s *registry.Status) { s.Health = want })
 	return nil
 }
 
@@ -128,15 +133,15 @@ func (r *Registrar) writeKey(ctx context.Context, c *clientv3.Client, readyAt ti
 	if err != nil {
 		return err
 	}
-	put := clientv3.OpPut(r.key, value, clientv3.WithLease(r.lease))
-	ours := clientv3.OpTxn([]clientv3.Cmp{clientv3.Compare(clientv3.LeaseValue(r.key), "=", r.lease)},
+	put := clientv3.OpPut(r.key, value, clientv3.WithLease(r.held))
+	ours := clientv3.OpTxn([]clientv3.Cmp{clientv3.Compare(clientv3.LeaseValue(r.key), "=", r.held)},
 		[]clientv3.Op{put}, []clientv3.Op{clientv3.OpGet(r.key)})
 	cctx, cancel := r.callCtx(ctx)
 	defer cancel()
 	resp, err := c.Txn(cctx).If(clientv3.Compare(clientv3.LeaseValue(r.key), "=", 0)).Then(put).Else(ours).Commit()
 	if err != nil {
 		if !lostLease(err) {
-			r.failed("write key", err)
+			r.core.Failed("write key", err)
 		}
 		return err
 	}
@@ -147,21 +152,21 @@ func (r *Registrar) writeKey(ctx context.Context, c *clientv3.Client, readyAt ti
 			if kvs := inner.Responses[0].GetResponseRange().GetKvs(); len(kvs) > 0 {
 				err = fmt.Errorf("%w: %s is attached to lease %x", ErrKeyHeld, r.key, kvs[0].Lease)
 			}
-			r.failed("write key", err)
+			r.core.Failed("write key", err)
 			return err
 		}
 	}
-	first := r.counted != r.lease // the first write under this lease: a registration
-	r.keyWritten, r.written, r.counted = true, readyAt, r.lease
+	first := r.counted != r.held // the first write under this lease: a registration
+	r.keyWritten, r.written, r.counted = true, readyAt, r.held
 	var n int
-	r.wrote(func(s *registry.Status) { // one update: Status never shows the count without the health
+	r.core.Wrote(func(s *registry.Status) { // one update: Status never shows the count without the health
 		if first {
 			s.Registrations++
 		}
 		n, s.Health = s.Registrations, registry.Passing
 	})
 	if first {
-		r.log.Info("etcd: registered", "key", r.key, "lease", fmt.Sprintf("%x", int64(r.lease)), "ttl_ms", r.opts.TTL.Milliseconds(),
+		r.log.Info("etcd: registered", "key", r.key, "lease", fmt.Sprintf("%x", int64(r.held)), "ttl_ms", r.opts.TTL.Milliseconds(),
 			"revision", resp.Header.Revision, "registrations", n)
 	} else {
 		r.log.Info("etcd: key written again under the same lease", "key", r.key, "revision", resp.Header.Revision)
@@ -174,10 +179,10 @@ func (r *Registrar) writeKey(ctx context.Context, c *clientv3.Client, readyAt ti
 func (r *Registrar) deleteKey(ctx context.Context, c *clientv3.Client) error {
 	cctx, cancel := r.callCtx(ctx)
 	defer cancel()
-	resp, err := c.Txn(cctx).If(clientv3.Compare(clientv3.LeaseValue(r.key), "=", r.lease)).
+	resp, err := c.Txn(cctx).If(clientv3.Compare(clientv3.LeaseValue(r.key), "=", r.held)).
 		Then(clientv3.OpDelete(r.key)).Commit()
 	if err != nil {
-		r.failed("delete key", err)
+		r.core.Failed("delete key", err)
 		return err
 	}
 	r.keyWritten = false

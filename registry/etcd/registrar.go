@@ -39,34 +39,22 @@ type Registrar struct {
 	key  string
 	log  *slog.Logger
 
-	mu        sync.Mutex
-	client    *clientv3.Client // created by the worker's first step; nil before
-	want      registry.Health  // latest Sync's target
-	readyAt   time.Time        // the latest READY transition's time
-	everReady bool
-	gen       uint64 // bumped by each Sync
-	status    status
-	closed    bool
-	noneHeld  bool // Deregister found no lease held: nothing to confirm
-	streak    regworker.Streak
+	core *regworker.Core // the wanted state, the status and the worker
 
-	worker regworker.Worker
+	mu       sync.Mutex
+	client   *clientv3.Client // created by the worker's first step; nil before
+	lease    clientv3.LeaseID // the lease Lease reports, 0 if none
+	noneHeld bool             // Deregister found no lease held: nothing to confirm
 
 	// Owned by the worker goroutine; read by Deregister only after the worker
 	// has returned.
-	lease      clientv3.LeaseID // the lease held, 0 if none
+	held       clientv3.LeaseID // the lease held, 0 if none
 	keyWritten bool             // the key is written under lease, as far as we know
 	written    time.Time        // readyAt of the value written
 	counted    clientv3.LeaseID // the lease whose first write was counted as a registration
 }
 
 var _ registry.Registrar = (*Registrar)(nil)
-
-// status is what Status and Lease report.
-type status struct {
-	registry.Status
-	lease clientv3.LeaseID
-}
 
 // New validates opts and returns a Registrar. It makes no call to etcd: an
 // unreachable etcd at start only delays the registration, which the worker
@@ -94,13 +82,13 @@ func New(opts Options) (*Registrar, error) {
 		"endpoints", strings.Join(opts.Client.Endpoints, ",")) // "context deadline exceeded" alone does not say where
 
 	return &Registrar{
-		opts:   opts,
-		id:     opts.ID,
-		key:    Key(opts.Prefix, opts.Service, opts.ID),
-		log:    log,
-		status: status{Status: registry.Status{ID: opts.ID, Service: opts.Service, Health: registry.Absent}},
-		streak: regworker.Streak{Log: log, Failing: "etcd: call failed; retrying every keep-alive period",
-			Again: "etcd: call failed", Recovered: "etcd: calls succeed again"},
+		opts: opts,
+		id:   opts.ID,
+		key:  Key(opts.Prefix, opts.Service, opts.ID),
+		log:  log,
+		core: regworker.NewCore(registry.Status{ID: opts.ID, Service: opts.Service, Health: registry.Absent},
+			regworker.Streak{Log: log, Failing: "etcd: call failed; retrying every keep-alive period",
+				Again: "etcd: call failed", Recovered: "etcd: calls succeed again"}, ErrClosed),
 	}, nil
 }
 
@@ -144,16 +132,12 @@ func (r *Registrar) Options() Options { return r.opts }
 func (r *Registrar) Lease() clientv3.LeaseID {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.status.lease
+	return r.lease
 }
 
 // Status returns what the Registrar last wrote to etcd. It never blocks on
 // etcd.
-func (r *Registrar) Status() registry.Status {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.status.Status
-}
+func (r *Registrar) Status() registry.Status { return r.core.Status() }
 
 // StatusDetail returns Status for GET /state (lifecycle.StatusDetailer).
 func (r *Registrar) StatusDetail() any { return r.Status() }
@@ -169,43 +153,7 @@ func (r *Registrar) StatusDetail() any { return r.Status() }
 // registry.ErrDeregistered after Deregister, and an error for states other
 // than READY and EJECTED.
 func (r *Registrar) Sync(ctx context.Context, t lifecycle.Transition) error {
-	// Like registry/consul's Sync: the steps are the same, the submission
-	// differs; the shared part is regworker.Worker.
-	if err := registry.CheckSyncable(t); err != nil {
-		return err
-	}
-	gen, done, err := r.accept(t)
-	if err != nil || done == nil {
-		return err
-	}
-	return r.worker.Await(ctx, done, gen, ErrClosed)
-}
-
-// accept records t as the wanted state, starts the worker on the first
-// READY and kicks it. It returns the generation to wait for and the worker's
-// done channel (nil when there is nothing to wait for).
-func (r *Registrar) accept(t lifecycle.Transition) (uint64, <-chan struct{}, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	switch {
-	case r.status.Deregistering:
-		return 0, nil, registry.ErrDeregistered
-	case r.closed:
-		return 0, nil, ErrClosed
-	}
-	r.gen++
-	r.want = registry.HealthFor(t)
-	if t.To == lifecycle.Ready {
-		r.everReady = true
-		r.readyAt = t.At
-		if r.readyAt.IsZero() {
-			r.readyAt = time.Now()
-		}
-	}
-	if !r.everReady {
-		return 0, nil, nil
-	}
-	return r.gen, r.worker.Kick(r.opts.KeepAliveInterval, r.step), nil
+	return r.core.Sync(ctx, t, r.opts.KeepAliveInterval, r.step)
 }
 
 // Close stops the worker and waits for it, then closes the etcd client. It
@@ -213,10 +161,7 @@ func (r *Registrar) accept(t lifecycle.Transition) (uint64, <-chan struct{}, err
 // the last keep-alive. Close is idempotent and returns the client's Close
 // error, if any.
 func (r *Registrar) Close() error {
-	r.mu.Lock()
-	r.closed = true
-	r.mu.Unlock()
-	r.worker.Stop(context.Background())
+	r.core.Close()
 	r.mu.Lock()
 	c := r.client
 	r.client = nil
@@ -236,7 +181,7 @@ func (r *Registrar) etcdClient() (*clientv3.Client, error) {
 	if r.client != nil {
 		return r.client, nil
 	}
-	if r.closed {
+	if r.core.Closed() {
 		return nil, ErrClosed
 	}
 	cfg := r.opts.Client
@@ -263,18 +208,4 @@ func (r *Registrar) etcdClient() (*clientv3.Client, error) {
 // callCtx bounds one etcd call by CallTimeout.
 func (r *Registrar) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, r.opts.CallTimeout)
-}
-
-// wrote records a successful write; failed records a failed call and logs
-// the first failure of a streak.
-func (r *Registrar) wrote(update func(*registry.Status)) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.streak.Wrote(&r.status.Status, update)
-}
-
-func (r *Registrar) failed(op string, err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.streak.Failed(&r.status.Status, op, err)
 }

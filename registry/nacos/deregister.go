@@ -26,16 +26,13 @@ var errRefused = errors.New("nacos: the server refused the call")
 // server notices the process gone. Later calls return nil at once.
 func (r *Registrar) Deregister(ctx context.Context) error {
 	start := time.Now()
-	r.mu.Lock()
-	if r.status.Deregistering {
-		r.mu.Unlock()
+	first, stopped := r.core.BeginDeregister(ctx)
+	if !first {
 		return nil
 	}
-	r.status.Deregistering = true
-	r.mu.Unlock()
-	if !r.worker.Stop(ctx) {
+	if !stopped {
 		err := fmt.Errorf("nacos: deregister: worker still running at the deadline: %w", ctx.Err())
-		r.failed("deregister instance", err)
+		r.core.Failed("deregister instance", err)
 		return err
 	}
 	r.mu.Lock()
@@ -59,13 +56,13 @@ func (r *Registrar) Deregister(ctx context.Context) error {
 		})
 	})
 	if err != nil {
-		err = fmt.Errorf("nacos: deregister %s: %d attempts in %s: %w", r.status.ID, attempts,
+		err = fmt.Errorf("nacos: deregister %s: %d attempts in %s: %w", r.core.Status().ID, attempts,
 			time.Since(start).Round(time.Millisecond), err)
-		r.failed("deregister instance", err)
+		r.core.Failed("deregister instance", err)
 		r.log.Warn("nacos: deregistration failed; the instance leaves when the client's connection closes", "error", err)
 		return err
 	}
-	r.wrote(func(s *registry.Status) { s.Health = registry.Absent })
+	r.core.Wrote(func(s *registry.Status) { s.Health = registry.Absent })
 	r.log.Info("nacos: deregistered", "attempts", attempts, "took_ms", time.Since(start).Milliseconds())
 	return nil
 }
@@ -98,9 +95,9 @@ func (r *Registrar) Confirm(ctx context.Context) error {
 		}
 		if serr := syncx.Sleep(ctx, 50*time.Millisecond); serr != nil {
 			if last != nil {
-				return fmt.Errorf("nacos: confirm %s gone: %w (last error: %v)", r.status.ID, serr, last)
+				return fmt.Errorf("nacos: confirm %s gone: %w (last error: %v)", r.core.Status().ID, serr, last)
 			}
-			return fmt.Errorf("nacos: confirm %s gone: %w", r.status.ID, serr)
+			return fmt.Errorf("nacos: confirm %s gone: %w", r.core.Status().ID, serr)
 		}
 	}
 }

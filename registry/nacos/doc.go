@@ -63,11 +63,35 @@
 // do with it), unlike the SDK's UpdateCacheWhenEmpty=false, which keeps the
 // old list and calls no callback.
 //
+// # Endpoints
+//
+// A process serving several protocols registers one instance (one
+// deregistration removes them all, and an operator's offline of that
+// instance takes every protocol out of rotation): its IP and port are the
+// primary endpoint's (the first listener's), and with Options.Scheme set
+// (SetEndpoints, which Registration calls with drainkit.Bound.Endpoints)
+// its metadata carries kind, the primary scheme as kratos's Nacos registry
+// writes it, and drainkit_endpoints, every endpoint as scheme://host:port.
+// The Source turns them back into registry.Instance.Endpoints (an instance
+// with kind alone, as kratos registers it, has that one endpoint).
+//
 // # Settings
 //
-// OptionsFromEnv reads NACOS_SERVER_ADDR (host:port list; unset: register
-// nowhere), NACOS_CONTEXT_PATH, NACOS_NAMESPACE, NACOS_GROUP, NACOS_CLUSTER,
-// NACOS_WEIGHT, NACOS_USERNAME and NACOS_PASSWORD; Validate checks them
-// before any listener opens and names the variable of a bad one. The
-// password is never logged.
+// Register and Registration wire the registrar into drainkit.Main from the
+// registry.nacos.* keys (file, DRAINKIT_REGISTRY_NACOS_* variables, flags
+// such as --registry-nacos-group): server_addr (host:port list; empty:
+// NACOS_SERVER_ADDR, and with neither: register nowhere), context_path,
+// namespace, group, cluster, weight, username and password,
+// sync_interval, call_timeout, close_timeout and sdk_dir, checked before
+// any listener opens with errors naming the key, where its value came from
+// and the allowed range. OptionsFrom turns them into Options; the password
+// is never logged.
+//
+// nacos-sdk-go writes a log and a cache of its own. They go under
+// registry.nacos.sdk_dir (default DefaultSDKDir, e.g.
+// ~/.cache/drainkit/nacos): one directory per process, the log rotated at
+// 10 MB with 2 old files, each client's cache (never read: the SDK's
+// NotLoadCacheAtStart, drainkit reads the server) removed when the client
+// closes, and the directory of a process that is gone (kill -9) removed by
+// the next process using the same sdk_dir.
 package nacos

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"slices"
 	gosync "sync"
 	"testing"
 	"time"
@@ -19,7 +20,9 @@ import (
 )
 
 // TestInteropSDK: an instance registered the way nacos-sdk-go's own example
-// does (RegisterInstance, ephemeral, weight 10) is in the Source's view, and
+// does (RegisterInstance, ephemeral, weight 10, with the kind metadata of
+// kratos's contrib/registry/nacos) is in the Source's view, its kind as its
+// endpoint, and
 // the Registrar's instance is what an SDK consumer selects (SelectInstances
 // with HealthyOnly), READY time included; after EJECTED the SDK consumer no
 // longer selects it.
@@ -36,7 +39,10 @@ func TestInteropSDK(t *testing.T) {
 	}
 	defer c.CloseClient()
 	if ok, err := c.RegisterInstance(vo.RegisterInstanceParam{Ip: "127.0.0.1", Port: 18201, ServiceName: svc,
-		Weight: 10, Enable: true, Healthy: true, Ephemeral: true, Metadata: map[string]string{"idc": "shanghai"}}); !ok || err != nil {
+		Weight: 10, Enable: true, Healthy: true, Ephemeral: true,
+		// kratos's contrib/registry/nacos adds kind (the endpoint's scheme)
+		// and version to the metadata.
+		Metadata: map[string]string{"idc": "shanghai", "kind": "grpc", "version": "v1"}}); !ok || err != nil {
 		t.Fatalf("SDK RegisterInstance: %v %v", ok, err)
 	}
 	r := newRegistrar(t, testOptions(t, svc, 18202))
@@ -54,8 +60,9 @@ func TestInteropSDK(t *testing.T) {
 	for v = next(t, views); len(v.Instances) < 2; v = next(t, views) {
 	}
 	for _, in := range v.Instances {
-		if in.Port == 18201 && (in.Meta["idc"] != "shanghai" || in.Meta[nacos.MetaWeight] != "10") {
-			t.Fatalf("the SDK's instance in the view: %+v", in)
+		if in.Port == 18201 && (in.Meta["idc"] != "shanghai" || in.Meta[nacos.MetaWeight] != "10" ||
+			!slices.Equal(in.Endpoints, []registry.Endpoint{{Scheme: "grpc", Address: "127.0.0.1", Port: 18201}})) {
+			t.Fatalf("the SDK's instance in the view (want its kind as its one endpoint): %+v", in)
 		}
 	}
 

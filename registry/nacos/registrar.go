@@ -34,18 +34,11 @@ type Registrar struct {
 	log  *slog.Logger
 	api  *openAPI
 
-	mu        sync.Mutex
-	client    *sdkClient // created by the worker's first step
-	want      registry.Health
-	readyAt   time.Time
-	everReady bool
-	gen       uint64
-	status    registry.Status
-	closed    bool
-	offline   bool // an operator disabled the instance on the server
-	streak    regworker.Streak
+	core *regworker.Core // the wanted state, the status and the worker
 
-	worker regworker.Worker
+	mu      sync.Mutex
+	client  *sdkClient // created by the worker's first step
+	offline bool       // an operator disabled the instance on the server
 	// registered is set by the first successful registration; Deregister
 	// and Confirm read it even when the worker did not stop in time.
 	registered atomic.Bool
@@ -85,12 +78,12 @@ func New(opts Options) (*Registrar, error) {
 	log := logger.With("registrar", "nacos", "service", opts.Service, "group", opts.Group, "namespace", opts.Namespace,
 		"instance", id, "servers", strings.Join(opts.Addrs, ","))
 	return &Registrar{
-		opts:   opts,
-		log:    log,
-		api:    newOpenAPI(opts.Server),
-		status: registry.Status{ID: id, Service: opts.Service, Health: registry.Absent},
-		streak: regworker.Streak{Log: log, Failing: "nacos: call failed; retrying every sync interval",
-			Again: "nacos: call failed", Recovered: "nacos: calls succeed again"},
+		opts: opts,
+		log:  log,
+		api:  newOpenAPI(opts.Server),
+		core: regworker.NewCore(registry.Status{ID: id, Service: opts.Service, Health: registry.Absent},
+			regworker.Streak{Log: log, Failing: "nacos: call failed; retrying every sync interval",
+				Again: "nacos: call failed", Recovered: "nacos: calls succeed again"}, ErrClosed),
 	}, nil
 }
 
@@ -129,11 +122,7 @@ func (r *Registrar) Options() Options { return r.opts }
 // Status returns what the Registrar last wrote to Nacos; Health is
 // Maintenance while an operator keeps the instance offline. It never blocks
 // on Nacos.
-func (r *Registrar) Status() registry.Status {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.status
-}
+func (r *Registrar) Status() registry.Status { return r.core.Status() }
 
 // StatusDetail returns Status for GET /state (lifecycle.StatusDetailer).
 func (r *Registrar) StatusDetail() any { return r.Status() }
@@ -155,38 +144,7 @@ func (r *Registrar) OperatorOffline() bool {
 // either way. It returns ErrClosed after Close, registry.ErrDeregistered
 // after Deregister, and an error for states other than READY and EJECTED.
 func (r *Registrar) Sync(ctx context.Context, t lifecycle.Transition) error {
-	if err := registry.CheckSyncable(t); err != nil {
-		return err
-	}
-	gen, done, err := r.accept(t)
-	if err != nil || done == nil {
-		return err
-	}
-	return r.worker.Await(ctx, done, gen, ErrClosed)
-}
-
-func (r *Registrar) accept(t lifecycle.Transition) (uint64, <-chan struct{}, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	switch {
-	case r.status.Deregistering:
-		return 0, nil, registry.ErrDeregistered
-	case r.closed:
-		return 0, nil, ErrClosed
-	}
-	r.gen++
-	r.want = registry.HealthFor(t)
-	if t.To == lifecycle.Ready {
-		r.everReady = true
-		r.readyAt = t.At
-		if r.readyAt.IsZero() {
-			r.readyAt = time.Now()
-		}
-	}
-	if !r.everReady {
-		return 0, nil, nil
-	}
-	return r.gen, r.worker.Kick(r.opts.SyncInterval, r.step), nil
+	return r.core.Sync(ctx, t, r.opts.SyncInterval, r.step)
 }
 
 // sdkClient returns nacos-sdk-go's naming client, creating it on first use,
@@ -197,7 +155,7 @@ func (r *Registrar) sdkClient() (*sdkClient, error) {
 	if r.client != nil {
 		return r.client, nil
 	}
-	if r.closed {
+	if r.core.Closed() {
 		return nil, ErrClosed
 	}
 	c, err := newSDKClient(r.opts.Server, r.opts.CallTimeout, r.opts.SDKDir)
@@ -258,10 +216,7 @@ func newSDKClient(s Server, timeout time.Duration, sdkDir string) (*sdkClient, e
 // background and Close reports it). It does not deregister otherwise. Close
 // is idempotent.
 func (r *Registrar) Close() error {
-	r.mu.Lock()
-	r.closed = true
-	r.mu.Unlock()
-	r.worker.Stop(context.Background())
+	r.core.Close()
 	r.mu.Lock()
 	c := r.client
 	r.client = nil
@@ -291,18 +246,6 @@ func (c *sdkClient) closeWithin(timeout time.Duration) error {
 // callCtx bounds one call by CallTimeout.
 func (r *Registrar) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, r.opts.CallTimeout)
-}
-
-func (r *Registrar) wrote(update func(*registry.Status)) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.streak.Wrote(&r.status, update)
-}
-
-func (r *Registrar) failed(op string, err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.streak.Failed(&r.status, op, err)
 }
 
 // bounded runs call (an SDK call, which takes no context) and returns its

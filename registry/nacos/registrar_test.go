@@ -3,6 +3,10 @@ package nacos_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -105,4 +109,90 @@ func waitListWithin(t *testing.T, timeout time.Duration, list func(string) ([]in
 	})
 	t.Logf("%s: after %s", what, took.Round(time.Millisecond))
 	return in
+}
+
+// TestEveryEndpointOneInstance: an instance serving HTTP and gRPC is one
+// Nacos instance at the primary (HTTP) endpoint whose metadata carries
+// kind (kratos's) and every endpoint; the Source turns them back into the
+// instance's endpoints, so a gRPC consumer dials the gRPC port; one
+// deregistration removes every protocol.
+func TestEveryEndpointOneInstance(t *testing.T) {
+	const svc = "multi-svc"
+	o := testOptions(t, svc, 1)
+	o.SetEndpoints([]registry.Endpoint{{Scheme: "http", Address: "127.0.0.1", Port: 18301}, {Scheme: "grpc", Port: 19301}})
+	r := newRegistrar(t, o)
+	sync(t, r, lifecycle.Ready, lifecycle.CauseChecks)
+	in := waitList(t, adminList, svc, 18301, "registered at the primary endpoint", func(_ instance, ok bool) bool { return ok })
+	if in.Metadata[nacos.MetaKind] != "http" || in.Metadata[nacos.MetaEndpoints] != "http://127.0.0.1:18301,grpc://127.0.0.1:19301" {
+		t.Fatalf("metadata %v", in.Metadata)
+	}
+	if l := mustList(t, adminList, svc); len(l) != 1 {
+		t.Fatalf("%d instances, want the one: %+v", len(l), l)
+	}
+
+	views := make(chan registry.View, 64)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- nacos.Watch(ctx, svc, nacos.WatchOptions{Server: nacos.Server{Addrs: []string{srv.Addr}}, NoSubscribe: true,
+			SDKDir: t.TempDir()}, func(v registry.View) { views <- v })
+	}()
+	v := next(t, views)
+	cancel()
+	<-done
+	want := []registry.Endpoint{{Scheme: "http", Address: "127.0.0.1", Port: 18301}, {Scheme: "grpc", Address: "127.0.0.1", Port: 19301}}
+	if len(v.Instances) != 1 || !slices.Equal(v.Instances[0].Endpoints, want) {
+		t.Fatalf("view %+v, want one instance with endpoints %v", v.Instances, want)
+	}
+	if g, ok := v.Instances[0].ForScheme("grpc"); !ok || g.HostPort() != "127.0.0.1:19301" {
+		t.Fatalf("ForScheme(grpc) = %s, %v", g.HostPort(), ok)
+	}
+
+	dctx, dcancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer dcancel()
+	if err := r.Deregister(dctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Confirm(dctx); err != nil {
+		t.Fatal(err)
+	}
+	if l := mustList(t, publisherList, svc); len(l) != 0 {
+		t.Fatalf("still registered after one deregistration: %+v", l)
+	}
+}
+
+// TestSDKDir: the SDK's files go under Options.SDKDir, in a directory of
+// this process (its log) with a cache directory per client that Close
+// removes; a directory left by a process that is gone (its lock free) is
+// removed when a process first uses the same SDKDir.
+func TestSDKDir(t *testing.T) {
+	dir := t.TempDir()
+	dead := filepath.Join(dir, "1-dead")
+	if err := os.MkdirAll(filepath.Join(dead, "cache-1"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dead, "lock"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o := testOptions(t, "sdkdir-svc", 18401)
+	o.SDKDir = dir
+	r := newRegistrar(t, o)
+	sync(t, r, lifecycle.Ready, lifecycle.CauseChecks)
+	if _, err := os.Stat(dead); !os.IsNotExist(err) {
+		t.Fatalf("the dead process's directory is still there: %v", err)
+	}
+	mine, err := filepath.Glob(filepath.Join(dir, strconv.Itoa(os.Getpid())+"-*"))
+	if err != nil || len(mine) != 1 {
+		t.Fatalf("this process's directories under %s: %v %v", dir, mine, err)
+	}
+	caches, _ := filepath.Glob(filepath.Join(mine[0], "cache-*"))
+	if len(caches) != 1 {
+		t.Fatalf("cache directories %v, want the registrar's one", caches)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(caches[0]); !os.IsNotExist(err) {
+		t.Fatalf("the cache directory is still there after Close: %v", err)
+	}
 }

@@ -12,10 +12,8 @@ import (
 // step applies the latest wanted health once; its outcome goes to Sync
 // callers.
 func (r *Registrar) step(ctx context.Context) regworker.Outcome {
-	r.mu.Lock()
-	gen, want, readyAt := r.gen, r.want, r.readyAt
-	r.mu.Unlock()
-	return regworker.Outcome{Gen: gen, Err: r.apply(ctx, want, readyAt)}
+	w := r.core.Wanted()
+	return regworker.Outcome{Gen: w.Gen, Err: r.apply(ctx, w.Health, w.ReadyAt)}
 }
 
 // apply reads the instance back from the server, notices an operator's
@@ -24,14 +22,14 @@ func (r *Registrar) step(ctx context.Context) regworker.Outcome {
 func (r *Registrar) apply(ctx context.Context, want registry.Health, readyAt time.Time) error {
 	c, err := r.sdkClient()
 	if err != nil {
-		r.failed("client", err)
+		r.core.Failed("client", err)
 		return err
 	}
 	cctx, cancel := r.callCtx(ctx)
 	hosts, disabledVisible, err := r.api.adminList(cctx, r.opts.Service)
 	cancel()
 	if err != nil {
-		r.failed("read instance", err)
+		r.core.Failed("read instance", err)
 		return err
 	}
 	me, found := r.find(hosts)
@@ -50,7 +48,7 @@ func (r *Registrar) apply(ctx context.Context, want registry.Health, readyAt tim
 	case next != r.pub:
 	case settled && me.Healthy != next.healthy:
 	default:
-		r.wrote(func(s *registry.Status) { s.Health = healthOf(want, offline) })
+		r.core.Wrote(func(s *registry.Status) { s.Health = healthOf(want, offline) })
 		return nil
 	}
 	return r.register(ctx, c, next, !found, want)
@@ -70,14 +68,18 @@ func (r *Registrar) noticeOperator(me host, disabledVisible bool) {
 	switch {
 	case !me.Enabled && r.pub.enabled && !was:
 		r.offline = true
-		if r.status.Health != registry.Absent {
-			r.status.Health = registry.Maintenance // before the hook: its eject finds it so
-		}
 	case me.Enabled && !r.pub.enabled && was:
 		r.offline = false
 	}
 	now, cb := r.offline, r.opts.OnOperator
 	r.mu.Unlock()
+	if now && !was {
+		r.core.Update(func(s *registry.Status) {
+			if s.Health != registry.Absent {
+				s.Health = registry.Maintenance // before the hook: its eject finds it so
+			}
+		})
+	}
 	if now == was {
 		return
 	}
@@ -110,13 +112,13 @@ func (r *Registrar) register(ctx context.Context, c interface {
 		return err
 	})
 	if err != nil {
-		r.failed("register instance", err)
+		r.core.Failed("register instance", err)
 		return err
 	}
 	r.pub, r.pubAt = p, time.Now()
 	r.registered.Store(true)
 	var n int
-	r.wrote(func(s *registry.Status) { // one update: Status never shows the count without the health
+	r.core.Wrote(func(s *registry.Status) { // one update: Status never shows the count without the health
 		if absent {
 			s.Registrations++
 		}
