@@ -113,3 +113,16 @@ func EndpointsAt(eps []Endpoint, address string) []Endpoint {
 	}
 	return out
 }
+
+// RegisteredEndpoints returns the endpoints a registrar registers for an
+// instance: the primary one (scheme at address and port) first, then
+// extra, each empty Address filled with address. extra is not modified.
+func RegisteredEndpoints(scheme, address string, port int, extra []Endpoint) []Endpoint {
+	eps := append([]Endpoint{{Scheme: scheme, Address: address, Port: port}}, extra...)
+	for i := range eps {
+		if eps[i].Address == "" {
+			eps[i].Address = address
+		}
+	}
+	return eps
+}

@@ -183,9 +183,5 @@ func (o Options) endpoints() []registry.Endpoint {
 	if o.Scheme == "" && len(o.Extra) == 0 {
 		return nil
 	}
-	eps := append([]registry.Endpoint{{Scheme: cmp.Or(o.Scheme, "http"), Address: o.Address, Port: o.Port}}, o.Extra...)
-	for i := range eps {
-		eps[i].Address = cmp.Or(eps[i].Address, o.Address)
-	}
-	return eps
+	return registry.RegisteredEndpoints(cmp.Or(o.Scheme, "http"), o.Address, o.Port, o.Extra)
 }

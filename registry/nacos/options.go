@@ -251,11 +251,7 @@ func (o *Options) SetEndpoints(eps []registry.Endpoint) {
 // endpoints returns every endpoint registered, the primary first, with
 // empty addresses filled with Address.
 func (o Options) endpoints() []registry.Endpoint {
-	eps := append([]registry.Endpoint{{Scheme: o.Scheme, Address: o.Address, Port: o.Port}}, o.Extra...)
-	for i := range eps {
-		eps[i].Address = cmp.Or(eps[i].Address, o.Address)
-	}
-	return eps
+	return registry.RegisteredEndpoints(o.Scheme, o.Address, o.Port, o.Extra)
 }
 
 // endpointsMeta returns MetaEndpoints's value: every endpoint's URL.

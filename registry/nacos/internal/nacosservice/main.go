@@ -23,6 +23,7 @@ import (
 	"github.com/drainkit/drainkit"
 	"github.com/drainkit/drainkit/config"
 	"github.com/drainkit/drainkit/examples/httpservice/app"
+	"github.com/drainkit/drainkit/internal/syncx"
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/registry/nacos"
 )
@@ -66,14 +67,7 @@ func run(args []string) int {
 				return nil, nil
 			}
 			return []drainkit.Option{drainkit.OnWarmup("simulated", func(ctx context.Context) error {
-				t := time.NewTimer(warmup)
-				defer t.Stop()
-				select {
-				case <-t.C:
-					return nil
-				case <-ctx.Done():
-					return ctx.Err()
-				}
+				return syncx.Sleep(ctx, warmup)
 			})}, nil
 		}),
 	)
