@@ -76,9 +76,9 @@ func mustList(t *testing.T, list func(string) ([]instance, error), svc string) [
 // deregistered and confirmed.
 //
 // Each run measures on the test's clock, from just before kill(2) to the
-// first answer of the server's publisher list (GET
-// /v3/admin/ns/client/service/publisher/list, which reads the clients'
-// registrations as the deregistration left them) without the instance: an
+// first answer of the server's list of what the child's client publishes
+// (GET /v3/admin/ns/client/publish/list, which reads the client's
+// registrations as the deregistration left them) without the service: an
 // upper bound, since it includes the read's own round trip. A machine
 // busy enough to stall a JVM or the child for tens of milliseconds can
 // push one run over, so the test runs up to five children and requires one
@@ -120,7 +120,10 @@ func sigtermOnce(t *testing.T, service string) sigtermMeasure {
 	ch := startChild(t, "--registry-service", service)
 	port := childPort(t, ch)
 	waitList(t, consumerList, service, port, "listed", func(_ instance, ok bool) bool { return ok })
-	waitList(t, publisherList, service, port, "registered", func(_ instance, ok bool) bool { return ok })
+	reg := waitList(t, publisherList, service, port, "registered", func(_ instance, ok bool) bool { return ok })
+	if ok, err := publishes(reg.ClientID, service); !ok || err != nil {
+		t.Fatalf("client %q does not publish %s: %v %v", reg.ClientID, service, ok, err)
+	}
 	var m sigtermMeasure
 	consumersGone := make(chan time.Duration, 1)
 	sig := time.Now()
@@ -138,11 +141,11 @@ func sigtermOnce(t *testing.T, service string) sigtermMeasure {
 		consumersGone <- childtest.PropagationMax
 	}()
 	for {
-		l, err := publisherList(service)
+		ok, err := publishes(reg.ClientID, service)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := find(l, port); !ok {
+		if !ok {
 			m.registrations = time.Since(sig)
 			break
 		}

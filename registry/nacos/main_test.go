@@ -97,6 +97,7 @@ type instance struct {
 	Healthy  bool              `json:"healthy"`
 	Enabled  bool              `json:"enabled"`
 	Metadata map[string]string `json:"metadata"`
+	ClientID string            `json:"clientId"` // publisherList only
 }
 
 // adminList reads every instance of service with the admin API (disabled
@@ -125,9 +126,9 @@ func consumerList(service string) ([]instance, error) {
 }
 
 // publisherList reads the instances the server's clients have registered
-// for service (the admin API's publisher list): the registrations as they
-// are, before the server's push engine rebuilds the lists it serves to
-// consumers.
+// for service (the admin API's publisher list), each with its clientId:
+// the registrations themselves, not the lists the server's push engine
+// rebuilds for consumers.
 func publisherList(service string) ([]instance, error) {
 	q := url.Values{"serviceName": {service}}
 	var r struct {
@@ -139,6 +140,34 @@ func publisherList(service string) ([]instance, error) {
 		return nil, nil
 	}
 	return r.Data, err
+}
+
+// publishes reports whether the server's client clientID (a connection of
+// nacos-sdk-go) still holds a registration in service: the admin API's
+// list of the services a client published, which the server changes
+// within the deregistration call. (The publisher list by service cannot
+// say it: for a moment after a deregistration its index still names the
+// client, and Nacos 3.1 then fails the whole read with an internal error.)
+func publishes(clientID, service string) (bool, error) {
+	var r struct {
+		Code int               `json:"code"`
+		Data []json.RawMessage `json:"data"`
+	}
+	if err := call(http.MethodGet, "/v3/admin/ns/client/publish/list", url.Values{"clientId": {clientID}}, &r); err != nil {
+		return false, err
+	}
+	for _, item := range r.Data {
+		var svc struct {
+			ServiceName string `json:"serviceName"`
+		}
+		if err := json.Unmarshal(item, &svc); err != nil {
+			return false, fmt.Errorf("publish list item %s: %w", item, err)
+		}
+		if svc.ServiceName == service {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // setEnabled does what the console's "online"/"offline" does for an
