@@ -49,7 +49,8 @@
 // from every source, even one a higher source overrides. config is the only
 // package of drainkit that imports viper, and imports none of its remote
 // providers. config imports no registry client: RegistryConfig holds plain
-// values that registry/consul.OptionsFrom converts.
+// values that registry/consul.OptionsFrom, registry/etcd.OptionsFrom and
+// registry/nacos.OptionsFrom convert.
 //
 // # An application's own viper configuration
 //

@@ -5,6 +5,7 @@ package nacos_test
 // signals.
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -140,9 +141,22 @@ func sigtermOnce(t *testing.T, service string) sigtermMeasure {
 		}
 		consumersGone <- childtest.PropagationMax
 	}()
+	clientID := reg.ClientID
 	for {
-		ok, err := publishes(reg.ClientID, service)
-		if err != nil {
+		ok, err := publishes(clientID, service)
+		if errors.Is(err, errNoInstance) {
+			// The server no longer knows the client: its connection was
+			// replaced (nacos-sdk-go reconnected, and registered again on
+			// the new one) or closed. Ask which client holds the instance
+			// now, if any; that read fails inside Nacos for a moment after
+			// a deregistration, and is then simply made again.
+			l, lerr := publisherList(service)
+			if lerr != nil {
+				continue
+			}
+			in, found := find(l, port)
+			ok, clientID = found, in.ClientID
+		} else if err != nil {
 			t.Fatal(err)
 		}
 		if !ok {

@@ -39,8 +39,11 @@ type Registrar struct {
 	mu      sync.Mutex
 	client  *sdkClient // created by the worker's first step
 	offline bool       // an operator disabled the instance on the server
-	// registered is set by the first successful registration; Deregister
-	// and Confirm read it even when the worker did not stop in time.
+	// registered is set before the first registration call: from then on
+	// the server may hold the instance (a call that failed or timed out may
+	// still have been applied, and nacos-sdk-go keeps a registration it
+	// could not send to send it once connected). Deregister and Confirm
+	// read it even when the worker did not stop in time.
 	registered atomic.Bool
 
 	// Owned by the worker goroutine (and by Deregister once it stopped).
