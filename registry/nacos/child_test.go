@@ -143,6 +143,9 @@ func sigtermOnce(t *testing.T, service string) sigtermMeasure {
 	}()
 	clientID := reg.ClientID
 	for {
+		if time.Since(sig) > childtest.PropagationMax {
+			t.Fatal("still registered at propagation.max")
+		}
 		ok, err := publishes(clientID, service)
 		if errors.Is(err, errNoInstance) {
 			// The server no longer knows the client: its connection was
@@ -162,9 +165,6 @@ func sigtermOnce(t *testing.T, service string) sigtermMeasure {
 		if !ok {
 			m.registrations = time.Since(sig)
 			break
-		}
-		if time.Since(sig) > childtest.PropagationMax {
-			t.Fatal("still registered at propagation.max")
 		}
 	}
 	m.consumers = <-consumersGone
