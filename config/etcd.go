@@ -50,11 +50,15 @@ type EtcdConfig struct {
 
 // EndpointList returns Endpoints split at commas, each trimmed, empty items
 // dropped.
-func (e EtcdConfig) EndpointList() []string {
+func (e EtcdConfig) EndpointList() []string { return commaList(e.Endpoints) }
+
+// commaList returns s split at commas, each item trimmed, empty ones
+// dropped.
+func commaList(s string) []string {
 	var out []string
-	for _, s := range strings.Split(e.Endpoints, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
 		}
 	}
 	return out

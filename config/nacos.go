@@ -60,15 +60,7 @@ type NacosConfig struct {
 
 // ServerAddrList returns ServerAddr split at commas, each trimmed, empty
 // items dropped.
-func (n NacosConfig) ServerAddrList() []string {
-	var out []string
-	for _, s := range strings.Split(n.ServerAddr, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
-}
+func (n NacosConfig) ServerAddrList() []string { return commaList(n.ServerAddr) }
 
 func defaultNacos() NacosConfig {
 	return NacosConfig{ContextPath: "/nacos", Group: "DEFAULT_GROUP", Cluster: "DEFAULT", Weight: 1,
