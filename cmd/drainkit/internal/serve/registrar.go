@@ -49,6 +49,9 @@ func newRegistrar(o Options, httpLn net.Listener, logger *slog.Logger, onOperato
 	}
 	if reg.Nacos.ServerAddr != "" {
 		nopts, err := nacos.OptionsFrom(reg, o.Service, port)
+		if err == nil {
+			err = nacos.CheckSDKDir(nopts.SDKDir)
+		}
 		if err != nil {
 			return nil, "", err
 		}
