@@ -13,7 +13,9 @@
 //   - READY: the first READY registers an ephemeral instance (it belongs to
 //     the client's gRPC connection) with healthy=true, enabled=true, the
 //     configured weight and cluster, and metadata drainkit_ready_at
-//     (registry.MetaReadyAt, the latest READY). Never before warm-up.
+//     (registry.MetaReadyAt, the latest READY). Never before warm-up, and
+//     only once the client's connection is up: a registration sent before
+//     fails, and nacos-sdk-go would send it again later on its own.
 //   - EJECTED re-registers it with healthy=false: consumers' healthy lists
 //     (the 1.x open API with healthyOnly, nacos-sdk-go's SelectInstances,
 //     Spring Cloud's discovery) drop it while the registration stays, and
