@@ -299,6 +299,18 @@ func TestSummarizeConsumerFigures(t *testing.T) {
 		!strings.Contains(sum.Verdict, "after SIGKILL") || sum.Replicas[0].Signal != "SIGKILL" {
 		t.Fatalf("verdict %q, signal %q", sum.Verdict, sum.Replicas[0].Signal)
 	}
+	// The chart's lane mark and the replica table name the kill -9 SIGKILL,
+	// never SIGTERM.
+	svg, err := ChartSVG(run, run.Duration)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(svg), ">SIGKILL<") || strings.Contains(string(svg), ">SIGTERM<") {
+		t.Errorf("the kill run's chart legend does not say SIGKILL (or says SIGTERM)")
+	}
+	if row := replicaRow(run.Replicas[0], sum); !strings.HasSuffix(row.Signal, " SIGKILL") {
+		t.Errorf("replica row signal %q, want the time and SIGKILL", row.Signal)
+	}
 }
 
 // durationWords mark a JSON key that holds a duration or a time.
