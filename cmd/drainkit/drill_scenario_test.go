@@ -3,10 +3,12 @@ package main
 import (
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/drainkit/drainkit/internal/consultest"
 	"github.com/drainkit/drainkit/internal/etcdtest"
 )
 
@@ -48,6 +50,17 @@ type scenarioRun struct {
 	// OutageStart and OutageEnd bound the registry-outage scenario's outage.
 	OutageStart *float64 `json:"registry_outage_start_s"`
 	OutageEnd   *float64 `json:"registry_outage_end_s"`
+	// LateConsumers are the consumers the registry-outage scenario starts
+	// during the outage.
+	LateConsumers []struct {
+		Snapshot bool     `json:"with_snapshot"`
+		Started  float64  `json:"started_s"`
+		Served   string   `json:"served_snapshot"`
+		Age      *float64 `json:"snapshot_age_s"`
+		Requests int      `json:"requests"`
+		Failed   int      `json:"failed"`
+		Error    string   `json:"error"`
+	} `json:"late_consumers"`
 }
 
 // scenarioJSON is the part of `drill --json` the scenario tests read.
@@ -297,45 +310,37 @@ func TestDrillScenarioSlowProbe(t *testing.T) {
 	})
 }
 
-// TestDrillScenarioRegistryOutage: etcd becomes unreachable for 2 s under
-// load (a proxy resets every connection); the drainkit strategy's
-// consumers keep calling on their last view and fail nothing, and the
-// replacement after the return is picked up: its stop has all four
-// instants, the registry's decision after the outage. An --exec binary
-// registering in etcd through the same proxy passes too.
+// TestDrillScenarioRegistryOutage: the registry (etcd, then a Consul
+// agent) becomes unreachable for 2 s under load (a proxy resets every
+// connection); the drainkit strategy's consumers keep calling on their last
+// view and fail nothing, and the replacement after the return is picked up:
+// its stop has all four instants, the registry's decision after the outage.
+// Two consumers start during the outage: the one with a last-good snapshot
+// (written by the same consumer before it) serves it, with its age, and
+// fails nothing; the one without has no view and fails every call, naming
+// it (consumer.ErrNoInstance): the check that the outage cut the registry
+// off. An --exec binary registering in etcd through the same proxy passes
+// too.
 func TestDrillScenarioRegistryOutage(t *testing.T) {
-	s := etcdtest.Start(t)
-	args := []string{"drill", "--json", "--scenario", "registry-outage", "--etcd", s.Endpoint, "--outage", "2s",
+	args := []string{"drill", "--json", "--scenario", "registry-outage", "--outage", "2s",
 		"--consumer", "drainkit", "--rate", "200", "--replicas", "2", "--baseline", "1s", "--tail", "1s"}
-	check := func(t *testing.T, r result) {
-		t.Helper()
-		out := parseScenarios(t, r)
-		if len(out.Strategies) != 1 {
-			t.Fatalf("runs %+v, want one", out.Strategies)
-		}
-		run := out.Strategies[0]
-		if r.code != 0 || !run.Pass || run.Failed != 0 {
-			t.Errorf("exit %d: %d failed %v: want none\nstderr:\n%s", r.code, run.Failed, run.Kinds, r.stderr)
-		}
-		if run.OutageStart == nil || run.OutageEnd == nil || *run.OutageEnd-*run.OutageStart < 1.9 {
-			t.Fatalf("outage %v..%v, want 2s", run.OutageStart, run.OutageEnd)
-		}
-		if len(run.Events) != 1 {
-			t.Fatalf("events %+v, want the replacement after the return", run.Events)
-		}
-		e := run.Events[0]
-		if e.Decision == nil || e.ConsumerView == nil || e.DecisionRevision == nil || *e.Decision < *run.OutageEnd {
-			t.Errorf("event %+v: want the registry's decision and a consumer view after the outage (%.2fs)", e, *run.OutageEnd)
-		}
-	}
-	t.Run("built-in", func(t *testing.T) {
-		check(t, drainkit(t, 2*time.Minute, []string{"DRAINKIT_PROPAGATION_MIN=2s"}, args...))
+	env := []string{"DRAINKIT_PROPAGATION_MIN=2s"}
+	t.Run("etcd", func(t *testing.T) {
+		s := etcdtest.Start(t)
+		args := append(slices.Clip(args), "--etcd", s.Endpoint)
+		t.Run("built-in", func(t *testing.T) {
+			checkOutage(t, drainkit(t, 2*time.Minute, env, args...))
+		})
+		// The README program registers nowhere (its closure has no etcd or
+		// Consul client), so --exec drills drainkit's own service mode here.
+		t.Run("exec", func(t *testing.T) {
+			checkOutage(t, drainkit(t, 2*time.Minute, env,
+				append(args, "--exec", binary, "--exec-arg", "serve", "--exec-arg", "--strategy=drainkit")...))
+		})
 	})
-	// The README program registers nowhere (its closure has no etcd or
-	// Consul client), so --exec drills drainkit's own service mode here.
-	t.Run("exec", func(t *testing.T) {
-		check(t, drainkit(t, 2*time.Minute, []string{"DRAINKIT_PROPAGATION_MIN=2s"},
-			append(args, "--exec", binary, "--exec-arg", "serve", "--exec-arg", "--strategy=drainkit")...))
+	t.Run("consul", func(t *testing.T) {
+		agent := consultest.Start(t)
+		checkOutage(t, drainkit(t, 2*time.Minute, env, append(slices.Clip(args), "--consul", agent.HTTPAddr)...))
 	})
 	t.Run("needs a registry", func(t *testing.T) {
 		r := drainkit(t, 30*time.Second, nil, "drill", "--scenario", "registry-outage")
@@ -343,4 +348,48 @@ func TestDrillScenarioRegistryOutage(t *testing.T) {
 			t.Errorf("exit %d, stderr %q: want 2 asking for a registry", r.code, r.stderr)
 		}
 	})
+}
+
+// checkOutage checks a registry-outage drill of the drainkit consumer: no
+// failure, a 2 s outage, the replacement after it seen with the four
+// instants, and the two consumers started during it.
+func checkOutage(t *testing.T, r result) {
+	t.Helper()
+	out := parseScenarios(t, r)
+	if len(out.Strategies) != 1 {
+		t.Fatalf("runs %+v, want one", out.Strategies)
+	}
+	run := out.Strategies[0]
+	if r.code != 0 || !run.Pass || run.Failed != 0 {
+		t.Errorf("exit %d: %d failed %v: want none\nstderr:\n%s", r.code, run.Failed, run.Kinds, r.stderr)
+	}
+	if run.OutageStart == nil || run.OutageEnd == nil || *run.OutageEnd-*run.OutageStart < 1.9 {
+		t.Fatalf("outage %v..%v, want 2s", run.OutageStart, run.OutageEnd)
+	}
+	if len(run.Events) != 1 {
+		t.Fatalf("events %+v, want the replacement after the return", run.Events)
+	}
+	e := run.Events[0]
+	if e.Decision == nil || e.ConsumerView == nil || e.DecisionRevision == nil || *e.Decision < *run.OutageEnd {
+		t.Errorf("event %+v: want the registry's decision and a consumer view after the outage (%.2fs)", e, *run.OutageEnd)
+	}
+	if len(run.LateConsumers) != 2 {
+		t.Fatalf("late consumers %+v, want one with a snapshot and one without", run.LateConsumers)
+	}
+	for _, lc := range run.LateConsumers {
+		if lc.Started < *run.OutageStart || lc.Started > *run.OutageEnd || lc.Requests == 0 {
+			t.Errorf("late consumer %+v: want it started during the outage (%.2fs..%.2fs) and calling", lc, *run.OutageStart, *run.OutageEnd)
+		}
+		switch {
+		case lc.Snapshot && (lc.Failed != 0 || !strings.HasSuffix(lc.Served, ".json") || lc.Age == nil || *lc.Age < 0):
+			t.Errorf("the consumer with a snapshot: %+v: want the snapshot served, with its age, and no failure", lc)
+		case !lc.Snapshot && (lc.Failed != lc.Requests || lc.Served != "" || !strings.Contains(lc.Error, "no instance to send the request to")):
+			t.Errorf("the consumer without a snapshot: %+v: want every call failed, naming the missing view", lc)
+		}
+	}
+	for _, want := range []string{"with a last-good snapshot served it", "without a snapshot had no view"} {
+		if !strings.Contains(run.Verdict, want) {
+			t.Errorf("verdict lacks %q: %s", want, run.Verdict)
+		}
+	}
 }
