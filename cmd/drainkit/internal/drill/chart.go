@@ -2,6 +2,7 @@ package drill
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"image/color"
 	"math"
@@ -48,10 +49,11 @@ func step(name string) func(ReplicaReport) (time.Duration, bool) {
 }
 
 // signalled marks when the drill sent sig to the replica: a kill -9 is
-// labelled SIGKILL, never SIGTERM (ReplicaReport.StopSignal).
+// labelled SIGKILL, never SIGTERM (ReplicaReport.StopSignal; "" counts as
+// SIGTERM).
 func signalled(sig string) func(ReplicaReport) (time.Duration, bool) {
 	return func(rp ReplicaReport) (time.Duration, bool) {
-		return rp.Signalled, rp.Signalled >= 0 && rp.StopSignal == sig
+		return rp.Signalled, rp.Signalled >= 0 && cmp.Or(rp.StopSignal, "SIGTERM") == sig
 	}
 }
 

@@ -2,6 +2,7 @@ package drill
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"html/template"
 	"io"
@@ -166,7 +167,7 @@ func signalAt(rp ReplicaReport, at func(time.Duration) string) string {
 	if rp.Signalled < 0 {
 		return at(rp.Signalled)
 	}
-	return at(rp.Signalled) + " " + rp.StopSignal
+	return at(rp.Signalled) + " " + cmp.Or(rp.StopSignal, "SIGTERM")
 }
 
 func replicaRow(rp ReplicaReport, s Summary) htmlReplica {
