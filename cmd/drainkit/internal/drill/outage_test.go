@@ -106,5 +106,13 @@ func TestLateConsumersVerdict(t *testing.T) {
 		if tc.ok && (!strings.Contains(v, "served it (last-good.json, 1.00s old): 0 of 20 calls failed") || !strings.Contains(v, "2 of 2 calls failed, each at its deadline")) {
 			t.Errorf("verdict %q", v)
 		}
+		// Summarize: the run passes only as the late consumers do, and the
+		// JSON lists them.
+		fix := newRunFixture(ScenarioOutage, StrategyDrainkit).requests(1, OK, "", 500*time.Millisecond, 2*time.Second)
+		fix.Run.OutageStart, fix.Run.OutageEnd, fix.Run.LateConsumers = time.Second, 3*time.Second, lcs
+		sum := fix.summary(Config{})
+		if sum.Pass != tc.ok || len(sum.LateConsumers) != 2 || (sum.LateConsumers[0].SnapshotAgeSeconds == nil) != (lcs[0].Served == "") {
+			t.Errorf("%s: summary pass %v, late consumers %+v, verdict %q", tc.name, sum.Pass, sum.LateConsumers, sum.Verdict)
+		}
 	}
 }
