@@ -115,6 +115,9 @@ func (s *strategyRun) lateConsumers(ctx context.Context, path string) []LateCons
 	return out
 }
 
+// lateConsumer is one of lateConsumers: a drainkit consumer of its own
+// registry watch, with the snapshot file (or none, ""). A consumer that
+// cannot be built counts as one failed call with that error.
 func (s *strategyRun) lateConsumer(ctx context.Context, snapshot string) LateConsumer {
 	started := time.Now()
 	lc := LateConsumer{Snapshot: snapshot != "", Started: started.Sub(s.start), Age: -1}
