@@ -28,8 +28,15 @@ type drainkitClient struct {
 
 // newDrainkitClient implements NewClientFunc for ConsumerDrainkit.
 func newDrainkitClient(c ClientConfig) (Client, error) {
+	return newDrainkitClientWith(c, consumer.WatcherOptions{})
+}
+
+// newDrainkitClientWith is newDrainkitClient with further watcher options
+// (Source, Service and Logger are the drill's).
+func newDrainkitClientWith(c ClientConfig, wo consumer.WatcherOptions) (*drainkitClient, error) {
 	logger := slog.New(slog.DiscardHandler) // the drill reports the outcomes itself
-	w, err := consumer.NewWatcher(consumer.WatcherOptions{Source: c.Views, Service: c.Service, Logger: logger})
+	wo.Source, wo.Service, wo.Logger = c.Views, c.Service, logger
+	w, err := consumer.NewWatcher(wo)
 	if err != nil {
 		return nil, err
 	}

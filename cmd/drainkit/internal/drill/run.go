@@ -49,6 +49,9 @@ type StrategyRun struct {
 	// OutageStart and OutageEnd bound the registry-outage scenario's
 	// outage (offsets; equal, both zero or negative, without one).
 	OutageStart, OutageEnd time.Duration
+	// LateConsumers are the consumers started during the outage, with a
+	// last-good snapshot and without (empty without an outage).
+	LateConsumers []LateConsumer
 	// ProbeFailures are the discovery's failed readiness probes (none with
 	// Consul discovery).
 	ProbeFailures []ProbeFailure
@@ -133,6 +136,7 @@ type strategyRun struct {
 	// bound the outage.
 	proxy               *outageProxy
 	outageAt, outageEnd time.Time
+	late                []LateConsumer // started during the outage (guarded by mu)
 
 	// start is the drill's start (all offsets count from it); the barriers
 	// start and stop the load of all strategies together.
@@ -210,6 +214,9 @@ func (s *strategyRun) run(ctx context.Context) (res StrategyRun) {
 	res.OutageStart, res.OutageEnd = -1, -1
 	if !s.outageAt.IsZero() {
 		res.OutageStart, res.OutageEnd = s.outageAt.Sub(res.Start), s.outageEnd.Sub(res.Start)
+		s.mu.Lock()
+		res.LateConsumers = s.late
+		s.mu.Unlock()
 	}
 	if err != nil {
 		res.Err = err

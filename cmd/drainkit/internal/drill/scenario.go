@@ -85,8 +85,9 @@ var Scenarios = []Scenario{
 	{
 		Name: ScenarioOutage,
 		Description: "the registry (--etcd or --consul) becomes unreachable for --outage under load: the run's replicas and consumers reach it through a proxy that resets every connection meanwhile. " +
-			"Running consumers keep calling on their last view; after the return one replica is replaced, so the return is shown picked up (the four instants of that stop). " +
-			"Passes when no request fails.",
+			"Running consumers keep calling on their last view; two drainkit consumers start during the outage, one with the last-good snapshot a consumer wrote before it (consumer.WatcherOptions.SnapshotPath) and one without; " +
+			"after the return one replica is replaced, so the return is shown picked up (the four instants of that stop). " +
+			"Passes when no request fails, the consumer with the snapshot serves it (its age is printed) and fails nothing, and the one without fails every call for want of a view.",
 		inflict: (*strategyRun).registryOutage,
 	},
 }

@@ -90,6 +90,9 @@ type Summary struct {
 	// scenario's outage (omitted otherwise).
 	OutageStartSeconds *float64 `json:"registry_outage_start_s,omitempty"`
 	OutageEndSeconds   *float64 `json:"registry_outage_end_s,omitempty"`
+	// LateConsumers are the registry-outage scenario's consumers started
+	// during the outage, with a last-good snapshot and without.
+	LateConsumers []LateConsumerSummary `json:"late_consumers,omitempty"`
 	// Pass is true when no request failed (or no more than Budget) and the
 	// run completed; for the
 	// drainkit strategy, also every replaced replica exited 0.
@@ -180,6 +183,9 @@ func Summarize(cfg Config, run StrategyRun) Summary {
 		s.EjectionBoundSeconds = secs(cfg.ejectionBound())
 		s.Pass = s.Pass && (cfg.Exec != "" || droppedWithin(s.Events, s.EjectionBoundSeconds))
 	}
+	if run.Scenario == ScenarioOutage {
+		s.Pass = s.Pass && lateConsumersOK(run.LateConsumers)
+	}
 	s.Verdict = verdict(cfg, run, s, rs.windowCut)
 	s.judgeExits(run, rs.unclean)
 	return s
@@ -210,6 +216,7 @@ func newSummary(run StrategyRun) Summary {
 	}
 	if run.hadOutage() {
 		s.OutageStartSeconds, s.OutageEndSeconds = optSecs(run.OutageStart), optSecs(run.OutageEnd)
+		s.LateConsumers = summarizeLate(run.LateConsumers)
 	}
 	return s
 }
@@ -425,7 +432,7 @@ func verdict(cfg Config, run StrategyRun, s Summary, windowCut []string) string 
 	case ScenarioSlowProbe:
 		return slowProbeVerdict(cfg, s) + deathNote(s)
 	case ScenarioOutage:
-		return verdictBody(cfg, run, s, windowCut) + outageNote(run) + cutNote(s) + deathNote(s)
+		return outageVerdict(verdictBody(cfg, run, s, windowCut), run) + cutNote(s) + deathNote(s)
 	}
 	return verdictBody(cfg, run, s, windowCut) + cutNote(s) + deathNote(s)
 }
