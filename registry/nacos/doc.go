@@ -13,9 +13,11 @@
 //   - READY: the first READY registers an ephemeral instance (it belongs to
 //     the client's gRPC connection) with healthy=true, enabled=true, the
 //     configured weight and cluster, and metadata drainkit_ready_at
-//     (registry.MetaReadyAt, the latest READY). Never before warm-up, and
-//     only once the client's connection is up: a registration sent before
-//     fails, and nacos-sdk-go would send it again later on its own.
+//     (registry.MetaReadyAt, the latest READY). Never before warm-up.
+//     nacos-sdk-go keeps every registration it was given, even one whose
+//     call failed (a connection not up yet), and sends it again whenever it
+//     connects: from its first call on, the instance counts as registered,
+//     and Deregister always tells the SDK to drop it.
 //   - EJECTED re-registers it with healthy=false: consumers' healthy lists
 //     (the 1.x open API with healthyOnly, nacos-sdk-go's SelectInstances,
 //     Spring Cloud's discovery) drop it while the registration stays, and

@@ -40,10 +40,12 @@ type Registrar struct {
 	client  *sdkClient // created by the worker's first step
 	offline bool       // an operator disabled the instance on the server
 	// registered is set before the first registration call: from then on
-	// the server may hold the instance (a call that failed or timed out may
-	// still have been applied, and nacos-sdk-go keeps a registration it
-	// could not send to send it once connected). Deregister and Confirm
-	// read it even when the worker did not stop in time.
+	// the server may hold the instance. A call that failed or timed out may
+	// still have been applied, and nacos-sdk-go keeps every registration it
+	// was given, sent or not, to send it again whenever its connection comes
+	// up (its redo); only a DeregisterInstance call drops it from there,
+	// whatever that call's outcome. Deregister and Confirm read it even
+	// when the worker did not stop in time.
 	registered atomic.Bool
 
 	// Owned by the worker goroutine (and by Deregister once it stopped).

@@ -2,11 +2,9 @@ package nacos
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/drainkit/drainkit/internal/regworker"
-	"github.com/drainkit/drainkit/internal/syncx"
 	"github.com/drainkit/drainkit/registry"
 	"github.com/nacos-group/nacos-sdk-go/v2/vo"
 )
@@ -100,17 +98,12 @@ func (r *Registrar) noticeOperator(me host, disabledVisible bool) {
 // it otherwise (an update).
 func (r *Registrar) register(ctx context.Context, c interface {
 	RegisterInstance(vo.RegisterInstanceParam) (bool, error)
-	ServerHealthy() bool
 }, p publication, absent bool, want registry.Health) error {
 	param := vo.RegisterInstanceParam{Ip: r.opts.Address, Port: uint64(r.opts.Port), Weight: r.opts.Weight,
 		Enable: p.enabled, Healthy: p.healthy, Metadata: r.metadata(p.readyAt), ClusterName: r.opts.Cluster,
 		ServiceName: r.opts.Service, GroupName: r.opts.Group, Ephemeral: true}
 	cctx, cancel := r.callCtx(ctx)
 	defer cancel()
-	if err := awaitConnected(cctx, c); err != nil {
-		r.core.Failed("connect", err)
-		return err
-	}
 	r.registered.Store(true)
 	err := bounded(cctx, func() error {
 		ok, err := c.RegisterInstance(param)
@@ -136,19 +129,6 @@ func (r *Registrar) register(ctx context.Context, c interface {
 			"healthy", p.healthy, "enabled", p.enabled, "weight", r.opts.Weight, "registrations", n)
 	} else {
 		r.log.Info("nacos: instance updated", "healthy", p.healthy, "enabled", p.enabled)
-	}
-	return nil
-}
-
-// awaitConnected returns once c's gRPC connection is up, or an error when
-// ctx ends first. A client made a moment ago is still connecting; a
-// registration sent then fails, and nacos-sdk-go would send it later on
-// its own, behind the Registrar's back.
-func awaitConnected(ctx context.Context, c interface{ ServerHealthy() bool }) error {
-	for !c.ServerHealthy() {
-		if err := syncx.Sleep(ctx, 10*time.Millisecond); err != nil {
-			return fmt.Errorf("nacos: client not connected: %w", err)
-		}
 	}
 	return nil
 }
