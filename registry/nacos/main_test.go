@@ -103,12 +103,17 @@ type instance struct {
 // adminList reads every instance of service with the admin API (disabled
 // and unhealthy ones included), as an operator's console does.
 func adminList(service string) ([]instance, error) {
-	q := url.Values{"serviceName": {service}}
+	return dataList("/v3/admin/ns/instance/list", service)
+}
+
+// dataList reads the instances of service from an admin API path that
+// answers {"data": [instances]}.
+func dataList(path, service string) ([]instance, error) {
 	var r struct {
 		Code int        `json:"code"`
 		Data []instance `json:"data"`
 	}
-	err := call(http.MethodGet, "/v3/admin/ns/instance/list", q, &r)
+	err := call(http.MethodGet, path, url.Values{"serviceName": {service}}, &r)
 	if errors.Is(err, errNoInstance) {
 		return nil, nil
 	}
@@ -130,16 +135,7 @@ func consumerList(service string) ([]instance, error) {
 // the registrations themselves, not the lists the server's push engine
 // rebuilds for consumers.
 func publisherList(service string) ([]instance, error) {
-	q := url.Values{"serviceName": {service}}
-	var r struct {
-		Code int        `json:"code"`
-		Data []instance `json:"data"`
-	}
-	err := call(http.MethodGet, "/v3/admin/ns/client/service/publisher/list", q, &r)
-	if errors.Is(err, errNoInstance) {
-		return nil, nil
-	}
-	return r.Data, err
+	return dataList("/v3/admin/ns/client/service/publisher/list", service)
 }
 
 // publishes reports whether the server's client clientID (a connection of
