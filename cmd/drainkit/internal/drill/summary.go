@@ -90,6 +90,10 @@ type Summary struct {
 	// scenario's outage (omitted otherwise).
 	OutageStartSeconds *float64 `json:"registry_outage_start_s,omitempty"`
 	OutageEndSeconds   *float64 `json:"registry_outage_end_s,omitempty"`
+	// BadPush is what ScenarioBadPush's proxy did and what reached the
+	// consumers; Zones ScenarioZoneLoss's findings (omitted otherwise).
+	BadPush *BadPushSummary `json:"bad_push,omitempty"`
+	Zones   *ZoneSummary    `json:"zone_loss,omitempty"`
 	// Pass is true when no request failed (or no more than Budget) and the
 	// run completed; for the
 	// drainkit strategy, also every replaced replica exited 0.
@@ -166,6 +170,7 @@ func Summarize(cfg Config, run StrategyRun) Summary {
 	reqs := s.countRequests(run)
 	rs := s.addReplicas(cfg, run, reqs)
 	s.Events = summarizeEvents(run)
+	s.BadPush, s.Zones = summarizeBadPush(run), summarizeZones(cfg, run)
 	allowed := 0
 	if sc, ok := scenarioNamed(run.Scenario); ok && sc.budget != nil {
 		n, why := sc.budget(s)
@@ -180,6 +185,10 @@ func Summarize(cfg Config, run StrategyRun) Summary {
 		s.EjectionBoundSeconds = secs(cfg.ejectionBound())
 		s.Pass = s.Pass && (cfg.Exec != "" || droppedWithin(s.Events, s.EjectionBoundSeconds))
 	}
+	if s.BadPush != nil {
+		s.Pass = s.Pass && s.BadPush.SentAfterExit == 0
+	}
+	s.Pass = s.Pass && zonesHeld(s.Zones)
 	s.Verdict = verdict(cfg, run, s, rs.windowCut)
 	s.judgeExits(run, rs.unclean)
 	return s
@@ -426,6 +435,10 @@ func verdict(cfg Config, run StrategyRun, s Summary, windowCut []string) string 
 		return slowProbeVerdict(cfg, s) + deathNote(s)
 	case ScenarioOutage:
 		return verdictBody(cfg, run, s, windowCut) + outageNote(run) + cutNote(s) + deathNote(s)
+	case ScenarioBadPush:
+		return badPushVerdict(s) + cutNote(s) + deathNote(s)
+	case ScenarioZoneLoss:
+		return zoneLossVerdict(s) + cutNote(s) + deathNote(s)
 	}
 	return verdictBody(cfg, run, s, windowCut) + cutNote(s) + deathNote(s)
 }
