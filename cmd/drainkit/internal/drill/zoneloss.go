@@ -125,11 +125,12 @@ type ZoneSummary struct {
 	Zones        map[string]string `json:"replica_zones"`
 	// LossSeconds is when the zone's replicas were killed.
 	LossSeconds float64 `json:"zone_loss_s"`
-	// RemoteBeforeLoss counts the requests that went to the other zone
-	// before the loss (a zone-aware consumer sends none).
+	// RemoteBeforeLoss counts the requests answered in the other zone
+	// before the loss (a zone-aware consumer sends none there).
 	RemoteBeforeLoss int `json:"remote_zone_requests_before_loss"`
 	// SpillSeconds is the first request after the loss answered in the
-	// other zone (the spill instant; null when none spilled), and
+	// other zone (the spill instant: a request in flight at the loss and
+	// resent there spilled at the loss; null when none spilled), and
 	// RemoteAfterLoss how many were.
 	SpillSeconds    *float64 `json:"spill_s"`
 	RemoteAfterLoss int      `json:"remote_zone_requests_after_loss"`
@@ -159,14 +160,16 @@ func summarizeZones(cfg Config, run StrategyRun) *ZoneSummary {
 	z.LossSeconds = secs(loss)
 	spill := time.Duration(-1)
 	for _, r := range run.Records {
+		// A request in flight at the loss and resent to the other zone
+		// spilled at the loss.
 		remote := r.Replica != 0 && zoneOf(r.Replica, cfg.Replicas) == zoneRemote && r.Outcome == OK
 		switch {
-		case r.Sent < loss && remote:
+		case remote && r.End < loss:
 			z.RemoteBeforeLoss++
-		case r.Sent >= loss && remote:
+		case remote:
 			z.RemoteAfterLoss++
-			if spill < 0 || r.Sent < spill {
-				spill = r.Sent
+			if at := max(r.Sent, loss); spill < 0 || at < spill {
+				spill = at
 			}
 		}
 		if r.Start >= loss && r.Outcome.Failed() {
