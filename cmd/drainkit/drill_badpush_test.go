@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drainkit/drainkit/internal/consultest"
 	"github.com/drainkit/drainkit/internal/etcdtest"
 )
 
@@ -43,8 +44,8 @@ var badPushEnv = []string{"DRAINKIT_PROPAGATION_MIN=1s", "DRAINKIT_PROPAGATION_M
 // drained instance after its exit. The naive consumer follows both: it
 // sends to the drained instance after its exit (refused) and has no
 // instance during the empty answer (the checks can fail). With the
-// built-in discovery, with etcd's watch, and on --exec of the README
-// program.
+// built-in discovery, etcd's and Consul's watches, and on --exec of the
+// README program.
 func TestDrillScenarioBadPush(t *testing.T) {
 	t.Run("built-in drainkit consumer", func(t *testing.T) {
 		report := filepath.Join(t.TempDir(), "badpush.html")
@@ -74,6 +75,10 @@ func TestDrillScenarioBadPush(t *testing.T) {
 		t.Run("naive consumer", func(t *testing.T) {
 			checkBadPushFail(t, drainkit(t, 2*time.Minute, badPushEnv, append(args, "--consumer", "naive")...))
 		})
+	})
+	t.Run("consul", func(t *testing.T) {
+		agent := consultest.Start(t)
+		checkBadPushPass(t, drainkit(t, 2*time.Minute, badPushEnv, append(badPushArgs, "--consul", agent.HTTPAddr, "--consumer", "drainkit")...))
 	})
 	t.Run("exec README program", func(t *testing.T) {
 		dir, env := readmeModule(t)
@@ -144,7 +149,7 @@ func checkBadPushFail(t *testing.T, r result) {
 		t.Errorf("exit %d: %d failed %v, %d sent to the drained instance after its exit, %d failed during the empty answer: want refused and no_endpoint failures and exit 1",
 			r.code, s.Failed, s.Kinds, b.SentAfterExit, b.FailedDuringEmpty)
 	}
-	if e := s.Events[0]; e.LastSent == nil || *e.LastSent < *e.Decision+0.5 {
+	if e := s.Events[0]; e.LastSent == nil || e.Decision == nil || *e.LastSent < *e.Decision+0.5 {
 		t.Errorf("event %+v: want requests sent to the drained instance long after the registry's decision", e)
 	}
 	if !strings.Contains(s.Verdict, "reordered") || !strings.Contains(s.Verdict, "empty answer") {

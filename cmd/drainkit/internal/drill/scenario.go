@@ -99,7 +99,7 @@ var Scenarios = []Scenario{
 		Name: ScenarioBadPush,
 		Description: "the consumers' registry answers come through a proxy that delivers every answer twice, follows every change with the previous answer again (reordered: its older revision after the newer one) and once answers an empty list at the current revision, for 1s. " +
 			"Meanwhile one replica is replaced (a new one listed, the old one drained and stopped); the stale answer listing it stays the last one delivered until 1s after its exit, then the empty one comes. " +
-			"Works with the built-in discovery and with --etcd, --consul or --nacos (the proxy sits on the answers of the drill's watch). " +
+			"Works with the built-in discovery, --etcd and --consul (the proxy sits on the answers of the drill's watch; not with --nacos, whose naive consumers poll on their own). " +
 			"Passes when no request fails and none is sent to the drained instance after its exit: the last good view survives the empty answer and a stale answer is dropped by its revision. The table gives the proxy's counts.",
 		inflict:   (*strategyRun).badPushFault,
 		consumers: (*strategyRun).badPushed,
@@ -172,6 +172,9 @@ func (c Config) validateScenarios() error {
 	}
 	if seen[ScenarioOutage] && (c.Outage <= 0 || c.Outage > 10*time.Minute) {
 		return fmt.Errorf("--outage: %s is out of range: must be > 0 and <= 10m", c.Outage)
+	}
+	if seen[ScenarioBadPush] && c.Nacos != "" {
+		return fmt.Errorf("--scenario bad-push: not with --nacos (its naive consumers poll the open API on their own, past the proxy): use the built-in discovery, --etcd or --consul")
 	}
 	if seen[ScenarioZoneLoss] {
 		if err := c.validateZoneLoss(); err != nil {
