@@ -47,6 +47,18 @@ var badPushEnv = []string{"DRAINKIT_PROPAGATION_MIN=1s", "DRAINKIT_PROPAGATION_M
 // built-in discovery, etcd's and Consul's watches, and on --exec of the
 // README program.
 func TestDrillScenarioBadPush(t *testing.T) {
+	t.Run("list and usage", func(t *testing.T) {
+		r := drainkit(t, 30*time.Second, nil, "drill", "--scenario", "list")
+		for _, want := range []string{"\nbad-push\n", "\nzone-loss\n", "reordered", "--zone-policy"} {
+			if r.code != 0 || !strings.Contains(r.stdout, want) {
+				t.Errorf("exit %d: --scenario list lacks %q:\n%s", r.code, want, r.stdout)
+			}
+		}
+		r = drainkit(t, 30*time.Second, nil, "drill", "--scenario", "bad-push", "--nacos", "127.0.0.1:8848")
+		if r.code != 2 || !strings.Contains(r.stderr, "not with --nacos") {
+			t.Errorf("bad-push --nacos: exit %d, stderr %q: want 2 refusing --nacos", r.code, r.stderr)
+		}
+	})
 	t.Run("built-in drainkit consumer", func(t *testing.T) {
 		report := filepath.Join(t.TempDir(), "badpush.html")
 		r := drainkit(t, 2*time.Minute, badPushEnv, append(badPushArgs, "--consumer", "drainkit", "--report", report)...)
