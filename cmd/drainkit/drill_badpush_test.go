@@ -93,9 +93,7 @@ func TestDrillScenarioBadPush(t *testing.T) {
 		checkBadPushPass(t, drainkit(t, 2*time.Minute, badPushEnv, append(badPushArgs, "--consul", agent.HTTPAddr, "--consumer", "drainkit")...))
 	})
 	t.Run("exec README program", func(t *testing.T) {
-		dir, env := readmeModule(t)
-		bin := filepath.Join(dir, "readme")
-		goCmd(t, dir, env, "build", "-o", bin, ".")
+		bin := readmeBinary(t)
 		r := drainkit(t, 2*time.Minute, badPushEnv, append(badPushArgs, "--consumer", "drainkit", "--exec", bin)...)
 		if s := checkBadPushPass(t, r); s.Name != "readme" {
 			t.Errorf("run %q, want readme", s.Name)
@@ -167,4 +165,14 @@ func checkBadPushFail(t *testing.T, r result) {
 	if !strings.Contains(s.Verdict, "reordered") || !strings.Contains(s.Verdict, "empty answer") {
 		t.Errorf("verdict %q: want what the proxy did and why it failed", s.Verdict)
 	}
+}
+
+// readmeBinary builds the README program (named readme) and returns its
+// path.
+func readmeBinary(t *testing.T) string {
+	t.Helper()
+	dir, env := readmeModule(t)
+	bin := filepath.Join(dir, "readme")
+	goCmd(t, dir, env, "build", "-o", bin, ".")
+	return bin
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"math"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -86,9 +85,7 @@ func TestDrillScenarioZoneLoss(t *testing.T) {
 		}
 	})
 	t.Run("exec README program", func(t *testing.T) {
-		dir, env := readmeModule(t)
-		bin := filepath.Join(dir, "readme")
-		goCmd(t, dir, env, "build", "-o", bin, ".")
+		bin := readmeBinary(t)
 		r := drainkit(t, 2*time.Minute, shortEnv, append(zoneLossArgs, "--consumer", "drainkit", "--exec", bin)...)
 		s, _ := checkZoneLoss(t, r, "spill")
 		if r.code != 0 || s.Failed > *s.Budget || s.Name != "readme" {
