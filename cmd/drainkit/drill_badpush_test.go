@@ -142,7 +142,7 @@ func checkBadPushPass(t *testing.T, r result) scenarioRun {
 		t.Errorf("exit %d: %d failed %v, %d sent to the drained instance after its exit, %d failed during the empty answer: want none\nstderr:\n%s",
 			r.code, s.Failed, s.Kinds, b.SentAfterExit, b.FailedDuringEmpty, r.stderr)
 	}
-	if e := s.Events[0]; e.LastSent != nil && e.Decision != nil && *e.LastSent > *e.Decision+0.5 {
+	if e := s.Events[0]; e.LastSent != nil && e.Decision != nil && *e.LastSent > *e.Decision+1 {
 		t.Errorf("event %+v: the last request to the drained instance came long after the registry's decision", e)
 	}
 	return s
