@@ -127,6 +127,7 @@ func (o *drillOptions) bind(f *pflag.FlagSet) {
 	f.StringSliceVar(&c.Scenarios, "scenario", c.Scenarios, "faults to rehearse, one after another: "+strings.Join(drill.ScenarioNames(), ", ")+"; list describes them")
 	f.StringSliceVar(&c.Strategies, "strategies", c.Strategies, "strategies to compare: drainkit, shutdown, exit, kill, offline-kill (with --nacos)")
 	f.DurationVar(&c.Outage, "outage", c.Outage, "with --scenario registry-outage: how long the registry is unreachable")
+	f.StringVar(&c.ZonePolicy, "zone-policy", c.ZonePolicy, "with --scenario zone-loss: what the drainkit consumer does when its zone is lost: spill (to the other zone) or strict (stay, and fail)")
 	f.DurationVar(&c.Warmup, "warmup", c.Warmup, "with --scenario warmup: how long the built-in strategies' example service warms up (below warmup.timeout)")
 	f.StringVar(&c.ConsumerKind, "consumer", c.ConsumerKind, "consumers: naive (round robin over the discovery's list, no retry) or drainkit (drainkit's consumer package)")
 	f.StringVar(&c.Method, "method", c.Method, "request method: "+strings.Join(drill.Methods, ", ")+" (POST, PUT and PATCH carry --body, else a small JSON body; POST and PATCH are not idempotent)")

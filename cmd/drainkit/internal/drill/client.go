@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/drainkit/drainkit/consumer"
 	"github.com/drainkit/drainkit/registry"
 )
 
@@ -106,6 +107,9 @@ type ClientConfig struct {
 	// wrote through it, to tell a request that may have reached a dying
 	// replica from one that never left the consumer.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Zones is the consumer's zone-aware picking (ScenarioZoneLoss); the
+	// zero value is off. A consumer kind that knows no zones ignores it.
+	Zones consumer.Zones
 }
 
 // NewClientFunc builds one consumer of a kind. It must not block; errors

@@ -79,6 +79,9 @@ type Config struct {
 	// Outage is how long the registry is unreachable in
 	// ScenarioRegistryOutage (default 3s, up to 10m).
 	Outage time.Duration
+	// ZonePolicy is what the drainkit consumer does in ScenarioZoneLoss
+	// when its zone is lost: ZoneSpill (default) or ZoneStrict.
+	ZonePolicy string
 	// Strategies to compare (default DefaultStrategies). Ignored with Exec.
 	Strategies []string
 	// ConsumerKind is the consumers' kind: ConsumerNaive (default) or
@@ -197,6 +200,7 @@ func DefaultConfig() Config {
 		Scenarios:         append([]string(nil), DefaultScenarios...),
 		Warmup:            3 * time.Second,
 		Outage:            3 * time.Second,
+		ZonePolicy:        ZoneSpill,
 		Strategies:        append([]string(nil), DefaultStrategies...),
 		ConsumerKind:      ConsumerNaive,
 		Method:            "GET",
