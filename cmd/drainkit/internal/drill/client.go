@@ -55,6 +55,11 @@ type Attempt struct {
 	// ViewAge is the age of the consumer's view (registry.View.Age) when it
 	// picked the instance, 0 when the client does not know it.
 	ViewAge time.Duration
+	// FirstAddr and Unanswered are, for a client the drill's HTTP trace
+	// cannot follow (gRPC), the first instance the request went toward and
+	// the first it was sent to without an answer ("" for none); the trace's
+	// findings win when it has any.
+	FirstAddr, Unanswered string
 }
 
 // ClientStats are a client's cumulative counters, read once at the end of

@@ -172,7 +172,7 @@ func (c Config) launch(name string) Launch {
 	if c.registries() > 0 {
 		args = append(args, "--service", c.serviceName(name))
 	}
-	return Launch{Command: c.Self, Args: args, Env: env}
+	return Launch{Command: c.Self, Args: args, Env: env, GRPC: c.grpc()}
 }
 
 // serviceName is the service a strategy's replicas register as (in Consul,

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/drainkit/drainkit/grpcdrain"
 	"github.com/drainkit/drainkit/httpdrain"
 	"github.com/drainkit/drainkit/internal/syncx"
 	"github.com/drainkit/drainkit/lifecycle"
@@ -51,8 +52,20 @@ func runDrainkit(o Options, logger *slog.Logger) (int, error) {
 	if err != nil {
 		return 1, err
 	}
+	grpcLn, err := listenGRPC(o)
+	if err != nil {
+		_ = httpLn.Close()
+		_ = adminLn.Close()
+		return 1, err
+	}
 	srv := &http.Server{Handler: handler(o.warmUntil()), ReadHeaderTimeout: 10 * time.Second}
 	lc.AddServer("http", httpdrain.New(srv, httpLn))
+	if grpcLn != nil {
+		// The gRPC listener drains with the HTTP one: health NOT_SERVING and
+		// GOAWAY at t0, the listener open through the propagation window,
+		// streams ended at the drain signal.
+		grpcdrain.Add(lc, "grpc", grpcLn, registerGRPC(grpcdrain.Draining))
+	}
 	if o.CheckBlockDir != "" {
 		lc.AddCheck(blockingCheck(filepath.Join(o.CheckBlockDir, portOf(httpLn.Addr()))))
 	}
@@ -72,10 +85,13 @@ func runDrainkit(o Options, logger *slog.Logger) (int, error) {
 			_ = lc.Restore("nacos: an operator enabled the instance")
 		}
 	}
-	reg, regName, err := newRegistrar(o, httpLn, logger, onOperator)
+	reg, regName, err := newRegistrar(o, httpLn, grpcLn, logger, onOperator)
 	if err != nil {
 		_ = httpLn.Close()
 		_ = adminLn.Close()
+		if grpcLn != nil {
+			_ = grpcLn.Close()
+		}
 		return 1, err
 	}
 	if reg != nil {
