@@ -128,3 +128,12 @@ func (ep Endpoint) endpoints() []registry.Endpoint {
 	ghost, gport := splitHostPort(ep.GRPCAddr)
 	return []registry.Endpoint{{Scheme: "http", Address: host, Port: port}, {Scheme: grpcEndpointScheme, Address: ghost, Port: gport}}
 }
+
+// grpcShutdownVerdict explains the shutdown strategy's failures over gRPC
+// (head is the verdict's "FAIL: ..." part): GracefulStop waits for what is
+// in flight, a stream that never ends included, until drain.timeout, then
+// Stop cuts it.
+func grpcShutdownVerdict(head string, cfg Config) string {
+	return fmt.Sprintf("%s: grpc.Server.GracefulStop closed the listener at SIGTERM and waited for the calls and streams in flight until drain.timeout (%s), then cut them: no handler knew of the drain",
+		head, cfg.Timings.DrainTimeout)
+}
