@@ -103,14 +103,31 @@ func (c Config) newClientFunc() (NewClientFunc, error) {
 	if !c.grpc() {
 		return consumerKind(c.ConsumerKind)
 	}
-	call := grpcCall{stream: c.Protocol == ProtocolGRPCStream, hold: c.StreamHold}
-	switch c.ConsumerKind {
-	case ConsumerNaive:
-		return func(cc ClientConfig) (Client, error) { return newNaiveGRPC(cc, call) }, nil
-	case ConsumerDrainkit:
-		return func(cc ClientConfig) (Client, error) { return newDrainkitGRPC(cc, call) }, nil
+	var hold time.Duration
+	if c.Protocol == ProtocolGRPCStream {
+		hold = c.StreamHold
 	}
-	return nil, fmt.Errorf("--consumer: %q has no gRPC kind: with --protocol %s want %s or %s", c.ConsumerKind, c.Protocol, ConsumerNaive, ConsumerDrainkit)
+	kind := c.ConsumerKind
+	return func(cc ClientConfig) (Client, error) { return newGRPCClient(kind, cc, hold) }, nil
+}
+
+// newGRPCClient returns a gRPC consumer of kind (ConsumerNaive or
+// ConsumerDrainkit) over cc.Views, whose Do makes a unary call (hold 0) or
+// holds a server stream for hold, re-opening it when the server ends it
+// cleanly before (the drain signal) and failing when it ends with an error
+// status. The instances must serve gRPC: replicas started with Launch.GRPC
+// (the example's serve --grpc-addr), whose views list a "grpc" endpoint. A
+// scenario that mixes protocols, such as long-lived streams over HTTP/2,
+// server-sent events and gRPC, builds its gRPC stream consumers with it.
+func newGRPCClient(kind string, cc ClientConfig, hold time.Duration) (Client, error) {
+	call := grpcCall{stream: hold > 0, hold: hold}
+	switch kind {
+	case ConsumerNaive:
+		return newNaiveGRPC(cc, call)
+	case ConsumerDrainkit:
+		return newDrainkitGRPC(cc, call)
+	}
+	return nil, fmt.Errorf("--consumer: %q has no gRPC kind: want %s or %s", kind, ConsumerNaive, ConsumerDrainkit)
 }
 
 // consumerAddr is the address the consumers call r at: its gRPC listener's
