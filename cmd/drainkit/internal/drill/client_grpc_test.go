@@ -123,7 +123,7 @@ func TestValidateProtocol(t *testing.T) {
 		{func(c *Config) { c.Protocol, c.Exec = ProtocolGRPC, "/bin/true" }, "--exec"},
 		{func(c *Config) { c.Protocol, c.Method = ProtocolGRPC, "POST" }, "--method"},
 		{func(c *Config) { c.Protocol, c.Nacos = ProtocolGRPC, "127.0.0.1:8848" }, "Nacos"},
-		{func(c *Config) { c.Protocol, c.StreamHold = ProtocolGRPCStream, 2 * time.Second }, "--stream-hold"},
+		{func(c *Config) { c.Protocol, c.StreamHold = ProtocolGRPCStream, 2*time.Second }, "--stream-hold"},
 		{func(c *Config) { c.Protocol, c.ConsumerKind = ProtocolGRPC, "custom" }, "--consumer"},
 	} {
 		c := DefaultConfig()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
@@ -12,6 +13,8 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	testpb "google.golang.org/grpc/interop/grpc_testing"
 	"google.golang.org/grpc/status"
+
+	"github.com/drainkit/drainkit/internal/syncx"
 )
 
 // The example's gRPC service (Options.GRPCAddr) is grpc-go's interop
@@ -137,19 +140,12 @@ func plainGRPC(late *lateCounter) *grpc.Server {
 // streams in flight), bounded by timeout, after which Stop cuts what still
 // runs. It reports whether everything ended in time.
 func gracefulStop(gs *grpc.Server, timeout time.Duration) bool {
-	done := make(chan struct{})
-	go func() {
-		gs.GracefulStop()
-		close(done)
-	}()
-	t := time.NewTimer(timeout)
-	defer t.Stop()
-	select {
-	case <-done:
+	var wg sync.WaitGroup
+	wg.Go(gs.GracefulStop)
+	if syncx.WaitFor(&wg, timeout) {
 		return true
-	case <-t.C:
-		gs.Stop()
-		<-done
-		return false
 	}
+	gs.Stop() // GracefulStop returns too, once Stop closed everything
+	wg.Wait()
+	return false
 }
