@@ -75,9 +75,10 @@ type ClientStats struct {
 type Client interface {
 	// Do sends r to an instance of the service, bounded by ctx (the
 	// request timeout), reads the response body to the end and reports the
-	// outcome. The drill traces the request through ctx
+	// outcome. The drill traces an HTTP request through ctx
 	// (net/http/httptrace): a client must send it with ctx or a context
-	// derived from it.
+	// derived from it. A client the trace cannot follow (gRPC) reports
+	// Attempt.FirstAddr and Unanswered itself.
 	Do(ctx context.Context, r Request) Attempt
 	// Listed returns the host:ports the client's next request could go to,
 	// without side effects (a cache must not refresh for it). The drill keeps

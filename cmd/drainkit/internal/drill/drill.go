@@ -6,7 +6,8 @@
 //
 // Out of scope: remote hosts (everything runs on 127.0.0.1), HTTPS, and load
 // shapes other than a constant rate of one request (Config.Method, Path
-// and Body; GET / by default).
+// and Body; GET / by default), or of one gRPC call or held stream
+// (Config.Protocol).
 package drill
 
 import (
