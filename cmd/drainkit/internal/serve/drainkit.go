@@ -52,20 +52,8 @@ func runDrainkit(o Options, logger *slog.Logger) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	grpcLn, err := listenGRPC(o)
-	if err != nil {
-		_ = httpLn.Close()
-		_ = adminLn.Close()
-		return 1, err
-	}
 	srv := &http.Server{Handler: handler(o.warmUntil()), ReadHeaderTimeout: 10 * time.Second}
 	lc.AddServer("http", httpdrain.New(srv, httpLn))
-	if grpcLn != nil {
-		// The gRPC listener drains with the HTTP one: health NOT_SERVING and
-		// GOAWAY at t0, the listener open through the propagation window,
-		// streams ended at the drain signal.
-		grpcdrain.Add(lc, "grpc", grpcLn, registerGRPC(grpcdrain.Draining))
-	}
 	if o.CheckBlockDir != "" {
 		lc.AddCheck(blockingCheck(filepath.Join(o.CheckBlockDir, portOf(httpLn.Addr()))))
 	}
@@ -74,6 +62,19 @@ func runDrainkit(o Options, logger *slog.Logger) (int, error) {
 		// warm, the drill's warmup scenario checks that no request comes
 		// before.
 		lc.OnWarmup("example caches", func(ctx context.Context) error { return syncx.Sleep(ctx, o.Warmup) })
+	}
+
+	grpcLn, err := listenGRPC(o)
+	if err != nil {
+		_ = httpLn.Close()
+		_ = adminLn.Close()
+		return 1, err
+	}
+	if grpcLn != nil {
+		// The gRPC listener drains with the HTTP one: health NOT_SERVING and
+		// GOAWAY at t0, the listener open through the propagation window,
+		// streams ended at the drain signal.
+		grpcdrain.Add(lc, "grpc", grpcLn, registerGRPC(grpcdrain.Draining))
 	}
 
 	// An operator's offline in Nacos ejects the instance (cause operator,
