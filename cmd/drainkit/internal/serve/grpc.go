@@ -53,17 +53,10 @@ func (testService) UnaryCall(ctx context.Context, req *testpb.SimpleRequest) (*t
 	if d < 0 || d > maxUnaryWork {
 		return nil, status.Errorf(codes.InvalidArgument, "response_size: %d ms is out of range: 0..%d", req.GetResponseSize(), maxUnaryWork.Milliseconds())
 	}
-	if d == 0 {
-		return &testpb.SimpleResponse{}, nil
+	if err := syncx.Sleep(ctx, d); err != nil {
+		return nil, status.FromContextError(err).Err()
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return &testpb.SimpleResponse{}, nil
-	case <-ctx.Done():
-		return nil, status.FromContextError(ctx.Err()).Err()
-	}
+	return &testpb.SimpleResponse{}, nil
 }
 
 // StreamingOutputCall sends a message every interval until the client
