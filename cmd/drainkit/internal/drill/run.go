@@ -284,7 +284,7 @@ func (s *strategyRun) awaitOthers(ctx context.Context) error {
 // disc, each behind its own cache when Config.ConsumerCache is set
 // (staggered, so that they do not all refresh at once).
 func (s *strategyRun) newClients(disc Discovery) ([]Client, error) {
-	newClient, err := consumerKind(s.cfg.ConsumerKind)
+	newClient, err := s.cfg.newClientFunc()
 	if err != nil {
 		return nil, err
 	}
@@ -502,6 +502,9 @@ func (s *strategyRun) startListed(ctx context.Context, disc Discovery, id int, r
 		s.mu.Lock()
 		s.reps = append(s.reps, r)
 		s.addrs[r.HTTPAddr] = id
+		if r.GRPCAddr != "" {
+			s.addrs[r.GRPCAddr] = id
+		}
 		s.roles[id] = role
 		s.mu.Unlock()
 		rctx, cancel := context.WithTimeout(ctx, s.cfg.Timings.WarmupTimeout+10*time.Second)

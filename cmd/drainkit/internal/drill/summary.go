@@ -511,6 +511,8 @@ func verdictBody(cfg Config, run StrategyRun, s Summary, windowCut []string) str
 	}
 	head := fmt.Sprintf("FAIL: %d of %d requests failed (%s)", s.Failed, s.Requests, kinds)
 	switch {
+	case run.Name == StrategyShutdown && cfg.grpc():
+		return grpcShutdownVerdict(head, cfg)
 	case run.Name == StrategyShutdown && cfg.Exec == "":
 		return fmt.Sprintf("%s: http.Server.Shutdown closed the listener at SIGTERM, but consumers kept sending to it for %s after %s", head, sending(s), stop)
 	case run.Name == StrategyExit && cfg.Exec == "":
