@@ -84,6 +84,21 @@ var scenarioCases = map[string]scenarioCase{
 		},
 		check: checkOutageRun,
 	},
+	drill.ScenarioBadPush: {
+		args: badPushArgs[4:], // after drill --json --scenario bad-push
+		env:  badPushEnv,
+		check: func(t *testing.T, s scenarioRun) {
+			wantNoFailure(t, s)
+			if len(s.Events) != 1 || s.Events[0].Decision == nil || s.Events[0].ConsumerView == nil {
+				t.Errorf("events %+v: want the drain of one replica with the registry's decision and a consumer view", s.Events)
+			}
+		},
+	},
+	drill.ScenarioZoneLoss: {
+		args:  zoneLossArgs[4:], // after drill --json --scenario zone-loss
+		env:   shortEnv,
+		check: func(t *testing.T, s scenarioRun) { wantWithinBudget(t, s); wantEvents(t, s, "SIGKILL", 2) },
+	},
 }
 
 // drill runs scenario name as c says, with the drainkit consumer and

@@ -48,7 +48,7 @@ func newDrainkitClientWith(c ClientConfig, wo consumer.WatcherOptions) (*drainki
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
 	}
-	tr, err := consumer.NewTransport(w, c.Service, consumer.Options{Base: base, Logger: logger})
+	tr, err := consumer.NewTransport(w, c.Service, consumer.Options{Base: base, Logger: logger, Zones: c.Zones})
 	if err != nil {
 		w.Close()
 		return nil, err
@@ -61,7 +61,7 @@ func (d *drainkitClient) Do(ctx context.Context, r Request) Attempt {
 	var out consumer.Outcome
 	age := d.w.View().Age(time.Now())
 	status, err := send(consumer.WithOutcome(ctx, &out), d.client, "http://"+d.service, r)
-	if errors.Is(err, consumer.ErrNoInstance) {
+	if errors.Is(err, consumer.ErrNoInstance) || errors.Is(err, consumer.ErrZoneUnavailable) {
 		err = fmt.Errorf("%w: %w", ErrNoEndpoint, err)
 	}
 	return Attempt{Addr: out.Addr, Status: status, Err: err, Retries: max(out.Attempts-1, 0), ViewAge: age}

@@ -14,12 +14,14 @@ import (
 )
 
 // Launch says how to start one replica: Command and Args, to which Start
-// appends --http-addr and --admin-addr with fresh loopback ports, and Env,
-// the complete environment (DRAINKIT_* timings included).
+// appends --http-addr and --admin-addr with fresh loopback ports (and
+// --grpc-addr with GRPC), and Env, the complete environment (DRAINKIT_*
+// timings included).
 type Launch struct {
 	Command string
 	Args    []string
 	Env     []string
+	GRPC    bool
 }
 
 // Replica is one child process of the service under drill.
@@ -27,6 +29,7 @@ type Replica struct {
 	ID        int    // 1, 2, ... in start order within a strategy run
 	HTTPAddr  string // host:port of the service listener
 	AdminAddr string // host:port of the admin listener (probes)
+	GRPCAddr  string // host:port of the gRPC listener, "" without Launch.GRPC
 
 	cmd     *exec.Cmd
 	done    chan struct{} // closed when the process has exited and stderr is read
@@ -71,6 +74,12 @@ func StartReplica(l Launch, id int) (*Replica, error) {
 	}
 	r := &Replica{ID: id, HTTPAddr: httpAddr, AdminAddr: adminAddr, done: make(chan struct{}), adminToken: adminToken(l.Env)}
 	args := append(append([]string(nil), l.Args...), "--http-addr", httpAddr, "--admin-addr", adminAddr)
+	if l.GRPC {
+		if r.GRPCAddr, err = freePort(); err != nil {
+			return nil, err
+		}
+		args = append(args, "--grpc-addr", r.GRPCAddr)
+	}
 	cmd := exec.Command(l.Command, args...)
 	cmd.Env = l.Env
 	cmd.Stdout = io.Discard
