@@ -69,7 +69,7 @@ func (c Config) validateProtocol() error {
 	case c.Exec != "":
 		return fmt.Errorf("--protocol %s: drills the built-in example service's gRPC listener; --exec binaries are drilled over HTTP", p)
 	case c.Nacos != "":
-		return fmt.Errorf("--protocol %s: the Nacos registrar registers one endpoint (HTTP); use the readiness probes, --consul or --etcd", p)
+		return fmt.Errorf("--protocol %s: the drill's naive Nacos consumers dial the open API's instance addresses, the HTTP endpoints; use the readiness probes, --consul or --etcd", p)
 	case c.Method != "GET" || (c.Path != "" && c.Path != "/") || c.Body != "":
 		return fmt.Errorf("--protocol %s: --method, --path and --body are HTTP's; the load calls %s", p, c.grpcMethod())
 	case c.ConsumerKind != ConsumerNaive && c.ConsumerKind != ConsumerDrainkit:

@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"fmt"
 	"log/slog"
 	"net"
 	"os"
@@ -60,11 +59,11 @@ func newRegistrar(o Options, httpLn, grpcLn net.Listener, logger *slog.Logger, o
 		if err != nil {
 			return nil, "", err
 		}
-		if eps != nil {
-			return nil, "", fmt.Errorf("--grpc-addr: the Nacos registrar registers one endpoint; drop --grpc-addr or register in etcd or Consul")
-		}
 		if ip := net.ParseIP(host); ip == nil || !ip.IsUnspecified() {
 			nopts.Address = host
+		}
+		if eps != nil {
+			nopts.SetEndpoints(eps)
 		}
 		nopts.Logger, nopts.OnOperator = logger, onOperator
 		r, err := nacos.New(nopts)
