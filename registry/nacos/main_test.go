@@ -27,6 +27,10 @@ import (
 // 2 cores): every test uses service names of its own.
 var srv *nacostest.Server
 
+// sdkDir is the children's registry.nacos.sdk_dir: the SDK's files of the
+// test's processes stay out of the user's cache directory.
+var sdkDir string
+
 // child is internal/nacosservice, built once; TestMain removes it.
 var child = childtest.NewOnce("github.com/drainkit/drainkit/registry/nacos/internal/nacosservice")
 
@@ -41,8 +45,14 @@ func TestMain(m *testing.M) {
 		child.RemoveAndExit(1)
 	}
 	srv = s
+	if sdkDir, err = os.MkdirTemp("", "nacos-sdk-"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		stop()
+		child.RemoveAndExit(1)
+	}
 	code := m.Run()
 	stop()
+	_ = os.RemoveAll(sdkDir)
 	if code == 0 {
 		// nacos-sdk-go leaves goroutines that CloseClient does not end (the
 		// 1.x UDP push receiver, its logger's rotation).
@@ -81,7 +91,8 @@ func testOptions(t *testing.T, service string, port int) nacos.Options {
 // childEnv is the environment of a child registered in srv, with the
 // drain timings of childtest.Timings.
 func childEnv(extra ...string) []string {
-	return append(append(srv.Env(), childtest.Timings()...), extra...)
+	env := append(srv.Env(), "DRAINKIT_REGISTRY_NACOS_SDK_DIR="+sdkDir)
+	return append(append(env, childtest.Timings()...), extra...)
 }
 
 func startChild(t *testing.T, args ...string) *childtest.Child {
