@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
 )
 
 // Server runs a grpc-go server on one listener as a lifecycle.Server. Create
@@ -30,6 +31,7 @@ type Server struct {
 	health      *health.Server
 	services    []string
 	goAwayAfter time.Duration
+	ident       metadata.MD // WithIdentity's header metadata; nil: none
 
 	// Request path: the phase every call reads (through the pointer) is
 	// never written by it; the counters every call writes are striped, each
