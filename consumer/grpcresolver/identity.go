@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
@@ -122,27 +123,26 @@ func (b *Builder) streamIdentity(ctx context.Context, desc *grpc.StreamDesc, cc 
 // before the first message is returned.
 type checkedStream struct {
 	grpc.ClientStream
-	b       *Builder
-	t       target
-	checked bool
-	err     error
+	b    *Builder
+	t    target
+	once sync.Once // Header and RecvMsg may race
+	err  error
 }
 
+// check waits for the stream's header and checks it, once.
 func (s *checkedStream) check() error {
-	if s.checked {
-		return s.err
-	}
-	md, err := s.ClientStream.Header()
-	if err != nil {
-		return err // the stream failed before its header; RecvMsg says how
-	}
-	s.checked = true
-	if got := mismatch(md, s.t.want); got != "" {
-		p, _ := peer.FromContext(s.ClientStream.Context())
-		addr := addrOf(p)
-		s.b.ejectAddr(s.t.key, addr, got)
-		s.err = wrongService(addr, got, s.t.want)
-	}
+	s.once.Do(func() {
+		md, err := s.ClientStream.Header()
+		if err != nil {
+			return // the stream failed before its header: RecvMsg says how
+		}
+		if got := mismatch(md, s.t.want); got != "" {
+			p, _ := peer.FromContext(s.ClientStream.Context())
+			addr := addrOf(p)
+			s.b.ejectAddr(s.t.key, addr, got)
+			s.err = wrongService(addr, got, s.t.want)
+		}
+	})
 	return s.err
 }
 
@@ -218,6 +218,20 @@ func (r *res) eject(addr, got string) {
 	r.log.Warn("grpcresolver: instance ejected: it answered as another service (a reused address?); its answer was discarded",
 		"addr", addr, "answered_as", got, "for_ms", d.Milliseconds(), "ejections", e.count)
 	r.cc.UpdateState(r.stateLocked())
+}
+
+// pruneLocked forgets the ejections that are over for addresses the view
+// no longer lists (their count matters only while an address stays).
+func (r *res) pruneLocked() {
+	if len(r.ejected) == 0 {
+		return
+	}
+	now := time.Now()
+	for addr, e := range r.ejected {
+		if !now.Before(e.until) && !r.lists(addr) {
+			delete(r.ejected, addr)
+		}
+	}
 }
 
 // lists reports whether the current view has an endpoint at addr.

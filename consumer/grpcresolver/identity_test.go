@@ -7,8 +7,10 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	testpb "google.golang.org/grpc/interop/grpc_testing"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	"github.com/drainkit/drainkit/registry"
 )
@@ -48,4 +50,41 @@ func TestWrongServiceNeverAnswers(t *testing.T) {
 		t.Errorf("payments served %d of %d calls in %v, want 1 to %d: reached, then ejected", served, calls, time.Since(start), most)
 	}
 	t.Logf("%d calls, payments reached %d times (answers discarded)", calls, served)
+}
+
+// A stream cannot be replayed: one opened on the address that answers as
+// payments fails with UNAVAILABLE at its header, naming both services, and
+// the address is ejected, so the streams after it go to orders (whose test
+// service answers UNIMPLEMENTED for this method).
+func TestWrongServiceFailsStream(t *testing.T) {
+	reg := newTestRegistry()
+	startReplica(t, reg)
+	startReplica(t, reg)
+	payments := startReplicaOf(t, nil, "payments")
+	reg.set("orders-recycled", &registry.Instance{ID: "orders-recycled", Address: "127.0.0.1", Port: payments.port})
+	client := dial(t, reg)
+
+	start := time.Now()
+	wrong := 0
+	for i := range 30 {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		st, err := client.FullDuplexCall(ctx)
+		if err == nil {
+			_, err = st.Recv()
+		}
+		cancel()
+		switch status.Code(err) {
+		case codes.Unimplemented: // orders answered
+		case codes.Unavailable:
+			if !strings.Contains(err.Error(), `"payments/`) || !strings.Contains(err.Error(), `"orders"`) {
+				t.Fatalf("stream %d: %v, want an error naming payments and orders", i, err)
+			}
+			wrong++
+		default:
+			t.Fatalf("stream %d: %v", i, err)
+		}
+	}
+	if most := 1 + int(time.Since(start)/(5*time.Second)); wrong == 0 || wrong > most {
+		t.Errorf("%d of 30 streams reached payments in %v, want 1 to %d: reached, then ejected", wrong, time.Since(start), most)
+	}
 }

@@ -21,7 +21,9 @@
 // (a module of its own), because grpc-go registers that balancer only from
 // xds, which more than doubles a client's binary (about 15 MB to 40 MB).
 // Calls that were sent are retried only for the methods DialOptions is told
-// are idempotent, by grpc-go's retry policy within its retry throttling.
+// are idempotent, by grpc-go's retry policy within its retry throttling;
+// an answer from another service than the target's is never returned (see
+// DialOptions).
 package grpcresolver
 
 import (
@@ -136,9 +138,17 @@ func FromWatcher(scheme string, w *consumer.Watcher) *Builder {
 // methods that are safe to run twice. A service config from the name
 // resolver, if any, replaces this default.
 //
-// The options also check each answer's provider identity (see identity.go:
-// an answer from another service than the target's is never returned, its
-// address is ejected, and a unary call is sent again).
+// The options also check who answers: a provider built on drainkit names
+// itself in each call's header metadata (registry.IdentityMetadata,
+// grpcdrain.WithIdentity). An answer naming another service than the
+// target's (an address of the view reused by another service) is never
+// returned (the reply is reset, the call fails with codes.Unavailable unless
+// sent again), its address (the peer's host:port) leaves the addresses
+// given to grpc-go for 5s times the number of its ejections (at most 5m),
+// and a unary call is sent again at once, whatever its method, at most 3
+// tries in all and outside retry throttling: the service called never saw
+// it. A stream, which cannot be replayed, fails with codes.Unavailable at
+// its header. An answer without the metadata passes.
 func DialOptions(b *Builder, idempotent ...string) []grpc.DialOption {
 	return []grpc.DialOption{grpc.WithResolvers(b), grpc.WithDefaultServiceConfig(serviceConfig(idempotent)),
 		grpc.WithChainUnaryInterceptor(b.unaryIdentity), grpc.WithChainStreamInterceptor(b.streamIdentity)}
@@ -232,6 +242,7 @@ func (r *res) run(ctx context.Context) {
 		case v := <-r.next:
 			r.mu.Lock()
 			r.view = v
+			r.pruneLocked()
 			r.cc.UpdateState(r.stateLocked())
 			r.mu.Unlock()
 		}
