@@ -1,6 +1,7 @@
 package grpcdrain_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/drainkit/drainkit/grpcdrain"
+	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/registry"
 )
 
@@ -63,5 +65,39 @@ func TestWithIdentityNamesTheInstance(t *testing.T) {
 	}
 	if got := md.Get(registry.IdentityMetadata); len(got) != 0 {
 		t.Errorf("a server without WithIdentity sends %q", got)
+	}
+}
+
+// statusRegistrar is a registrar that registers nothing and reports the
+// instance it would register, as registry/consul's and etcd's do.
+type statusRegistrar struct{ service, id string }
+
+func (statusRegistrar) Sync(context.Context, lifecycle.Transition) error { return nil }
+func (statusRegistrar) Deregister(context.Context) error                 { return nil }
+func (r statusRegistrar) StatusDetail() any {
+	return registry.Status{Service: r.service, ID: r.id}
+}
+
+// Without WithIdentity, a server names the instance its lifecycle's first
+// registrar registers (the root package's rule for HTTP); WithIdentity("",
+// "") turns that off.
+func TestIdentityFromTheFirstRegistrar(t *testing.T) {
+	tm := timings(time.Second, 2*time.Second)
+	header := func(opts ...grpcdrain.Option) []string {
+		in := setup(t, tm, nil, opts...)
+		in.lc.AddRegistrar("first", statusRegistrar{"orders", "orders-7"})
+		in.lc.AddRegistrar("second", statusRegistrar{"payments", "payments-1"})
+		in.run()
+		var md metadata.MD
+		if _, err := testpb.NewTestServiceClient(dial(t, in.addr)).EmptyCall(ctxTimeout(t, 5*time.Second), &testpb.Empty{}, grpc.Header(&md)); err != nil {
+			t.Fatal(err)
+		}
+		return md.Get(registry.IdentityMetadata)
+	}
+	if got := header(); len(got) != 1 || got[0] != "orders/orders-7" {
+		t.Errorf("identity %q, want the first registrar's orders/orders-7", got)
+	}
+	if got := header(grpcdrain.WithIdentity("", "")); len(got) != 0 {
+		t.Errorf("identity %q with WithIdentity(\"\", \"\"), want none", got)
 	}
 }

@@ -31,7 +31,8 @@ type Server struct {
 	health      *health.Server
 	services    []string
 	goAwayAfter time.Duration
-	ident       metadata.MD // WithIdentity's header metadata; nil: none
+	ident       metadata.MD // the identity's header metadata (set before Serve builds a server); nil: none
+	identSet    bool        // WithIdentity was given: the registrars are not asked
 
 	// Request path: the phase every call reads (through the pointer) is
 	// never written by it; the counters every call writes are striped, each
@@ -257,6 +258,9 @@ func (s *Server) Serve(h lifecycle.ServerHooks) error {
 		return errors.New("grpcdrain: Serve called twice")
 	}
 	s.hooks = h // before the first call: grpc-go starts handlers from Serve below
+	if !s.identSet {
+		s.ident = registeredIdentity(s.lc) // likewise
+	}
 	stopFollowing := s.followLifecycle()
 	defer stopFollowing()
 
