@@ -15,6 +15,19 @@ import (
 	"github.com/drainkit/drainkit/registry"
 )
 
+// recycled starts two instances of orders and one of payments, and returns
+// a client of orders whose view also lists payments' address as an
+// instance of orders (a recycled pod IP), with the payments instance.
+func recycled(t *testing.T) (testpb.TestServiceClient, *replica) {
+	t.Helper()
+	reg := newTestRegistry()
+	startReplica(t, reg)
+	startReplica(t, reg)
+	payments := startReplicaOf(t, nil, "payments")
+	reg.set("orders-recycled", &registry.Instance{ID: "orders-recycled", Address: "127.0.0.1", Port: payments.port})
+	return dial(t, reg), payments
+}
+
 // An address of the view now served by another drainkit service (a
 // recycled pod IP: the view lists payments' address as an instance of
 // orders), real gRPC servers drained by grpcdrain naming themselves: no
@@ -23,12 +36,7 @@ import (
 // to orders, whatever its method: no retry policy is configured), and the
 // address is ejected (payments sees one call per ejection, not its share).
 func TestWrongServiceNeverAnswers(t *testing.T) {
-	reg := newTestRegistry()
-	startReplica(t, reg)
-	startReplica(t, reg)
-	payments := startReplicaOf(t, nil, "payments")
-	reg.set("orders-recycled", &registry.Instance{ID: "orders-recycled", Address: "127.0.0.1", Port: payments.port})
-	client := dial(t, reg)
+	client, payments := recycled(t)
 
 	call := func(i int) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -66,12 +74,7 @@ func TestWrongServiceNeverAnswers(t *testing.T) {
 // the address is ejected, so the streams after it go to orders (whose test
 // service answers UNIMPLEMENTED for this method).
 func TestWrongServiceFailsStream(t *testing.T) {
-	reg := newTestRegistry()
-	startReplica(t, reg)
-	startReplica(t, reg)
-	payments := startReplicaOf(t, nil, "payments")
-	reg.set("orders-recycled", &registry.Instance{ID: "orders-recycled", Address: "127.0.0.1", Port: payments.port})
-	client := dial(t, reg)
+	client, payments := recycled(t)
 
 	stream := func(i int) (wrong bool) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
