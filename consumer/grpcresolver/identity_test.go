@@ -74,7 +74,7 @@ func TestWrongServiceNeverAnswers(t *testing.T) {
 // the address is ejected, so the streams after it go to orders (whose test
 // service answers UNIMPLEMENTED for this method).
 func TestWrongServiceFailsStream(t *testing.T) {
-	client, payments := recycled(t)
+	client, _ := recycled(t)
 
 	stream := func(i int) (wrong bool) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
