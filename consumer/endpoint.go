@@ -31,14 +31,17 @@ type endpoint struct {
 	rampFrom time.Duration // monoClock reading at which its ramp began (see rampStart)
 
 	inflight atomic.Int64 // requests in flight (LeastRequest only)
-	fails    atomic.Int32 // consecutive connect-level failures
-	state    atomic.Int32
-	until    atomic.Int64 // end of the ejection, a monoClock reading in ns
+	// refused: its ejection was refused by the cap (panic mode). Written
+	// under Transport.mu; read by zone-aware picks, for which it is not
+	// healthy (see Zones).
+	refused atomic.Bool
+	fails   atomic.Int32 // consecutive connect-level failures
+	state   atomic.Int32
+	until   atomic.Int64 // end of the ejection (or, refused, of the wait for its next zone probe), a monoClock reading in ns
 
 	// Guarded by Transport.mu.
 	ejections    int       // ejection multiplier
 	lastRestored time.Time // when a probe last restored it
-	refused      bool      // its ejection was refused by the cap (panic mode)
 	outage       bool      // ejected during panic mode: the ejection ends with it
 }
 

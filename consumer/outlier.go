@@ -112,14 +112,15 @@ func (t *Transport) restore(ep *endpoint) {
 // refuseLocked notes that ep should be ejected but the cap forbids it: the
 // Transport is in panic mode until no such instance is left.
 func (t *Transport) refuseLocked(ep *endpoint, ejected, n int) {
-	if ep.refused {
+	if ep.refused.Load() {
 		return
 	}
-	ep.refused = true
+	ep.refused.Store(true)
+	ep.until.Store(int64(t.clock.now() + t.opts.Outlier.BaseEjectionTime)) // its next probe, should its zone spill (refusedProbe)
 	t.refused++
 	if t.refused == 1 {
 		t.panics.Add(1)
-		t.tel.panicked()
+		t.tel.panicked(ep.zone)
 		for _, e := range t.byID { // ejected before anyone could tell it was the whole service
 			if e.state.Load() != stateHealthy {
 				e.outage = true
@@ -132,10 +133,10 @@ func (t *Transport) refuseLocked(ep *endpoint, ejected, n int) {
 }
 
 func (t *Transport) unrefuseLocked(ep *endpoint) {
-	if !ep.refused {
+	if !ep.refused.Load() {
 		return
 	}
-	ep.refused = false
+	ep.refused.Store(false)
 	t.refused--
 	if t.refused == 0 {
 		t.endOutageLocked()

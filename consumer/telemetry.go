@@ -20,9 +20,9 @@ const (
 	MetricAttemptFailures = "drainkit.consumer.attempt_failures" // by drainkit.consumer.stage, error.type, server.address, server.port
 	MetricRetries         = "drainkit.consumer.retries"
 	MetricBudgetDenials   = "drainkit.consumer.retry_budget.denials"
-	MetricEjections       = "drainkit.consumer.ejections" // by server.address, server.port, drainkit.zone
-	MetricPanicEntries    = "drainkit.consumer.panic_mode.entries"
-	MetricPanicMode       = "drainkit.consumer.panic_mode" // 1 while in panic mode
+	MetricEjections       = "drainkit.consumer.ejections"          // by server.address, server.port, drainkit.zone
+	MetricPanicEntries    = "drainkit.consumer.panic_mode.entries" // by drainkit.zone
+	MetricPanicMode       = "drainkit.consumer.panic_mode"         // 1 while in panic mode
 	MetricEjected         = "drainkit.consumer.ejected"
 	MetricViewAge         = "drainkit.consumer.view.age" // s
 	MetricViewRevision    = "drainkit.consumer.view.revision"
@@ -258,10 +258,11 @@ func (tel *telemetry) ejected(ep *endpoint) {
 		attribute.String("server.address", host), attribute.Int("server.port", port), attrZone.String(ep.zone)))
 }
 
-// panicked records the start of panic mode.
-func (tel *telemetry) panicked() {
+// panicked records the start of panic mode, by the zone of the instance
+// whose ejection the cap refused.
+func (tel *telemetry) panicked(zone string) {
 	if tel != nil && tel.panics != nil {
-		tel.panics.Add(context.Background(), 1, metric.WithAttributes(tel.service))
+		tel.panics.Add(context.Background(), 1, metric.WithAttributes(tel.service, attrZone.String(zone)))
 	}
 }
 

@@ -46,6 +46,7 @@ type Transport struct {
 	set    atomic.Pointer[endpointSet]
 	rr     atomic.Uint64
 	spills atomic.Uint64 // spill's own round robin (see spill)
+	zoneRR atomic.Uint64 // the local zone's share of the requests (see staysLocal)
 	viewed atomic.Bool   // a view has been applied
 
 	requests        atomic.Uint64

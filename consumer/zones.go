@@ -3,6 +3,7 @@ package consumer
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -12,11 +13,26 @@ var ErrZoneUnavailable = errors.New("consumer: no instance available in the loca
 
 // Zones configures zone-aware picking, after Envoy's zone-aware routing: a
 // consumer in zone Local sends its requests to the instances of its own zone
-// (an instance's zone is its registry metadata under MetaKey) while at
-// least MinHealthyPercent of them are healthy (not ejected), and to the
-// other zones' instances below that; instances of the local zone whose
-// ejection is over still get their half-open probe, so the zone takes its
-// traffic back once it recovers. Outlier ejection counts per zone: at most
+// (an instance's zone is its registry metadata under MetaKey) while the
+// zone has the healthy instances its share of the traffic needs, and only
+// the deficit to the other zones.
+//
+// The local zone's share of the traffic is taken to be its share of the
+// view's instances (a deployment sized per zone: Envoy reads the clients'
+// own spread from its local cluster, which a consumer does not know). While
+// the local zone's share of the healthy (not ejected) instances is at least
+// that, every request stays in it. Below, the requests are split: the local
+// zone keeps healthy share / needed share of them and the rest spills to
+// the other zones' healthy instances, so that every healthy instance ends
+// up with the same load when every zone's consumers do the same. With two
+// zones of two instances and one of the local ones ejected, the local zone
+// keeps (1/3)/(1/2) = 2/3 of the requests and a third spills; with both
+// ejected, all of them spill. MinHealthyPercent lets a deficit go
+// unspilled: requests stay in the local zone while its healthy share is at
+// least that percentage of its needed share (cross-zone traffic costs
+// latency and money). Instances of the local zone whose ejection is over
+// still get their half-open probe, so the zone takes its traffic back once
+// it recovers. Outlier ejection counts per zone: at most
 // Outlier.MaxEjectionPercent of a zone's instances are ejected at once,
 // beyond which that zone is in panic mode.
 //
@@ -25,19 +41,15 @@ var ErrZoneUnavailable = errors.New("consumer: no instance available in the loca
 // otherwise every instance is a candidate alike. With Strict, requests
 // never leave the local zone: they fail with ErrZoneUnavailable when it has
 // no instance, or none that is healthy or due for its probe.
-//
-// Out of scope: Envoy's proportional spill by the share of capacity and
-// clients per zone (this Transport knows neither); below the threshold,
-// all of the local zone's traffic moves to the other zones.
 type Zones struct {
 	// Local is this consumer's zone; "" disables zone-aware picking.
 	Local string
 	// MetaKey is the registry metadata key holding an instance's zone; ""
 	// means "zone".
 	MetaKey string
-	// MinHealthyPercent of the local zone's instances must be healthy for
-	// requests to stay in it, 1-100; 0 means 70 (with zones of two or
-	// three instances, one ejection spills).
+	// MinHealthyPercent is how much of its needed share of the healthy
+	// instances the local zone may lack and still keep every request,
+	// 1-100; 0 means 100 (any deficit spills, proportionally).
 	MinHealthyPercent int
 	// MinClusterSize is the fewest instances in the view for zone-aware
 	// picking to apply (Envoy's min_cluster_size); 0 means 6.
@@ -54,13 +66,13 @@ type zoneSplit struct {
 
 func (z Zones) withDefaults() (Zones, error) {
 	if z.MinHealthyPercent < 0 || z.MinHealthyPercent > 100 {
-		return z, fmt.Errorf("consumer: Options.Zones.MinHealthyPercent %d: want 0 (default 70) to 100", z.MinHealthyPercent)
+		return z, fmt.Errorf("consumer: Options.Zones.MinHealthyPercent %d: want 0 (default 100) to 100", z.MinHealthyPercent)
 	}
 	if z.MinClusterSize < 0 {
 		return z, fmt.Errorf("consumer: Options.Zones.MinClusterSize %d: want >= 0 (0: default 6)", z.MinClusterSize)
 	}
 	z.MetaKey = cmpOr(z.MetaKey, "zone")
-	z.MinHealthyPercent = cmpOr(z.MinHealthyPercent, 70)
+	z.MinHealthyPercent = cmpOr(z.MinHealthyPercent, 100)
 	z.MinClusterSize = cmpOr(z.MinClusterSize, 6)
 	return z, nil
 }
@@ -85,17 +97,14 @@ func (z Zones) split(eps []*endpoint, ramp bool) *zoneSplit {
 	return s
 }
 
-// zonePick picks from a zone-split set: the local zone while healthy
-// enough, else a due probe of the local zone or the other zones. A nil
+// zonePick picks from a zone-split set: the local zone while it has the
+// healthy instances its share of the traffic needs, else the local zone for
+// its healthy share of the requests and the other zones for the rest (see
+// Zones); a local instance due for its probe takes a spilled request. A nil
 // endpoint without error lets pick fall back to the whole set.
 func (t *Transport) zonePick(z *zoneSplit, tried []*endpoint) (ep *endpoint, probe bool, err error) {
-	local := z.local
-	healthy := 0
-	for _, e := range local.eps {
-		if e.state.Load() == stateHealthy {
-			healthy++
-		}
-	}
+	local, remote := z.local, z.remote
+	healthy := countHealthy(local.eps)
 	if t.opts.Zones.Strict {
 		if len(local.eps) > 0 {
 			if ep, probe = t.pickIn(local, tried); ep != nil {
@@ -104,14 +113,69 @@ func (t *Transport) zonePick(z *zoneSplit, tried []*endpoint) (ep *endpoint, pro
 		}
 		return nil, false, fmt.Errorf("%w: zone %q, %d instance(s), %d healthy", ErrZoneUnavailable, t.opts.Zones.Local, len(local.eps), healthy)
 	}
-	if healthy*100 >= len(local.eps)*t.opts.Zones.MinHealthyPercent || len(z.remote.eps) == 0 {
-		ep, probe = t.pickIn(local, tried)
-		return ep, probe, nil
+	if t.staysLocal(healthy, len(local.eps), countHealthy(remote.eps), len(remote.eps)) {
+		if ep, probe = t.pickIn(local, tried); ep != nil {
+			return ep, probe, nil
+		}
 	}
 	var now time.Duration
 	if ep = t.dueProbe(local, tried, &now); ep != nil {
 		return ep, true, nil
 	}
-	ep, probe = t.pickIn(z.remote, tried)
+	if ep = t.refusedProbe(local, tried, &now); ep != nil {
+		return ep, false, nil
+	}
+	ep, probe = t.pickIn(remote, tried)
 	return ep, probe, nil
+}
+
+// refusedProbe returns an instance of set whose ejection the cap refused
+// (panic mode in its zone) and that has had no request for
+// BaseEjectionTime, now taken: zone-aware picks count such an instance as
+// unhealthy and spill its share, so without this nothing would tell when it
+// answers again (a success ends its refusal). nil when none is due.
+func (t *Transport) refusedProbe(set *endpointSet, tried []*endpoint, now *time.Duration) *endpoint {
+	for _, ep := range set.eps {
+		if !ep.refused.Load() || ep.state.Load() != stateHealthy || slices.Contains(tried, ep) {
+			continue
+		}
+		if *now == 0 {
+			*now = t.clock.now()
+		}
+		if u := ep.until.Load(); int64(*now) >= u && ep.until.CompareAndSwap(u, int64(*now+t.opts.Outlier.BaseEjectionTime)) {
+			return ep
+		}
+	}
+	return nil
+}
+
+// staysLocal decides whether one request stays in the local zone, given
+// the healthy and total instances of the local zone (hl of nl) and of the
+// others (hr of nr). The local zone needs the share nl/(nl+nr) of the
+// healthy instances and has hl/(hl+hr); when it has less (by more than
+// MinHealthyPercent allows), it keeps the fraction have/need of the
+// requests, hl*(nl+nr) / ((hl+hr)*nl): a round robin of its own (spreads)
+// picks exactly that many out of every (hl+hr)*nl requests.
+func (t *Transport) staysLocal(hl, nl, hr, nr int) bool {
+	if hr == 0 || nl == 0 {
+		return true // nowhere healthy to spill to
+	}
+	keep, of := uint64(hl*(nl+nr)), uint64((hl+hr)*nl)
+	if keep*100 >= of*uint64(t.opts.Zones.MinHealthyPercent) {
+		return true
+	}
+	k := t.zoneRR.Add(1) % of
+	return k*keep%of < keep
+}
+
+// countHealthy counts the endpoints that are neither ejected nor refused
+// ejection by the cap (failing all the same).
+func countHealthy(eps []*endpoint) int {
+	n := 0
+	for _, e := range eps {
+		if e.state.Load() == stateHealthy && !e.refused.Load() {
+			n++
+		}
+	}
+	return n
 }

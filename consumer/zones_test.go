@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+
 	"github.com/drainkit/drainkit/consumer"
 	"github.com/drainkit/drainkit/registry"
 )
@@ -36,8 +39,10 @@ func attempt(tr http.RoundTripper) (consumer.Outcome, error) {
 }
 
 // Two zones of two instances, the consumer in zone a: every call goes to a
-// while a is healthy; once a's two are killed, calls spill to b within one
-// ejection, and none fails.
+// while a is healthy; once a's two are killed, calls spill to b as soon as
+// both are found failing (one ejected, the other's ejection refused by the
+// per-zone cap: both count as unhealthy), within the calls that take, and
+// none fails.
 func TestZoneAwareSpillsAfterLocalZoneDies(t *testing.T) {
 	a1, a2, b1, b2 := newBackend(t, "a1", nil), newBackend(t, "a2", nil), newBackend(t, "b1", nil), newBackend(t, "b2", nil)
 	src := zoned(t, map[*backend]string{a1: "a", a2: "a", b1: "b", b2: "b"})
@@ -56,7 +61,7 @@ func TestZoneAwareSpillsAfterLocalZoneDies(t *testing.T) {
 	}
 	a1.Close()
 	a2.Close()
-	for i := 0; tr.Status().Ejections == 0; i++ {
+	for i := 0; tr.Status().Ejections == 0 || !tr.Status().PanicMode; i++ {
 		if i == 10 {
 			t.Fatalf("no ejection after 10 calls: %v\n%s", tr.Status(), logs)
 		}
@@ -121,5 +126,77 @@ func TestZoneAwareOffForSmallViews(t *testing.T) {
 	}
 	if a1.hits.Load() != 5 || b1.hits.Load() != 5 {
 		t.Errorf("hits a1=%d b1=%d, want 5/5 (2 instances < MinClusterSize 6)", a1.hits.Load(), b1.hits.Load())
+	}
+}
+
+// Two zones of two instances, the consumer in zone a: the spill is
+// proportional (Envoy's zone-aware routing). While a is healthy every call
+// stays in it; with one of a's ejected, a keeps (1/3)/(1/2) = 2/3 of the
+// calls and only the deficit, a third, goes to b; with both of a's down
+// (one ejected, the other's ejection refused by the per-zone cap: panic
+// mode in zone a), everything goes to b, each call in one attempt. The
+// ejection and the panic mode are counted with zone a.
+func TestZoneSpillIsProportional(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer mp.Shutdown(context.Background())
+	a1, a2, b1, b2 := newBackend(t, "a1", nil), newBackend(t, "a2", nil), newBackend(t, "b1", nil), newBackend(t, "b2", nil)
+	src := zoned(t, map[*backend]string{a1: "a", a2: "a", b1: "b", b2: "b"})
+	_, tr, logs := newClient(t, src, consumer.WatcherOptions{}, consumer.Options{
+		Zones:         consumer.Zones{Local: "a", MinClusterSize: 4},
+		Outlier:       consumer.OutlierDetection{BaseEjectionTime: time.Minute},
+		MeterProvider: mp,
+	})
+	hits := func() (a1n, a2n, bn int64) { return a1.hits.Load(), a2.hits.Load(), b1.hits.Load() + b2.hits.Load() }
+	for i := range 40 {
+		if _, err := attempt(tr); err != nil {
+			t.Fatalf("GET %d: %v", i, err)
+		}
+	}
+	if x1, x2, xb := hits(); x1 != 20 || x2 != 20 || xb != 0 {
+		t.Fatalf("healthy zone a: hits a1=%d a2=%d b=%d, want 20/20/0", x1, x2, xb)
+	}
+
+	a1.Close()
+	for i := 0; tr.Status().Ejections == 0; i++ {
+		if i == 10 {
+			t.Fatalf("a1 not ejected after 10 calls: %v\n%s", tr.Status(), logs)
+		}
+		if _, err := attempt(tr); err != nil {
+			t.Fatalf("GET %d after a1 died: %v", i, err)
+		}
+	}
+	_, a2From, bFrom := hits()
+	for i := range 300 { // a multiple of the split's period, (1+2)*2 = 6 calls
+		if out, err := attempt(tr); err != nil || out.Attempts != 1 {
+			t.Fatalf("GET %d with a1 ejected: %+v %v, want one attempt", i, out, err)
+		}
+	}
+	if _, x2, xb := hits(); x2-a2From != 200 || xb-bFrom != 100 {
+		t.Fatalf("a1 ejected: a2 served %d and zone b %d of 300 calls, want 200 and 100 (only the deficit spills)", x2-a2From, xb-bFrom)
+	}
+
+	a2.Close()
+	for i := 0; !tr.Status().PanicMode; i++ {
+		if i == 20 {
+			t.Fatalf("zone a not in panic mode after 20 calls: %v\n%s", tr.Status(), logs)
+		}
+		if _, err := attempt(tr); err != nil {
+			t.Fatalf("GET %d after a2 died: %v", i, err)
+		}
+	}
+	for i := range 40 {
+		out, err := attempt(tr)
+		if err != nil || out.Attempts != 1 || (out.Addr != b1.addr() && out.Addr != b2.addr()) {
+			t.Fatalf("GET %d with zone a down: %+v %v, want one attempt in zone b", i, out, err)
+		}
+	}
+	ms := metricsOf(t, reader)
+	za := attribute.String("drainkit.zone", "a")
+	if e, p := sum(ms[consumer.MetricEjections], za), sum(ms[consumer.MetricPanicEntries], za); e != 1 || p != 1 {
+		t.Errorf("zone a: %d ejections, %d panic mode entries; want 1 and 1 (the cap of 50 %% counts per zone: 1 of 2)", e, p)
+	}
+	if s := tr.Status(); s.Failures != 0 || s.Ejections != 1 {
+		t.Errorf("status %v: want no failure and 1 ejection", s)
 	}
 }

@@ -89,7 +89,8 @@
 // of the chain and the handler run (InFlight: unary calls as Calls,
 // streaming calls as Streams). The count ends in a defer, so a handler's
 // panic that a recovery interceptor outside them recovers leaves nothing
-// counted. They allocate nothing. Their cost is two atomic adds
+// counted. They allocate nothing (WithIdentity adds its header, one
+// allocation per call). Their cost is two atomic adds
 // (about 8 ns each on this project's machine) on a stripe of a striped
 // counter chosen from the memory page of the call's grpc.UnaryServerInfo or
 // grpc.StreamServerInfo, which grpc-go allocates per call on the core serving

@@ -34,6 +34,9 @@ const (
 func (s *Server) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	if !isHealth(info.FullMethod) {
 		s.hooks.Arrived()
+		if s.ident != nil {
+			_ = grpc.SetHeader(ctx, s.ident) // fails only when the header was sent: not before the handler
+		}
 	}
 	i := syncx.StripeOf(unsafe.Pointer(info))
 	s.counts.Begin(i, call)
@@ -60,6 +63,9 @@ func (s *Server) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerIn
 	}
 	if !isHealth(info.FullMethod) {
 		s.hooks.Arrived()
+		if s.ident != nil {
+			_ = ss.SetHeader(s.ident) // fails only when the header was sent: not before the handler
+		}
 	}
 	i := syncx.StripeOf(unsafe.Pointer(info))
 	s.counts.Begin(i, stream)

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
 )
 
 // Server runs a grpc-go server on one listener as a lifecycle.Server. Create
@@ -30,6 +31,8 @@ type Server struct {
 	health      *health.Server
 	services    []string
 	goAwayAfter time.Duration
+	ident       metadata.MD // the identity's header metadata (set before Serve builds a server); nil: none
+	identSet    bool        // WithIdentity was given: the registrars are not asked
 
 	// Request path: the phase every call reads (through the pointer) is
 	// never written by it; the counters every call writes are striped, each
@@ -255,6 +258,9 @@ func (s *Server) Serve(h lifecycle.ServerHooks) error {
 		return errors.New("grpcdrain: Serve called twice")
 	}
 	s.hooks = h // before the first call: grpc-go starts handlers from Serve below
+	if !s.identSet {
+		s.ident = registeredIdentity(s.lc) // likewise
+	}
 	stopFollowing := s.followLifecycle()
 	defer stopFollowing()
 

@@ -37,6 +37,12 @@ const MetaReadyAt = "drainkit_ready_at"
 // service (a recycled pod IP) never answers for it.
 const IdentityHeader = "Drainkit-Instance"
 
+// IdentityMetadata is IdentityHeader for gRPC: the response header metadata
+// key (lower case, as gRPC metadata keys are) in which a gRPC provider built
+// on drainkit (grpcdrain.WithIdentity) names itself with the same value,
+// checked by consumer/grpcresolver.
+const IdentityMetadata = "drainkit-instance"
+
 // Instance is one instance of a service as a registry lists it to consumers.
 type Instance struct {
 	// ID is the instance's registry ID (see InstanceID).

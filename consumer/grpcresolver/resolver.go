@@ -21,15 +21,21 @@
 // (a module of its own), because grpc-go registers that balancer only from
 // xds, which more than doubles a client's binary (about 15 MB to 40 MB).
 // Calls that were sent are retried only for the methods DialOptions is told
-// are idempotent, by grpc-go's retry policy within its retry throttling.
+// are idempotent, by grpc-go's retry policy within its retry throttling;
+// an answer from another service than the target's is never returned (see
+// DialOptions).
 package grpcresolver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc"
 	_ "google.golang.org/grpc/health" // registers client-side health checking
@@ -90,6 +96,10 @@ type Options struct {
 type Builder struct {
 	opts  Options
 	fixed *consumer.Watcher
+
+	targets   sync.Map // ClientConn target string -> target (identity.go)
+	mu        sync.Mutex
+	resolvers map[string]map[*res]struct{} // by target key (the service path), for ejections
 }
 
 // NewBuilder returns a Builder, or an error naming the missing field.
@@ -103,7 +113,7 @@ func NewBuilder(o Options) (*Builder, error) {
 	if o.EndpointScheme == "" {
 		o.EndpointScheme = DefaultEndpointScheme
 	}
-	return &Builder{opts: o}, nil
+	return &Builder{opts: o, resolvers: map[string]map[*res]struct{}{}}, nil
 }
 
 // FromWatcher returns a Builder of scheme whose every target resolves from
@@ -114,7 +124,7 @@ func FromWatcher(scheme string, w *consumer.Watcher) *Builder {
 	if scheme == "" {
 		scheme = Scheme
 	}
-	return &Builder{opts: Options{Scheme: scheme, EndpointScheme: DefaultEndpointScheme}, fixed: w}
+	return &Builder{opts: Options{Scheme: scheme, EndpointScheme: DefaultEndpointScheme}, fixed: w, resolvers: map[string]map[*res]struct{}{}}
 }
 
 // DialOptions returns the options that make a grpc.ClientConn use b and
@@ -127,8 +137,21 @@ func FromWatcher(scheme string, w *consumer.Watcher) *Builder {
 // retry.go: the same budget as consumer.RetryBudget's default). Mark only
 // methods that are safe to run twice. A service config from the name
 // resolver, if any, replaces this default.
+//
+// The options also check who answers: a provider built on drainkit names
+// itself in each call's header metadata (registry.IdentityMetadata,
+// grpcdrain.WithIdentity). An answer naming another service than the
+// target's (an address of the view reused by another service) is never
+// returned (the reply is reset, the call fails with codes.Unavailable unless
+// sent again), its address (the peer's host:port) leaves the addresses
+// given to grpc-go for 5s times the number of its ejections (at most 5m),
+// and a unary call is sent again at once, whatever its method, at most 3
+// tries in all and outside retry throttling: the service called never saw
+// it. A stream, which cannot be replayed, fails with codes.Unavailable at
+// its header. An answer without the metadata passes.
 func DialOptions(b *Builder, idempotent ...string) []grpc.DialOption {
-	return []grpc.DialOption{grpc.WithResolvers(b), grpc.WithDefaultServiceConfig(serviceConfig(idempotent))}
+	return []grpc.DialOption{grpc.WithResolvers(b), grpc.WithDefaultServiceConfig(serviceConfig(idempotent)),
+		grpc.WithChainUnaryInterceptor(b.unaryIdentity), grpc.WithChainStreamInterceptor(b.streamIdentity)}
 }
 
 // Scheme returns the scheme b resolves.
@@ -137,12 +160,20 @@ func (b *Builder) Scheme() string { return b.opts.Scheme }
 // Build starts resolving target: its Watcher's views become the
 // ClientConn's endpoints, the latest one winning.
 func (b *Builder) Build(target resolver.Target, cc resolver.ClientConn, _ resolver.BuildOptions) (resolver.Resolver, error) {
-	w, owned, err := b.watcher(strings.TrimPrefix(target.Endpoint(), "/"))
+	key := strings.TrimPrefix(target.Endpoint(), "/")
+	w, owned, err := b.watcher(key)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &res{cc: cc, w: w, owned: owned, scheme: b.opts.EndpointScheme, cancel: cancel, next: make(chan registry.View, 1), done: make(chan struct{})}
+	r := &res{cc: cc, w: w, owned: owned, scheme: b.opts.EndpointScheme, cancel: cancel, next: make(chan registry.View, 1), done: make(chan struct{}),
+		b: b, key: key, log: cmp.Or(b.opts.Watcher.Logger, slog.Default()), ejected: map[string]*ejection{}}
+	b.mu.Lock()
+	if b.resolvers[key] == nil {
+		b.resolvers[key] = map[*res]struct{}{}
+	}
+	b.resolvers[key][r] = struct{}{}
+	b.mu.Unlock()
 	go r.run(ctx)
 	r.stop = w.Subscribe(r.offer)
 	return r, nil
@@ -176,6 +207,14 @@ type res struct {
 	next   chan registry.View // latest-wins mailbox
 	done   chan struct{}
 	once   sync.Once
+	b      *Builder
+	key    string // the target's service path (Builder.resolvers)
+	log    *slog.Logger
+
+	mu      sync.Mutex // guards view, ejected, closed, and orders the UpdateState calls
+	view    registry.View
+	ejected map[string]*ejection // by address: answered as another service (identity.go)
+	closed  bool
 }
 
 // offer puts v in the mailbox, replacing a view not yet taken.
@@ -201,7 +240,11 @@ func (r *res) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case v := <-r.next:
-			r.cc.UpdateState(state(v, r.scheme))
+			r.mu.Lock()
+			r.view = v
+			r.pruneLocked()
+			r.cc.UpdateState(r.stateLocked())
+			r.mu.Unlock()
 		}
 	}
 }
@@ -218,6 +261,20 @@ func state(v registry.View, scheme string) resolver.State {
 	return resolver.State{Endpoints: eps}
 }
 
+// stateLocked is the view's state without the addresses ejected now.
+func (r *res) stateLocked() resolver.State {
+	st := state(r.view, r.scheme)
+	if len(r.ejected) == 0 {
+		return st
+	}
+	now := time.Now()
+	st.Endpoints = slices.DeleteFunc(st.Endpoints, func(ep resolver.Endpoint) bool {
+		e := r.ejected[ep.Addresses[0].Addr]
+		return e != nil && now.Before(e.until)
+	})
+	return st
+}
+
 // ResolveNow does nothing: the Watcher pushes every change.
 func (r *res) ResolveNow(resolver.ResolveNowOptions) {}
 
@@ -227,6 +284,20 @@ func (r *res) Close() {
 		r.stop()
 		r.cancel()
 		<-r.done
+		r.b.mu.Lock()
+		delete(r.b.resolvers[r.key], r)
+		if len(r.b.resolvers[r.key]) == 0 {
+			delete(r.b.resolvers, r.key)
+		}
+		r.b.mu.Unlock()
+		r.mu.Lock()
+		r.closed = true
+		for _, e := range r.ejected {
+			if e.timer != nil {
+				e.timer.Stop()
+			}
+		}
+		r.mu.Unlock()
 		if r.owned {
 			r.w.Close()
 		}

@@ -114,10 +114,20 @@ func (s *service) EmptyCall(context.Context, *testpb.Empty) (*testpb.Empty, erro
 type replica struct {
 	lc   *lifecycle.Lifecycle
 	svc  *service
+	port int
 	done chan error
 }
 
+// startReplica starts an instance of orders, registered in reg, naming
+// itself in its answers (grpcdrain.WithIdentity).
 func startReplica(t *testing.T, reg *testRegistry) *replica {
+	t.Helper()
+	return startReplicaOf(t, reg, "orders")
+}
+
+// startReplicaOf starts an instance of the service name, naming itself in
+// its answers, registered in reg unless reg is nil.
+func startReplicaOf(t *testing.T, reg *testRegistry, name string) *replica {
 	t.Helper()
 	tm := lifecycle.Timings{WarmupTimeout: 5 * time.Second, PropagationMin: 500 * time.Millisecond,
 		PropagationMax: 500 * time.Millisecond, DrainTimeout: 2 * time.Second, StopTimeout: time.Second,
@@ -131,10 +141,14 @@ func startReplica(t *testing.T, reg *testRegistry) *replica {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rp := &replica{lc: lc, svc: &service{}, done: make(chan error, 1)}
-	lc.AddServer("grpc", grpcdrain.New(lc, ln, func(gs *grpc.Server) { testpb.RegisterTestServiceServer(gs, rp.svc) }))
 	port := ln.Addr().(*net.TCPAddr).Port
-	lc.AddRegistrar("test", &registrar{r: reg, in: registry.Instance{ID: "orders-" + strconv.Itoa(port), Address: "127.0.0.1", Port: port}})
+	id := name + "-" + strconv.Itoa(port)
+	rp := &replica{lc: lc, svc: &service{}, port: port, done: make(chan error, 1)}
+	lc.AddServer("grpc", grpcdrain.New(lc, ln, func(gs *grpc.Server) { testpb.RegisterTestServiceServer(gs, rp.svc) },
+		grpcdrain.WithIdentity(name, id)))
+	if reg != nil {
+		lc.AddRegistrar("test", &registrar{r: reg, in: registry.Instance{ID: id, Address: "127.0.0.1", Port: port}})
+	}
 	go func() { rp.done <- lc.Run(context.Background()) }()
 	t.Cleanup(func() { rp.stop(t) })
 	deadline := time.Now().Add(5 * time.Second)
@@ -165,6 +179,12 @@ func (rp *replica) stop(t *testing.T) {
 // with the idempotent methods' retry policy; closed by t's cleanup.
 func dial(t *testing.T, src registry.Source, idempotent ...string) testpb.TestServiceClient {
 	t.Helper()
+	return dialWith(t, src, nil, idempotent...)
+}
+
+// dialWith is dial with extra dial options.
+func dialWith(t *testing.T, src registry.Source, extra []grpc.DialOption, idempotent ...string) testpb.TestServiceClient {
+	t.Helper()
 	b, err := grpcresolver.NewBuilder(grpcresolver.Options{
 		Source:  func(string) (registry.Source, error) { return src, nil },
 		Watcher: consumer.WatcherOptions{Logger: slog.New(slog.DiscardHandler)},
@@ -172,8 +192,8 @@ func dial(t *testing.T, src registry.Source, idempotent ...string) testpb.TestSe
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := grpc.NewClient("drainkit:///orders", append(grpcresolver.DialOptions(b, idempotent...),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))...)
+	conn, err := grpc.NewClient("drainkit:///orders", append(append(grpcresolver.DialOptions(b, idempotent...),
+		grpc.WithTransportCredentials(insecure.NewCredentials())), extra...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,7 @@ type statusJSON struct {
 	Age          float64 `json:"age_ns"`
 	Ejections    int     `json:"ejections"`
 	WrongService int     `json:"wrong_service"`
+	PanicMode    bool    `json:"panic_mode"`
 	Candidates   []struct {
 		Addr    string `json:"addr"`
 		Ejected bool   `json:"ejected"`

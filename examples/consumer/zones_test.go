@@ -25,9 +25,11 @@ func upstream(t *testing.T, c *childtest.Child) (int, string, string) {
 }
 
 // Two zones of two httpservice processes, the consumer in zone a: every
-// call goes to a while a is healthy; after a's two are killed (kill -9),
-// calls go to b within one ejection and none fails. A consumer told to
-// stay in its zone fails them instead, saying so.
+// call goes to a while a is healthy; once one of a's is killed (kill -9)
+// and ejected, a keeps two thirds of the calls and only the deficit, a
+// third, spills to b; once the other is killed too, calls go to b as soon
+// as it is found failing, and none fails. A consumer told to stay in its
+// zone fails them instead, saying so.
 func TestZoneSpillAfterLocalZoneKilled(t *testing.T) {
 	var rs []*childtest.Child
 	for range 4 {
@@ -44,13 +46,38 @@ func TestZoneSpillAfterLocalZoneKilled(t *testing.T) {
 			}
 		}
 	}
-	for _, r := range rs[:2] {
+	kill := func(r *childtest.Child) {
 		r.Signal(syscall.SIGKILL)
 		r.WaitExit(10 * time.Second)
 	}
+	kill(rs[0])
 	for i := 0; readStatus(t, c).Ejections == 0; i++ {
 		if i == 10 {
 			t.Fatalf("no ejection after 10 calls: %+v", readStatus(t, c))
+		}
+		if code, _, body := upstream(t, c); code != http.StatusOK {
+			t.Fatalf("call %d after %s was killed: %d %s", i, rs[0].HTTP, code, body)
+		}
+	}
+	local := 0
+	for i := range 60 {
+		code, up, body := upstream(t, c)
+		if code != http.StatusOK {
+			t.Fatalf("call %d with one of zone a ejected: %d %s", i, code, body)
+		}
+		if zoneA[up] {
+			local++
+		}
+	}
+	// Exactly 40 of 60 unless the ejection (5s) ended meanwhile on a busy
+	// machine and a probe took a call.
+	if local < 38 || local > 41 {
+		t.Errorf("%d of 60 calls stayed in zone a with one of its two ejected, want 40: two thirds (only the deficit spills)", local)
+	}
+	kill(rs[1])
+	for i := 0; !readStatus(t, c).PanicMode; i++ {
+		if i == 20 {
+			t.Fatalf("zone a's second instance not found failing after 20 calls: %+v", readStatus(t, c))
 		}
 		if code, _, body := upstream(t, c); code != http.StatusOK {
 			t.Fatalf("call %d after zone a was killed: %d %s", i, code, body)
@@ -58,7 +85,7 @@ func TestZoneSpillAfterLocalZoneKilled(t *testing.T) {
 	}
 	for i := range 30 {
 		if code, up, body := upstream(t, c); code != http.StatusOK || zoneA[up] {
-			t.Fatalf("call %d after the first ejection: %d from %q (%s), want 200 from zone b", i, code, up, body)
+			t.Fatalf("call %d with zone a down: %d from %q (%s), want 200 from zone b", i, code, up, body)
 		}
 	}
 	if s := readStatus(t, c); s.Failures != 0 {

@@ -18,12 +18,15 @@ func init() { RegisterConsumer(ConsumerDrainkit, newDrainkitClient) }
 // the drill's views, dialling through the drill's counting dialer, with the
 // package's defaults: round robin, failover of unwritten requests, retries
 // of idempotent ones within a 20 % budget, outlier ejection (3 consecutive
-// connect-level failures, at most 50 % ejected), a 10 s empty-list hold.
+// connect-level failures, at most 50 % ejected), a 10 s empty-list hold,
+// and an OTel SDK of its own receiving the Transport's telemetry (see
+// ConsumerTelemetry).
 type drainkitClient struct {
 	w       *consumer.Watcher
 	tr      *consumer.Transport
 	client  *http.Client
 	service string
+	sdk     *consumerSDK
 }
 
 // newDrainkitClient implements NewClientFunc for ConsumerDrainkit.
@@ -48,12 +51,15 @@ func newDrainkitClientWith(c ClientConfig, wo consumer.WatcherOptions) (*drainki
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
 	}
-	tr, err := consumer.NewTransport(w, c.Service, consumer.Options{Base: base, Logger: logger, Zones: c.Zones})
+	sdk := newConsumerSDK()
+	tr, err := consumer.NewTransport(w, c.Service, consumer.Options{Base: base, Logger: logger, Zones: c.Zones,
+		MeterProvider: sdk.mp, TracerProvider: sdk.tp})
 	if err != nil {
+		sdk.shutdown()
 		w.Close()
 		return nil, err
 	}
-	return &drainkitClient{w: w, tr: tr, client: &http.Client{Transport: tr}, service: c.Service}, nil
+	return &drainkitClient{w: w, tr: tr, client: &http.Client{Transport: tr}, service: c.Service, sdk: sdk}, nil
 }
 
 // Do implements Client: one request through the Transport, retries included.
@@ -94,8 +100,12 @@ func (d *drainkitClient) Stats() ClientStats {
 	return ClientStats{Ejections: int64(d.tr.Status().Ejections)}
 }
 
+// Telemetry implements telemetryReporter; read it before Close.
+func (d *drainkitClient) Telemetry() ConsumerTelemetry { return d.sdk.collect() }
+
 // Close implements Client.
 func (d *drainkitClient) Close() {
 	d.tr.Close()
 	d.w.Close()
+	d.sdk.shutdown()
 }

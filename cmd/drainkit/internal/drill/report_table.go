@@ -24,6 +24,9 @@ func WriteTable(w io.Writer, res *Result, sums []Summary) error {
 	if err := writeEvents(w, sums); err != nil {
 		return err
 	}
+	if err := writeTelemetry(w, sums); err != nil {
+		return err
+	}
 	b.Reset()
 	writeVerdicts(&b, sums)
 	v := Judge(res, sums)

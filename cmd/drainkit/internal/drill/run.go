@@ -24,6 +24,9 @@ type StrategyRun struct {
 	Consumer  string // the consumers' kind (Config.ConsumerKind)
 	// Ejections sums the instances the consumers ejected locally.
 	Ejections int64
+	// Telemetry sums the consumers' OpenTelemetry counts; nil for kinds
+	// that export none.
+	Telemetry *ConsumerTelemetry
 	// Start is the drill's start, the same for every strategy of a drill,
 	// so that all runs share one time axis; Duration runs from it to this
 	// strategy's end.
@@ -346,6 +349,7 @@ func (l *runningLoad) finish(res *StrategyRun, clients []Client) {
 	for _, c := range clients {
 		res.Ejections += c.Stats().Ejections
 	}
+	res.Telemetry = sumTelemetry(clients)
 }
 
 // underLoad is what happens while the load runs: the baseline, the

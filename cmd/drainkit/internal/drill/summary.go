@@ -25,6 +25,12 @@ type Summary struct {
 	// Ejections the instances the consumers ejected locally.
 	Retried   int   `json:"retried"`
 	Ejections int64 `json:"ejections"`
+	// Retries sums the extra attempts the consumers reported per request
+	// (a request sent three times counts 2).
+	Retries int `json:"retries"`
+	// ConsumerTelemetry is what the consumers' OpenTelemetry instruments
+	// counted (the drainkit kind only), to compare with the above.
+	ConsumerTelemetry *ConsumerTelemetry `json:"consumer_telemetry,omitempty"`
 	// WrittenUnanswered counts the requests that had been written to a
 	// replaced (dying) replica and were not answered by it: the only ones
 	// that may have reached a server, so a consumer that resends only what
@@ -220,6 +226,7 @@ func newSummary(run StrategyRun) Summary {
 		LoadStartSeconds: secs(run.LoadStart),
 		LoadEndSeconds:   secs(run.LoadEnd),
 	}
+	s.ConsumerTelemetry = run.Telemetry
 	if run.Err != nil {
 		s.Error = run.Err.Error()
 	}
@@ -252,6 +259,7 @@ func (s *Summary) countRequests(run StrategyRun) requestTally {
 		if r.Retries > 0 {
 			s.Retried++
 		}
+		s.Retries += r.Retries
 		if rolled[r.Unanswered] {
 			s.WrittenUnanswered++
 		}
