@@ -136,14 +136,17 @@ func OnStop(name string, fn func(ctx context.Context) error) Option {
 	return func(s *service) { s.lcSetup = append(s.lcSetup, func(lc *lifecycle.Lifecycle) { lc.OnStop(name, fn) }) }
 }
 
-// WithCheck adds a readiness check (lifecycle.Lifecycle.AddCheck).
-func WithCheck(c lifecycle.Checker) Option {
-	return func(s *service) { s.lcSetup = append(s.lcSetup, func(lc *lifecycle.Lifecycle) { lc.AddCheck(c) }) }
+// WithCheck adds a readiness check named name (lifecycle.Lifecycle.AddCheck):
+// fn runs in the background every checks.interval, within checks.timeout.
+func WithCheck(name string, fn func(ctx context.Context) error) Option {
+	return func(s *service) {
+		s.lcSetup = append(s.lcSetup, func(lc *lifecycle.Lifecycle) { lc.AddCheck(name, fn) })
+	}
 }
 
 // WithObserver adds a lifecycle observer (telemetry.Telemetry is one).
 func WithObserver(obs lifecycle.Observer) Option {
-	return func(s *service) { s.lcOpts = append(s.lcOpts, lifecycle.WithObserver(obs)) }
+	return func(s *service) { s.observers = append(s.observers, obs) }
 }
 
 // WithLifecycle calls fn with the lifecycle after every other option has

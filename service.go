@@ -32,7 +32,7 @@ type service struct {
 	registrations []namedRegistration
 	lcSetup       []func(*lifecycle.Lifecycle)
 	lcHooks       []func(*lifecycle.Lifecycle) error
-	lcOpts        []lifecycle.Option
+	observers     []lifecycle.Observer
 	adminHandlers []adminHandler
 	setups        []func(*config.Config) ([]Option, error)
 	afterRun      []func(context.Context) error
@@ -158,7 +158,9 @@ func (s *service) checkMetrics(cfg *config.Config) error {
 
 // start builds the lifecycle, opens the listeners and runs until drained.
 func (s *service) start(ctx context.Context, cfg *config.Config, addrs map[string]string) int {
-	lc, err := lifecycle.New(append(append(cfg.LifecycleOptions(), lifecycle.WithLogger(s.logger)), s.lcOpts...)...)
+	lo := cfg.LifecycleOptions()
+	lo.Logger, lo.Observers = s.logger, s.observers
+	lc, err := lifecycle.New(lo)
 	if err != nil {
 		return s.fail(err)
 	}

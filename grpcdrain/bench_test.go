@@ -49,7 +49,7 @@ func perCore[T any](info T) *T {
 // interceptors returns grpcdrain's interceptors, as installed on every
 // grpc.Server it builds (not serving).
 func interceptors(b *testing.B) (grpc.UnaryServerInterceptor, grpc.StreamServerInterceptor) {
-	lc, err := lifecycle.New(lifecycle.WithLogger(slog.New(slog.DiscardHandler)))
+	lc, err := lifecycle.New(lifecycle.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func benchStream(b *testing.B, stream grpc.StreamServerInterceptor) {
 // The request path allocates nothing (a property, not a timing: checked
 // here so that a regression fails the tests, not only the benchmarks).
 func TestInterceptorsDoNotAllocate(t *testing.T) {
-	lc, err := lifecycle.New(lifecycle.WithLogger(slog.New(slog.DiscardHandler)))
+	lc, err := lifecycle.New(lifecycle.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -13,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"github.com/drainkit/drainkit/telemetry"
 )
 
@@ -33,11 +35,8 @@ func Example() {
 	}
 	defer tel.Close()
 	lc, err := lifecycle.New(
-		lifecycle.WithObserver(tel),
-		lifecycle.WithTimings(lifecycle.Timings{WarmupTimeout: time.Second, DrainTimeout: time.Second,
-			StopTimeout: time.Second, GracePeriod: 3 * time.Second}), // no propagation window
-		lifecycle.WithSignals(),
-		lifecycle.WithLogger(slog.New(slog.DiscardHandler)),
+		lifecycle.Options{Timings: budget.Timings{WarmupTimeout: time.Second, DrainTimeout: time.Second,
+			StopTimeout: time.Second, GracePeriod: 3 * time.Second}, Signals: []os.Signal{}, Logger: slog.New(slog.DiscardHandler), Observers: []lifecycle.Observer{tel}},
 	)
 	if err != nil {
 		fmt.Println(err)

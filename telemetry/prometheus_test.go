@@ -87,7 +87,7 @@ func TestPrometheusMatchesTimelineUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tel.Close()
-	lc := newLifecycle(t, lifecycle.WithObserver(tel))
+	lc := newLifecycle(t, lifecycle.Options{Observers: []lifecycle.Observer{tel}})
 
 	// Admin listener with GET /metrics, serving through the whole drain.
 	adminLn, err := net.Listen("tcp", "127.0.0.1:0")

@@ -37,7 +37,7 @@ func TestDrainSpanHasTimelineEventsInOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tel.Close()
-	lc := newLifecycle(t, lifecycle.WithObserver(tel))
+	lc := newLifecycle(t, lifecycle.Options{Observers: []lifecycle.Observer{tel}})
 	mem := registrytest.NewMemory("svc")
 	lc.AddRegistrar("memory", mem) // deregistered + confirmed steps, confirmed concurrent with the window
 	srv := newFakeServer(lc)
@@ -125,7 +125,7 @@ func TestFlushFromStopHookTruncatesSpan(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tel.Close()
-	lc := newLifecycle(t, lifecycle.WithObserver(tel))
+	lc := newLifecycle(t, lifecycle.Options{Observers: []lifecycle.Observer{tel}})
 	lc.AddServer("fake", newFakeServer(lc))
 	exported := -1
 	lc.OnStop("flush telemetry", func(ctx context.Context) error {
@@ -164,7 +164,7 @@ func TestForcedDrainSpanStatus(t *testing.T) {
 	defer tel.Close()
 	tm := testTimings()
 	tm.DrainTimeout = 200 * time.Millisecond
-	lc := newLifecycle(t, lifecycle.WithObserver(tel), lifecycle.WithTimings(tm))
+	lc := newLifecycle(t, lifecycle.Options{Timings: tm, Observers: []lifecycle.Observer{tel}})
 	srv := newFakeServer(lc)
 	srv.stuck.Store(2) // two requests that never finish
 	lc.AddServer("fake", srv)

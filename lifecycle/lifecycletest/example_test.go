@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"github.com/drainkit/drainkit/lifecycle/lifecycletest"
 )
 
@@ -14,10 +16,8 @@ import (
 // with exit code 1.
 func Example() {
 	lc, err := lifecycle.New(
-		lifecycle.WithTimings(lifecycle.Timings{WarmupTimeout: time.Second, DrainTimeout: 100 * time.Millisecond,
-			StopTimeout: 100 * time.Millisecond, GracePeriod: 2 * time.Second}), // no propagation window
-		lifecycle.WithSignals(),
-		lifecycle.WithLogger(slog.New(slog.DiscardHandler)),
+		lifecycle.Options{Timings: budget.Timings{WarmupTimeout: time.Second, DrainTimeout: 100 * time.Millisecond,
+			StopTimeout: 100 * time.Millisecond, GracePeriod: 2 * time.Second}, Signals: []os.Signal{}, Logger: slog.New(slog.DiscardHandler)},
 	)
 	if err != nil {
 		fmt.Println(err)

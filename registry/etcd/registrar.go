@@ -70,7 +70,7 @@ type status struct {
 
 // New validates opts and returns a Registrar. It makes no call to etcd: an
 // unreachable etcd at start only delays the registration, which the worker
-// retries on every keep-alive period. It returns a *lifecycle.RangeError for
+// retries on every keep-alive period. It returns a *budget.RangeError for
 // an out-of-range option.
 func New(opts Options) (*Registrar, error) {
 	if err := opts.Validate(); err != nil {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"github.com/drainkit/drainkit/registry"
 )
 
@@ -34,7 +34,7 @@ type Server struct {
 }
 
 // Options configure a Registrar. Start from DefaultOptions; Validate (called
-// by New) rejects out-of-range values with a *lifecycle.RangeError naming
+// by New) rejects out-of-range values with a *budget.RangeError naming
 // the setting.
 type Options struct {
 	Server
@@ -122,7 +122,7 @@ const (
 // OptionsFromEnv returns Options for service on port from the NACOS_*
 // environment variables (see Server and Options); enabled is false when
 // NACOS_SERVER_ADDR is unset or empty (register nowhere). The error is a
-// *lifecycle.RangeError naming the variable, from a weight that does not
+// *budget.RangeError naming the variable, from a weight that does not
 // parse or from Validate.
 func OptionsFromEnv(service string, port int) (o Options, enabled bool, err error) {
 	o = DefaultOptions(service, port)
@@ -147,7 +147,7 @@ func OptionsFromEnv(service string, port int) (o Options, enabled bool, err erro
 	if v, ok := os.LookupEnv(EnvWeight); ok {
 		w, perr := strconv.ParseFloat(strings.TrimSpace(v), 64)
 		if perr != nil {
-			return o, true, &lifecycle.RangeError{Key: EnvWeight, Value: strconv.Quote(v), Allowed: "must be a number > 0 and <= 10000"}
+			return o, true, &budget.RangeError{Key: EnvWeight, Value: strconv.Quote(v), Allowed: "must be a number > 0 and <= 10000"}
 		}
 		o.Weight = w
 	}
@@ -186,7 +186,7 @@ func (s Server) withDefaults() Server {
 }
 
 func re(key, value, allowed string) error {
-	return &lifecycle.RangeError{Key: key, Value: value, Allowed: allowed}
+	return &budget.RangeError{Key: key, Value: value, Allowed: allowed}
 }
 
 // Validate checks the server settings, naming the environment variable of
@@ -217,7 +217,7 @@ func (s Server) Validate() error {
 	return nil
 }
 
-// Validate returns a *lifecycle.RangeError for the first setting out of
+// Validate returns a *budget.RangeError for the first setting out of
 // range (after defaults for zero fields), or nil.
 func (o Options) Validate() error {
 	o = o.withDefaults()

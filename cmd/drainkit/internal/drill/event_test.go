@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 )
 
 // TestSummarizeEventsBinsFailuresFromTheFault: failures count in whole
@@ -83,7 +83,7 @@ func TestScenarioListDescribesEvery(t *testing.T) {
 // the checks' settings allow, or never, fails the slow-probe scenario.
 func TestSlowProbeVerdictCanFail(t *testing.T) {
 	cfg := DefaultConfig()
-	cfg.Checks = lifecycle.CheckOptions{Interval: 500 * time.Millisecond, Timeout: 300 * time.Millisecond, FailureThreshold: 2, SuccessThreshold: 3}
+	cfg.Checks = budget.CheckOptions{Interval: 500 * time.Millisecond, Timeout: 300 * time.Millisecond, FailureThreshold: 2, SuccessThreshold: 3}
 	run := StrategyRun{Scenario: ScenarioSlowProbe, Name: StrategyDrainkit, Records: []Record{{Replica: 2, Outcome: OK}},
 		Events: []Event{{Kind: "check blocks", Replica: 1, Fault: time.Second, Decision: -1, ConsumerView: -1, Ejection: -1, LastSent: -1, FirstSent: -1, Ready: -1}}}
 	if s := Summarize(cfg, run); s.Pass || !strings.HasPrefix(s.Verdict, "FAIL: the instance was not dropped in time") {
