@@ -18,8 +18,10 @@ import (
 	"github.com/drainkit/drainkit/telemetry"
 )
 
-// A drain observed by a Telemetry becomes one span, with an event per
-// transition and per timeline step, and the lifecycle's metrics.
+// A drain observed by a Telemetry becomes one span, with an event for the
+// transition to DRAINING and per timeline step, which ends as the flush, the
+// last stop hook, begins; and the lifecycle's metrics, read here by a pull
+// reader after Run returned.
 func Example() {
 	spans := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
@@ -54,8 +56,7 @@ func Example() {
 	}
 	unsubscribe()
 	_ = lc.Drain("rollout")
-	fmt.Println("exit code", lifecycle.ExitCode(<-done))
-	_ = tel.Flush(ctx)
+	fmt.Println("exit code", lifecycle.ExitCode(<-done)) // the flush ran as the last stop hook
 
 	for _, s := range spans.GetSpans() {
 		fmt.Println("span", s.Name, s.Status.Code)
@@ -96,8 +97,7 @@ func Example() {
 	//    window_ended
 	//    listeners_closed
 	//    idle
-	//    stop_hooks_done
-	//    transition to STOPPED
+	//    telemetry.flush
 	// drainkit.lifecycle.transitions 3
 	// drainkit.lifecycle.state STOPPED
 }
