@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/drainkit/drainkit/grpcdrain"
+	"github.com/drainkit/drainkit/internal/cpubench"
 	"github.com/drainkit/drainkit/lifecycle"
 	"google.golang.org/grpc"
 	testpb "google.golang.org/grpc/interop/grpc_testing"
@@ -81,7 +82,7 @@ func benchUnary(b *testing.B, unary grpc.UnaryServerInterceptor) {
 	b.Run("seq", func(b *testing.B) {
 		ctx := context.Background()
 		b.ReportAllocs()
-		reportCPU(b, func() {
+		cpubench.Report(b, func() {
 			for b.Loop() {
 				_, _ = unary(ctx, benchReq, benchInfo, benchHandler)
 			}
@@ -89,7 +90,7 @@ func benchUnary(b *testing.B, unary grpc.UnaryServerInterceptor) {
 	})
 	b.Run("parallel", func(b *testing.B) {
 		b.ReportAllocs()
-		reportCPU(b, func() {
+		cpubench.Report(b, func() {
 			b.RunParallel(func(pb *testing.PB) {
 				ctx := context.Background()
 				info := perCore(*benchInfo)
@@ -118,7 +119,7 @@ func benchStream(b *testing.B, stream grpc.StreamServerInterceptor) {
 	b.Run("seq", func(b *testing.B) {
 		var ss grpc.ServerStream = &nopStream{context.Background()}
 		b.ReportAllocs()
-		reportCPU(b, func() {
+		cpubench.Report(b, func() {
 			for b.Loop() {
 				_ = stream(nil, ss, benchSInfo, benchSHandle)
 			}
@@ -126,7 +127,7 @@ func benchStream(b *testing.B, stream grpc.StreamServerInterceptor) {
 	})
 	b.Run("parallel", func(b *testing.B) {
 		b.ReportAllocs()
-		reportCPU(b, func() {
+		cpubench.Report(b, func() {
 			b.RunParallel(func(pb *testing.PB) {
 				var ss grpc.ServerStream = &nopStream{context.Background()}
 				info := perCore(*benchSInfo)
