@@ -19,12 +19,14 @@
 //	t0 DRAINING: readiness fails at once, servers enter lame-duck mode
 //	   -> registrars deregister (bounded, retried by the registrar; a failure is
 //	      logged and never blocks the drain)
-//	   -> propagation window: at least budget.Timings.PropagationMin after
-//	      deregistration, then until no request arrived for
-//	      budget.Timings.PropagationQuiet, never past t0 + budget.Timings.PropagationMax
+//	   -> propagation window: at least PropagationMin after deregistration,
+//	      then until no request arrived for PropagationQuiet, never past
+//	      t0 + PropagationMax
 //	   -> listeners closed -> in-flight work finishes, or is force-closed at
-//	      budget.Timings.DrainTimeout -> stop hooks (reverse order, budget.Timings.StopTimeout)
+//	      DrainTimeout -> stop hooks (reverse order, StopTimeout)
 //	   -> STOPPED.
+//
+// The durations are the fields of budget.Timings (Options.Timings).
 //
 // Every step is recorded in a Timeline (offsets from t0, late arrivals,
 // in-flight at listener close, forced closes), logged as one line at exit and
