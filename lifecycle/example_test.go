@@ -31,9 +31,12 @@ func exampleTimings() budget.Timings {
 // the drain.
 func Example() {
 	seen := make(transitions, 8)
-	lc, err := lifecycle.New(
-		lifecycle.Options{Timings: exampleTimings(), Signals: []os.Signal{}, Logger: slog.New(slog.DiscardHandler), Observers: []lifecycle.Observer{seen}},
-	)
+	lc, err := lifecycle.New(lifecycle.Options{
+		Timings:   exampleTimings(),
+		Signals:   []os.Signal{}, // none: the example drains through Drain
+		Logger:    slog.New(slog.DiscardHandler),
+		Observers: []lifecycle.Observer{seen},
+	})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -72,9 +75,11 @@ func Example() {
 // A failed warm-up stops the instance without a drain: Run returns exit code
 // 1 and there is no timeline.
 func ExampleLifecycle_Run_warmupFailure() {
-	lc, err := lifecycle.New(
-		lifecycle.Options{Timings: exampleTimings(), Signals: []os.Signal{}, Logger: slog.New(slog.DiscardHandler)},
-	)
+	lc, err := lifecycle.New(lifecycle.Options{
+		Timings: exampleTimings(),
+		Signals: []os.Signal{}, // none: the example drains through Drain
+		Logger:  slog.New(slog.DiscardHandler),
+	})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -118,9 +123,11 @@ func ExampleExitCode() {
 // the instance is leaving rotation: it stops taking new work at the drain's
 // start, while the servers still serve through the propagation window.
 func ExampleLifecycle_Draining() {
-	lc, err := lifecycle.New(
-		lifecycle.Options{Timings: exampleTimings(), Signals: []os.Signal{}, Logger: slog.New(slog.DiscardHandler)},
-	)
+	lc, err := lifecycle.New(lifecycle.Options{
+		Timings: exampleTimings(),
+		Signals: []os.Signal{}, // none: the example drains through Drain
+		Logger:  slog.New(slog.DiscardHandler),
+	})
 	if err != nil {
 		fmt.Println(err)
 		return

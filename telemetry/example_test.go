@@ -36,10 +36,13 @@ func Example() {
 		return
 	}
 	defer tel.Close()
-	lc, err := lifecycle.New(
-		lifecycle.Options{Timings: budget.Timings{WarmupTimeout: time.Second, DrainTimeout: time.Second,
-			StopTimeout: time.Second, GracePeriod: 3 * time.Second}, Signals: []os.Signal{}, Logger: slog.New(slog.DiscardHandler), Observers: []lifecycle.Observer{tel}},
-	)
+	lc, err := lifecycle.New(lifecycle.Options{
+		Timings: budget.Timings{WarmupTimeout: time.Second, DrainTimeout: time.Second,
+			StopTimeout: time.Second, GracePeriod: 3 * time.Second},
+		Signals:   []os.Signal{}, // none: the example drains through Drain
+		Logger:    slog.New(slog.DiscardHandler),
+		Observers: []lifecycle.Observer{tel}, // the whole telemetry wiring
+	})
 	if err != nil {
 		fmt.Println(err)
 		return

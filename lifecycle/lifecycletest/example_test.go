@@ -15,10 +15,12 @@ import (
 // A request that never ends is cut at drain.timeout, and Run reports it
 // with exit code 1.
 func Example() {
-	lc, err := lifecycle.New(
-		lifecycle.Options{Timings: budget.Timings{WarmupTimeout: time.Second, DrainTimeout: 100 * time.Millisecond,
-			StopTimeout: 100 * time.Millisecond, GracePeriod: 2 * time.Second}, Signals: []os.Signal{}, Logger: slog.New(slog.DiscardHandler)},
-	)
+	lc, err := lifecycle.New(lifecycle.Options{
+		Timings: budget.Timings{WarmupTimeout: time.Second, DrainTimeout: 100 * time.Millisecond,
+			StopTimeout: 100 * time.Millisecond, GracePeriod: 2 * time.Second},
+		Signals: []os.Signal{}, // none: the example drains through Drain
+		Logger:  slog.New(slog.DiscardHandler),
+	})
 	if err != nil {
 		fmt.Println(err)
 		return
