@@ -5,8 +5,7 @@ go 1.25.0
 require (
 	github.com/spf13/pflag v1.1.0
 	github.com/spf13/viper v1.21.0
-	go.uber.org/goleak v1.3.0
-	golang.org/x/net v0.34.0
+	go.uber.org/goleak v0.10.0
 )
 
 require (

@@ -129,21 +129,28 @@ func OnWarmup(name string, fn func(ctx context.Context) error) Option {
 	}
 }
 
-// OnStop adds a stop hook (lifecycle.Lifecycle.OnStop): stop hooks run last,
-// in reverse order, within stop.timeout; an error is logged and does not
-// change the exit code.
+// OnStop adds a stop hook (lifecycle.Lifecycle.OnStop), the one hook at the
+// end of the instance's life: stop hooks run after in-flight work ended, in
+// reverse order, together within stop.timeout, inside the grace period; an
+// error is logged and does not change the exit code. Close pools and
+// flush what must leave the process here.
 func OnStop(name string, fn func(ctx context.Context) error) Option {
 	return func(s *service) { s.lcSetup = append(s.lcSetup, func(lc *lifecycle.Lifecycle) { lc.OnStop(name, fn) }) }
 }
 
-// WithCheck adds a readiness check (lifecycle.Lifecycle.AddCheck).
-func WithCheck(c lifecycle.Checker) Option {
-	return func(s *service) { s.lcSetup = append(s.lcSetup, func(lc *lifecycle.Lifecycle) { lc.AddCheck(c) }) }
+// WithCheck adds a readiness check named name (lifecycle.Lifecycle.AddCheck):
+// fn runs in the background every checks.interval, within checks.timeout.
+func WithCheck(name string, fn func(ctx context.Context) error) Option {
+	return func(s *service) {
+		s.lcSetup = append(s.lcSetup, func(lc *lifecycle.Lifecycle) { lc.AddCheck(name, fn) })
+	}
 }
 
-// WithObserver adds a lifecycle observer (telemetry.Telemetry is one).
+// WithObserver adds a lifecycle observer (lifecycle.Options.Observers). A
+// telemetry.Telemetry is one, and this is its whole wiring: it flushes
+// itself as the last stop hook, within stop.timeout.
 func WithObserver(obs lifecycle.Observer) Option {
-	return func(s *service) { s.lcOpts = append(s.lcOpts, lifecycle.WithObserver(obs)) }
+	return func(s *service) { s.observers = append(s.observers, obs) }
 }
 
 // WithLifecycle calls fn with the lifecycle after every other option has
@@ -167,12 +174,6 @@ func WithAdminHandler(pattern string, h http.Handler) Option {
 // once, a registrar, an admin handler). An error exits 2.
 func WithSetup(fn func(cfg *config.Config) ([]Option, error)) Option {
 	return func(s *service) { s.setups = append(s.setups, fn) }
-}
-
-// AfterRun adds a function that runs after the drain, once the admin
-// listener has closed, with a context bounded by 2s: flush telemetry.
-func AfterRun(fn func(ctx context.Context) error) Option {
-	return func(s *service) { s.afterRun = append(s.afterRun, fn) }
 }
 
 // WithLogger sets the logger (default JSON lines on the output, see

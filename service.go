@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -32,10 +31,9 @@ type service struct {
 	registrations []namedRegistration
 	lcSetup       []func(*lifecycle.Lifecycle)
 	lcHooks       []func(*lifecycle.Lifecycle) error
-	lcOpts        []lifecycle.Option
+	observers     []lifecycle.Observer
 	adminHandlers []adminHandler
 	setups        []func(*config.Config) ([]Option, error)
-	afterRun      []func(context.Context) error
 	onStarted     []func(map[string]net.Addr)
 	defineFlags   []func(*pflag.FlagSet)
 	defaultAdmin  string
@@ -158,7 +156,9 @@ func (s *service) checkMetrics(cfg *config.Config) error {
 
 // start builds the lifecycle, opens the listeners and runs until drained.
 func (s *service) start(ctx context.Context, cfg *config.Config, addrs map[string]string) int {
-	lc, err := lifecycle.New(append(append(cfg.LifecycleOptions(), lifecycle.WithLogger(s.logger)), s.lcOpts...)...)
+	lo := cfg.LifecycleOptions()
+	lo.Logger, lo.Observers = s.logger, s.observers
+	lc, err := lifecycle.New(lo)
 	if err != nil {
 		return s.fail(err)
 	}
@@ -179,7 +179,7 @@ func (s *service) start(ctx context.Context, cfg *config.Config, addrs map[strin
 	defer closeAll(lns) // Serve never runs if the drain starts during warm-up
 	admin := newAdminServer(lns[adminName], ah, s.adminLimits, s.logger)
 	go admin.serve(s.logger)
-	defer s.afterDrain(admin)
+	defer admin.shutdown() // it served through the whole drain
 	if err := s.wire(lc, cfg, lns); err != nil {
 		return s.fail(err)
 	}
@@ -250,19 +250,6 @@ func (s *service) wire(lc *lifecycle.Lifecycle, cfg *config.Config, lns map[stri
 		}
 	}
 	return nil
-}
-
-// afterDrain closes the admin listener (it served through the whole drain),
-// then runs the AfterRun functions.
-func (s *service) afterDrain(admin *adminServer) {
-	admin.shutdown()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	for _, f := range s.afterRun {
-		if err := f(ctx); err != nil {
-			s.logger.Warn("after run", "error", err)
-		}
-	}
 }
 
 // fail logs err after something was started and returns exit code 2.

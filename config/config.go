@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 )
 
 // Config is a complete, validated set of drainkit settings. Load returns one;
@@ -15,11 +16,11 @@ import (
 type Config struct {
 	// Timings is the drain budget (keys warmup.timeout, propagation.min,
 	// propagation.quiet, propagation.max, drain.timeout, stop.timeout,
-	// grace_period). Default lifecycle.DefaultTimings().
-	Timings lifecycle.Timings
+	// grace_period). Default budget.DefaultTimings().
+	Timings budget.Timings
 	// Checks sets the readiness-check interval, timeout and thresholds (keys
-	// checks.*). Default lifecycle.DefaultCheckOptions().
-	Checks lifecycle.CheckOptions
+	// checks.*). Default budget.DefaultCheckOptions().
+	Checks budget.CheckOptions
 	// Admin is the admin listener (probes, GET /state, POST /drain).
 	Admin AdminConfig
 	// Registry holds the service-registry (Consul) settings.
@@ -96,12 +97,12 @@ type RegistryConfig struct {
 }
 
 // Default returns the defaults of every key: DESIGN.md section 3's timings,
-// lifecycle.DefaultCheckOptions, admin listener ":8081" without token or
+// budget.DefaultCheckOptions, admin listener ":8081" without token or
 // metrics, and the registry defaults documented on RegistryConfig.
 func Default() *Config {
 	return &Config{
-		Timings: lifecycle.DefaultTimings(),
-		Checks:  lifecycle.DefaultCheckOptions(),
+		Timings: budget.DefaultTimings(),
+		Checks:  budget.DefaultCheckOptions(),
 		Admin:   AdminConfig{Addr: ":8081", ServingzDraining: true},
 		Registry: RegistryConfig{
 			TTL:                            10 * time.Second,
@@ -113,15 +114,11 @@ func Default() *Config {
 	}
 }
 
-// LifecycleOptions returns the lifecycle.Options for c's timings, check
-// options and deregistration timeout, to pass to lifecycle.New together with
-// the caller's own (logger, observers).
-func (c *Config) LifecycleOptions() []lifecycle.Option {
-	return []lifecycle.Option{
-		lifecycle.WithTimings(c.Timings),
-		lifecycle.WithCheckOptions(c.Checks),
-		lifecycle.WithDeregisterTimeout(c.Registry.DeregisterTimeout),
-	}
+// LifecycleOptions returns the lifecycle.Options of c's timings, check
+// options and deregistration timeout; the caller sets its own logger,
+// observers and signals on it before passing it to lifecycle.New.
+func (c *Config) LifecycleOptions() lifecycle.Options {
+	return lifecycle.Options{Timings: c.Timings, Checks: c.Checks, DeregisterTimeout: c.Registry.DeregisterTimeout}
 }
 
 // Source reports where key's value came from: a flag, an environment

@@ -5,7 +5,7 @@
 //
 // Precedence, highest first: flags (only those set on the command line), then
 // environment variables, then the file, then the defaults
-// (lifecycle.DefaultTimings, lifecycle.DefaultCheckOptions and the defaults
+// (budget.DefaultTimings, budget.DefaultCheckOptions and the defaults
 // documented on each key). Every key has one spelling per source:
 //
 //	file:  propagation.min: 5s         (nested or dotted, once; keys are case-insensitive)

@@ -29,7 +29,7 @@ type Error struct {
 	Problem string
 	// Allowed is the allowed range or the expected form, in words.
 	Allowed string
-	// Err is the underlying error, if any: a *lifecycle.RangeError from
+	// Err is the underlying error, if any: a *budget.RangeError from
 	// lifecycle's validation, or a file-system or parse error.
 	Err error
 }

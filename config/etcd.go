@@ -4,7 +4,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 )
 
 // EtcdConfig configures registration in etcd (keys registry.etcd.*; the
@@ -105,7 +105,7 @@ var etcdKeys = []keyDef{
 // rejects an empty list when it is used.
 func (c *Config) checkEtcd(k keyDef) string {
 	e := c.Registry.Etcd
-	max := "<= " + formatDuration(lifecycle.MaxDuration)
+	max := "<= " + formatDuration(budget.MaxDuration)
 	ka := e.KeepAliveInterval
 	if ka == 0 {
 		ka = e.TTL / 3
@@ -116,7 +116,7 @@ func (c *Config) checkEtcd(k keyDef) string {
 			return "must start with '/' and not end with '/', e.g. /microservices"
 		}
 	case "registry.etcd.ttl":
-		if e.TTL < 2*time.Second || e.TTL > lifecycle.MaxDuration || e.TTL%time.Second != 0 {
+		if e.TTL < 2*time.Second || e.TTL > budget.MaxDuration || e.TTL%time.Second != 0 {
 			return "must be whole seconds, >= 2s (etcd's minimum lease TTL) and " + max
 		}
 	case "registry.etcd.keepalive_interval":
@@ -128,7 +128,7 @@ func (c *Config) checkEtcd(k keyDef) string {
 			return "must be 0 (the smaller of the keep-alive interval and 2s) or > 0s and <= registry.etcd.keepalive_interval (" + formatDuration(ka) + ")"
 		}
 	case "registry.etcd.dial_timeout":
-		if e.DialTimeout <= 0 || e.DialTimeout > lifecycle.MaxDuration {
+		if e.DialTimeout <= 0 || e.DialTimeout > budget.MaxDuration {
 			return "must be > 0s and " + max
 		}
 	case "registry.etcd.password":

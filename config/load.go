@@ -64,7 +64,7 @@ const maxFileSize = 1 << 20
 // extension (key "config"); an unknown key in the file; a value of the wrong
 // type; an unparseable duration, one without a unit or with an unknown unit,
 // one that overflows; and any value out of its range, including the grace
-// period budget (lifecycle.Timings.Validate, lifecycle.CheckOptions.Validate).
+// period budget (budget.Timings.Validate, budget.CheckOptions.Validate).
 // Unknown DRAINKIT_* environment variables do not fail Load: each becomes a
 // Warning, with the closest key's variable when one is close (a typo), that
 // Config.Warnings returns for the caller to log (see CheckEnv for why it is

@@ -10,6 +10,7 @@ import (
 
 	"github.com/drainkit/drainkit/config"
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"github.com/spf13/pflag"
 )
 
@@ -39,7 +40,7 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Timings != lifecycle.DefaultTimings() || c.Checks != lifecycle.DefaultCheckOptions() {
+	if c.Timings != budget.DefaultTimings() || c.Checks != budget.DefaultCheckOptions() {
 		t.Errorf("defaults: got %+v %+v", c.Timings, c.Checks)
 	}
 	if c.String() != config.Default().String() {
@@ -48,7 +49,7 @@ func TestDefaults(t *testing.T) {
 	if got := c.Source("propagation.min"); got.Kind != config.FromDefault || got.String() != "default" {
 		t.Errorf("Source = %v", got)
 	}
-	if _, err := lifecycle.New(c.LifecycleOptions()...); err != nil {
+	if _, err := lifecycle.New(c.LifecycleOptions()); err != nil {
 		t.Errorf("lifecycle.New(defaults): %v", err)
 	}
 }
@@ -173,9 +174,9 @@ func TestBadInputs(t *testing.T) {
 
 func TestRangeErrorIsWrapped(t *testing.T) {
 	_, err := config.Load(config.Sources{Env: []string{"DRAINKIT_PROPAGATION_MIN=-1s"}})
-	var re *lifecycle.RangeError
+	var re *budget.RangeError
 	if !errors.As(err, &re) || re.Key != "propagation.min" {
-		t.Fatalf("want a wrapped *lifecycle.RangeError for propagation.min, got %v", err)
+		t.Fatalf("want a wrapped *budget.RangeError for propagation.min, got %v", err)
 	}
 }
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"github.com/drainkit/drainkit/registry"
 )
 
@@ -24,7 +24,7 @@ func (c *Config) Validate() error {
 
 // CheckDeregisterBudget checks registry.deregister_timeout against the
 // grace-period budget for an instance that registers somewhere
-// (lifecycle.Timings.CheckDeregisterBudget: with no propagation window,
+// (budget.Timings.CheckDeregisterBudget: with no propagation window,
 // deregistration must fit grace_period with drain.timeout and stop.timeout).
 // Validate cannot, since it does not know whether a registrar will be built;
 // drainkit.Main calls this before any listener opens when one will be. It
@@ -32,7 +32,7 @@ func (c *Config) Validate() error {
 // range, or nil.
 func (c *Config) CheckDeregisterBudget() error {
 	err := c.Timings.CheckDeregisterBudget(c.Registry.DeregisterTimeout)
-	var re *lifecycle.RangeError
+	var re *budget.RangeError
 	if !errors.As(err, &re) {
 		return err
 	}
@@ -43,14 +43,14 @@ func (c *Config) CheckDeregisterBudget() error {
 // validate is Validate with the values as the sources spelled them, for the
 // error message; keys missing from given are shown formatted.
 func (c *Config) validate(given map[string]string) *Error {
-	wrap := func(re *lifecycle.RangeError) *Error {
+	wrap := func(re *budget.RangeError) *Error {
 		k, ok := lookupKey(re.Key)
 		if !ok {
 			return &Error{Key: re.Key, Value: quoteValue(re.Value), Problem: "is out of range", Allowed: re.Allowed, Err: re}
 		}
 		return c.rangeError(k, given, re.Allowed, re)
 	}
-	var re *lifecycle.RangeError
+	var re *budget.RangeError
 	if err := c.Timings.Validate(); err != nil {
 		if errors.As(err, &re) {
 			return wrap(re)
@@ -112,7 +112,7 @@ func (c *Config) checkOwn(k keyDef) string {
 		return c.checkNacos(k)
 	}
 	r := c.Registry
-	max := "<= " + formatDuration(lifecycle.MaxDuration)
+	max := "<= " + formatDuration(budget.MaxDuration)
 	switch k.name {
 	case "admin.addr":
 		return checkAddr(c.Admin.Addr)
@@ -131,7 +131,7 @@ func (c *Config) checkOwn(k keyDef) string {
 			return "must be empty, an IP address or a DNS name (letters, digits, '-' and '.')"
 		}
 	case "registry.ttl":
-		if r.TTL < time.Second || r.TTL > lifecycle.MaxDuration {
+		if r.TTL < time.Second || r.TTL > budget.MaxDuration {
 			return "must be >= 1s and " + max
 		}
 	case "registry.heartbeat_interval":
@@ -139,7 +139,7 @@ func (c *Config) checkOwn(k keyDef) string {
 			return "must be 0 (registry.ttl / 3) or > 0s and <= registry.ttl / 3 (" + formatDuration(r.TTL/3) + ")"
 		}
 	case "registry.deregister_critical_service_after":
-		if r.DeregisterCriticalServiceAfter < time.Minute || r.DeregisterCriticalServiceAfter > lifecycle.MaxDuration {
+		if r.DeregisterCriticalServiceAfter < time.Minute || r.DeregisterCriticalServiceAfter > budget.MaxDuration {
 			return "must be >= 1m (Consul's minimum) and " + max
 		}
 	case "registry.call_timeout":
@@ -151,7 +151,7 @@ func (c *Config) checkOwn(k keyDef) string {
 			return "must be 0 (the smaller of the heartbeat interval and 2s) or > 0s and <= registry.heartbeat_interval (" + formatDuration(hb) + ")"
 		}
 	case "registry.deregister_timeout":
-		if r.DeregisterTimeout <= 0 || r.DeregisterTimeout > lifecycle.MaxDuration {
+		if r.DeregisterTimeout <= 0 || r.DeregisterTimeout > budget.MaxDuration {
 			return "must be > 0s and " + max
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"os"
 	"testing"
 	"time"
 
@@ -13,13 +14,13 @@ import (
 
 	"github.com/drainkit/drainkit/grpcdrain"
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 )
 
 // TestAdd: the one-pass form adds the server to the lifecycle, which serves
 // it (health SERVING once READY) and drains it.
 func TestAdd(t *testing.T) {
-	lc, err := lifecycle.New(lifecycle.WithLogger(slog.New(slog.DiscardHandler)), lifecycle.WithSignals(),
-		lifecycle.WithTimings(lifecycle.Timings{WarmupTimeout: time.Second, DrainTimeout: time.Second, StopTimeout: time.Second, GracePeriod: 5 * time.Second}))
+	lc, err := lifecycle.New(lifecycle.Options{Logger: slog.New(slog.DiscardHandler), Signals: []os.Signal{}, Timings: budget.Timings{WarmupTimeout: time.Second, DrainTimeout: time.Second, StopTimeout: time.Second, GracePeriod: 5 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}

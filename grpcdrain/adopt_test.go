@@ -10,6 +10,7 @@ import (
 	"github.com/drainkit/drainkit/grpcdrain"
 	"github.com/drainkit/drainkit/internal/loadtest"
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -20,7 +21,7 @@ import (
 // adopted starts an instance whose grpc.Server the test builds itself, the
 // way a user does: drainkit's options, the user's recovery interceptor
 // placed as place says, the user's service.
-func adopted(t *testing.T, tm lifecycle.Timings, place string, svc *testService, opts ...grpcdrain.Option) *instance {
+func adopted(t *testing.T, tm budget.Timings, place string, svc *testService, opts ...grpcdrain.Option) *instance {
 	t.Helper()
 	var builds atomic.Int32
 	in := setupWith(t, tm, func(lc *lifecycle.Lifecycle, ln net.Listener) *grpcdrain.Server {

@@ -76,9 +76,7 @@ func appContextDrain(t *testing.T, option func(stats.Handler) grpcdrain.Option) 
 	sigCtx, stop := signal.NotifyContext(context.Background(), syscall.SIGUSR1)
 	defer stop()
 	rec := drainsteps.New()
-	lc, err := lifecycle.New(lifecycle.WithTimings(timings(400*time.Millisecond, 5*time.Second)),
-		lifecycle.WithObserver(rec), lifecycle.WithSignals(syscall.SIGUSR1),
-		lifecycle.WithLogger(slog.New(slog.DiscardHandler)))
+	lc, err := lifecycle.New(lifecycle.Options{Timings: timings(400*time.Millisecond, 5*time.Second), Signals: []os.Signal{syscall.SIGUSR1}, Logger: slog.New(slog.DiscardHandler), Observers: []lifecycle.Observer{rec}})
 	if err != nil {
 		t.Fatal(err)
 	}

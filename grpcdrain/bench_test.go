@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/drainkit/drainkit/grpcdrain"
+	"github.com/drainkit/drainkit/internal/cpubench"
 	"github.com/drainkit/drainkit/lifecycle"
 	"google.golang.org/grpc"
 	testpb "google.golang.org/grpc/interop/grpc_testing"
@@ -49,7 +50,7 @@ func perCore[T any](info T) *T {
 // interceptors returns grpcdrain's interceptors, as installed on every
 // grpc.Server it builds (not serving).
 func interceptors(b *testing.B) (grpc.UnaryServerInterceptor, grpc.StreamServerInterceptor) {
-	lc, err := lifecycle.New(lifecycle.WithLogger(slog.New(slog.DiscardHandler)))
+	lc, err := lifecycle.New(lifecycle.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func benchUnary(b *testing.B, unary grpc.UnaryServerInterceptor) {
 	b.Run("seq", func(b *testing.B) {
 		ctx := context.Background()
 		b.ReportAllocs()
-		reportCPU(b, func() {
+		cpubench.Report(b, func() {
 			for b.Loop() {
 				_, _ = unary(ctx, benchReq, benchInfo, benchHandler)
 			}
@@ -89,7 +90,7 @@ func benchUnary(b *testing.B, unary grpc.UnaryServerInterceptor) {
 	})
 	b.Run("parallel", func(b *testing.B) {
 		b.ReportAllocs()
-		reportCPU(b, func() {
+		cpubench.Report(b, func() {
 			b.RunParallel(func(pb *testing.PB) {
 				ctx := context.Background()
 				info := perCore(*benchInfo)
@@ -118,7 +119,7 @@ func benchStream(b *testing.B, stream grpc.StreamServerInterceptor) {
 	b.Run("seq", func(b *testing.B) {
 		var ss grpc.ServerStream = &nopStream{context.Background()}
 		b.ReportAllocs()
-		reportCPU(b, func() {
+		cpubench.Report(b, func() {
 			for b.Loop() {
 				_ = stream(nil, ss, benchSInfo, benchSHandle)
 			}
@@ -126,7 +127,7 @@ func benchStream(b *testing.B, stream grpc.StreamServerInterceptor) {
 	})
 	b.Run("parallel", func(b *testing.B) {
 		b.ReportAllocs()
-		reportCPU(b, func() {
+		cpubench.Report(b, func() {
 			b.RunParallel(func(pb *testing.PB) {
 				var ss grpc.ServerStream = &nopStream{context.Background()}
 				info := perCore(*benchSInfo)
@@ -141,7 +142,7 @@ func benchStream(b *testing.B, stream grpc.StreamServerInterceptor) {
 // The request path allocates nothing (a property, not a timing: checked
 // here so that a regression fails the tests, not only the benchmarks).
 func TestInterceptorsDoNotAllocate(t *testing.T) {
-	lc, err := lifecycle.New(lifecycle.WithLogger(slog.New(slog.DiscardHandler)))
+	lc, err := lifecycle.New(lifecycle.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 
 func newTestServer(t *testing.T) *Server {
 	t.Helper()
-	lc, err := lifecycle.New(lifecycle.WithLogger(slog.New(slog.DiscardHandler)))
+	lc, err := lifecycle.New(lifecycle.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

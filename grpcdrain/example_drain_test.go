@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"time"
 
 	"github.com/drainkit/drainkit/grpcdrain"
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -18,11 +20,10 @@ import (
 // NOT_SERVING from t0, while calls are still served through the propagation
 // window.
 func Example_health() {
-	lc, _ := lifecycle.New(lifecycle.WithSignals(), lifecycle.WithLogger(slog.New(slog.DiscardHandler)),
-		lifecycle.WithTimings(lifecycle.Timings{
-			WarmupTimeout: time.Second, PropagationMin: time.Second, PropagationMax: time.Second,
-			DrainTimeout: time.Second, StopTimeout: time.Second, GracePeriod: 5 * time.Second,
-		}))
+	lc, _ := lifecycle.New(lifecycle.Options{Signals: []os.Signal{}, Logger: slog.New(slog.DiscardHandler), Timings: budget.Timings{
+		WarmupTimeout: time.Second, PropagationMin: time.Second, PropagationMax: time.Second,
+		DrainTimeout: time.Second, StopTimeout: time.Second, GracePeriod: 5 * time.Second,
+	}})
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	lc.AddServer("grpc", grpcdrain.New(lc, ln, nil))
 	sub, unsubscribe := lc.Subscribe()

@@ -16,7 +16,7 @@ import (
 // SIGTERM.
 func ExampleNew() {
 	run := func() int {
-		lc, err := lifecycle.New()
+		lc, err := lifecycle.New(lifecycle.Options{})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1

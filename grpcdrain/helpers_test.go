@@ -10,6 +10,7 @@ import (
 
 	"github.com/drainkit/drainkit/grpcdrain"
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials/insecure"
@@ -17,8 +18,8 @@ import (
 )
 
 // timings returns small test timings: window min/max as given, quiet 0.
-func timings(window, drain time.Duration) lifecycle.Timings {
-	return lifecycle.Timings{
+func timings(window, drain time.Duration) budget.Timings {
+	return budget.Timings{
 		WarmupTimeout:  5 * time.Second,
 		PropagationMin: window,
 		PropagationMax: window,
@@ -77,7 +78,7 @@ type instance struct {
 }
 
 // setup creates the lifecycle and the server without running them.
-func setup(t *testing.T, tm lifecycle.Timings, svc *testService, opts ...grpcdrain.Option) *instance {
+func setup(t *testing.T, tm budget.Timings, svc *testService, opts ...grpcdrain.Option) *instance {
 	t.Helper()
 	if svc == nil {
 		svc = &testService{}
@@ -88,11 +89,10 @@ func setup(t *testing.T, tm lifecycle.Timings, svc *testService, opts ...grpcdra
 }
 
 // setupWith is setup with the server that newServer makes on the listener.
-func setupWith(t *testing.T, tm lifecycle.Timings, newServer func(*lifecycle.Lifecycle, net.Listener) *grpcdrain.Server) *instance {
+func setupWith(t *testing.T, tm budget.Timings, newServer func(*lifecycle.Lifecycle, net.Listener) *grpcdrain.Server) *instance {
 	t.Helper()
 	rec := drainsteps.New()
-	lc, err := lifecycle.New(lifecycle.WithTimings(tm), lifecycle.WithObserver(rec),
-		lifecycle.WithLogger(slog.New(slog.DiscardHandler)))
+	lc, err := lifecycle.New(lifecycle.Options{Timings: tm, Logger: slog.New(slog.DiscardHandler), Observers: []lifecycle.Observer{rec}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func (in *instance) run() *instance {
 	return in
 }
 
-func start(t *testing.T, tm lifecycle.Timings, svc *testService, opts ...grpcdrain.Option) *instance {
+func start(t *testing.T, tm budget.Timings, svc *testService, opts ...grpcdrain.Option) *instance {
 	t.Helper()
 	return setup(t, tm, svc, opts...).run()
 }

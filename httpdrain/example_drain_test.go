@@ -7,10 +7,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/drainkit/drainkit/httpdrain"
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 )
 
 // A drain as a client sees it: before t0 a keep-alive response; during the
@@ -18,11 +20,10 @@ import (
 // the drain ends without cutting anything, and the timeline counts the
 // window's request as a late arrival.
 func Example_drain() {
-	lc, _ := lifecycle.New(lifecycle.WithSignals(), lifecycle.WithLogger(slog.New(slog.DiscardHandler)),
-		lifecycle.WithTimings(lifecycle.Timings{
-			WarmupTimeout: time.Second, PropagationMin: time.Second, PropagationMax: time.Second,
-			DrainTimeout: time.Second, StopTimeout: time.Second, GracePeriod: 5 * time.Second,
-		}))
+	lc, _ := lifecycle.New(lifecycle.Options{Signals: []os.Signal{}, Logger: slog.New(slog.DiscardHandler), Timings: budget.Timings{
+		WarmupTimeout: time.Second, PropagationMin: time.Second, PropagationMax: time.Second,
+		DrainTimeout: time.Second, StopTimeout: time.Second, GracePeriod: 5 * time.Second,
+	}})
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	srv := &http.Server{ReadHeaderTimeout: time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "hello")

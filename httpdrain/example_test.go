@@ -15,7 +15,7 @@ import (
 // A service's main: the lifecycle runs the server and drains it on SIGTERM.
 func ExampleNew() {
 	run := func() int {
-		lc, err := lifecycle.New()
+		lc, err := lifecycle.New(lifecycle.Options{})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1

@@ -13,11 +13,12 @@ import (
 
 	"github.com/drainkit/drainkit/httpdrain"
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 )
 
 // timings returns small test timings: window min/max as given, quiet 0.
-func timings(window, drain time.Duration) lifecycle.Timings {
-	return lifecycle.Timings{
+func timings(window, drain time.Duration) budget.Timings {
+	return budget.Timings{
 		WarmupTimeout:  5 * time.Second,
 		PropagationMin: window,
 		PropagationMax: window,
@@ -47,11 +48,10 @@ type instance struct {
 
 // start runs a lifecycle with one httpdrain server serving h and waits for
 // READY. configure may adjust the http.Server before httpdrain.New.
-func start(t *testing.T, tm lifecycle.Timings, h http.Handler, configure func(*http.Server), opts ...httpdrain.Option) *instance {
+func start(t *testing.T, tm budget.Timings, h http.Handler, configure func(*http.Server), opts ...httpdrain.Option) *instance {
 	t.Helper()
 	rec := drainsteps.New()
-	lc, err := lifecycle.New(lifecycle.WithTimings(tm), lifecycle.WithObserver(rec),
-		lifecycle.WithLogger(slog.New(slog.DiscardHandler)))
+	lc, err := lifecycle.New(lifecycle.Options{Timings: tm, Logger: slog.New(slog.DiscardHandler), Observers: []lifecycle.Observer{rec}})
 	if err != nil {
 		t.Fatal(err)
 	}

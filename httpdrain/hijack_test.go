@@ -14,7 +14,6 @@ import (
 
 	"github.com/drainkit/drainkit/httpdrain"
 	"github.com/drainkit/drainkit/lifecycle"
-	"golang.org/x/net/websocket"
 )
 
 // A WebSocket (a hijacked connection) gets the drain signal at t0, sends
@@ -22,18 +21,24 @@ import (
 // as a request, while open, and the drain waits for it.
 func TestWebSocketGoingAway(t *testing.T) {
 	handlerDone := make(chan struct{})
-	ws := websocket.Handler(func(ws *websocket.Conn) {
+	ws := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer close(handlerDone)
-		drain := httpdrain.Draining(ws.Request().Context())
+		c, brw, err := wsUpgrade(w, r)
+		if err != nil {
+			t.Errorf("upgrade: %v", err)
+			return
+		}
+		defer c.Close() // returning closes the hijacked connection
+		drain := httpdrain.Draining(r.Context())
 		msgs := make(chan string)
 		go func() { // echo loop; ends when the connection closes
 			defer close(msgs)
 			for {
-				var m string
-				if err := websocket.Message.Receive(ws, &m); err != nil {
+				op, p, err := wsRead(brw)
+				if err != nil || op != wsText {
 					return
 				}
-				msgs <- m
+				msgs <- string(p)
 			}
 		}()
 		for {
@@ -42,30 +47,28 @@ func TestWebSocketGoingAway(t *testing.T) {
 				if !ok {
 					return
 				}
-				if err := websocket.Message.Send(ws, "echo "+m); err != nil {
+				if err := wsWrite(c, wsText, []byte("echo "+m), false); err != nil {
 					return
 				}
 			case <-drain:
-				// Going away: close frame with status 1001; returning closes
-				// the hijacked connection.
-				_ = ws.WriteClose(1001)
+				// Going away: a close frame with status 1001.
+				_ = wsWrite(c, wsClose, []byte{1001 >> 8, 1001 & 0xff}, false)
 				return
 			}
 		}
 	})
 	in := start(t, timings(300*time.Millisecond, 5*time.Second), ws, nil)
 
-	conn, err := websocket.Dial("ws://"+in.addr+"/ws", "", "http://"+in.addr)
+	conn, br, err := wsDial(in.addr, "/ws")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	if err := websocket.Message.Send(conn, "hi"); err != nil {
+	if err := wsWrite(conn, wsText, []byte("hi"), true); err != nil {
 		t.Fatal(err)
 	}
-	var got string
-	if err := websocket.Message.Receive(conn, &got); err != nil || got != "echo hi" {
-		t.Fatalf("echo %q %v", got, err)
+	if op, got, err := wsRead(br); err != nil || op != wsText || string(got) != "echo hi" {
+		t.Fatalf("echo: opcode %d %q %v", op, got, err)
 	}
 	if f := in.hs.InFlight(); f.Hijacked != 1 || f.Requests != 0 {
 		t.Fatalf("in flight %+v, want 1 hijacked, 0 requests", f)
@@ -74,14 +77,13 @@ func TestWebSocketGoingAway(t *testing.T) {
 	if err := in.lc.Drain("test"); err != nil {
 		t.Fatal(err)
 	}
-	fr, err := conn.NewFrameReader()
+	op, payload, err := wsRead(br)
 	if err != nil {
 		t.Fatalf("reading the close frame: %v", err)
 	}
-	if fr.PayloadType() != websocket.CloseFrame {
-		t.Fatalf("frame type %d, want close", fr.PayloadType())
+	if op != wsClose {
+		t.Fatalf("frame opcode %d, want close", op)
 	}
-	payload, _ := io.ReadAll(fr)
 	if len(payload) < 2 || int(payload[0])<<8|int(payload[1]) != 1001 {
 		t.Fatalf("close payload %v, want status 1001", payload)
 	}

@@ -148,8 +148,7 @@ func benchQuiescenceLifecycle(b *testing.B, idle int) {
 	var lags []time.Duration
 	for b.Loop() {
 		rec := drainsteps.New()
-		lc, err := lifecycle.New(lifecycle.WithLogger(slog.New(slog.DiscardHandler)),
-			lifecycle.WithObserver(rec), lifecycle.WithTimings(timings(0, 5*time.Second)))
+		lc, err := lifecycle.New(lifecycle.Options{Logger: slog.New(slog.DiscardHandler), Timings: timings(0, 5*time.Second), Observers: []lifecycle.Observer{rec}})
 		if err != nil {
 			b.Fatal(err)
 		}

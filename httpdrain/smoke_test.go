@@ -54,7 +54,7 @@ func TestSmokeHTTP1(t *testing.T) {
 // wrongly.
 func TestTLSListenerIsRejected(t *testing.T) {
 	cert, _ := selfSigned(t)
-	lc, err := lifecycle.New(lifecycle.WithLogger(slog.New(slog.DiscardHandler)), lifecycle.WithTimings(timings(0, time.Second)))
+	lc, err := lifecycle.New(lifecycle.Options{Logger: slog.New(slog.DiscardHandler), Timings: timings(0, time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func (l *Lifecycle) callBounded(ctx context.Context, participant, call string, f
 	case <-t.C:
 	}
 	ran := time.Since(start)
-	l.opts.logger.Warn("drainkit: participant call abandoned: it ignored the end of its context",
+	l.opts.Logger.Warn("drainkit: participant call abandoned: it ignored the end of its context",
 		"participant", participant, "call", call, "waited_ms", ran.Milliseconds(), "cause", ctx.Err().Error())
 	return fmt.Errorf("%s: %s %w after %s: %w", participant, call, errAbandoned, ran.Round(time.Millisecond), ctx.Err())
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/drainkit/drainkit/httpdrain"
 	"github.com/drainkit/drainkit/internal/testlog"
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"github.com/drainkit/drainkit/lifecycle/lifecycletest"
 )
 
@@ -147,8 +148,8 @@ func abandoned(lines []map[string]any, participant, call string) bool {
 }
 
 // shortTimings: window 100ms..1s, no quiet, drain 1s, stop 1s, grace 4s.
-func shortTimings() lifecycle.Timings {
-	return lifecycle.Timings{WarmupTimeout: 5 * time.Second, PropagationMin: 100 * time.Millisecond,
+func shortTimings() budget.Timings {
+	return budget.Timings{WarmupTimeout: 5 * time.Second, PropagationMin: 100 * time.Millisecond,
 		PropagationMax: time.Second, DrainTimeout: time.Second, StopTimeout: time.Second, GracePeriod: 4 * time.Second}
 }
 
@@ -162,7 +163,7 @@ func TestSyncRunningAtDrainStartIsDeregistered(t *testing.T) {
 	logger, lines := jsonLog(t)
 	reg := newStubborn("sync")
 	defer reg.unblock(t)
-	lc := newLifecycle(t, lifecycle.WithTimings(shortTimings()), lifecycle.WithLogger(logger))
+	lc := newLifecycle(t, lifecycle.Options{Timings: shortTimings(), Logger: logger})
 	lc.AddServer("fake", lifecycletest.NewServer())
 	lc.AddRegistrar("slow", reg)
 	done := runAsync(context.Background(), lc)
@@ -201,7 +202,7 @@ func TestRegistrarIgnoringContextIsAbandoned(t *testing.T) {
 		reg := newStubborn("deregister", "confirm")
 		obs := newAfterStop()
 		tm := shortTimings()
-		lc := newLifecycle(t, lifecycle.WithTimings(tm), lifecycle.WithLogger(logger), lifecycle.WithObserver(obs))
+		lc := newLifecycle(t, lifecycle.Options{Timings: tm, Logger: logger, Observers: []lifecycle.Observer{obs}})
 		lc.AddServer("fake", lifecycletest.NewServer())
 		lc.AddRegistrar("stubborn", reg)
 		took, ranStopHooks, err := drainTimed(t, lc, reg.syncing)
@@ -270,7 +271,7 @@ func TestServerIgnoringContextIsAbandoned(t *testing.T) {
 		obs := newAfterStop()
 		tm := shortTimings()
 		tm.PropagationMin, tm.PropagationMax = 0, 0
-		lc := newLifecycle(t, lifecycle.WithTimings(tm), lifecycle.WithLogger(logger), lifecycle.WithObserver(obs))
+		lc := newLifecycle(t, lifecycle.Options{Timings: tm, Logger: logger, Observers: []lifecycle.Observer{obs}})
 		srv := &stuckServer{lifecycletest.NewServer(), make(chan struct{})}
 		lc.AddServer("stuck", srv)
 		took, ranStopHooks, err := drainTimed(t, lc, obs.ready)
@@ -303,7 +304,7 @@ func TestWindowEndingAtMaxWithArrivalsWarns(t *testing.T) {
 		tm := shortTimings()
 		tm.PropagationMin, tm.PropagationQuiet, tm.PropagationMax = 200*time.Millisecond, 300*time.Millisecond, 1500*time.Millisecond
 		tm.GracePeriod = 5 * time.Second
-		lc := newLifecycle(t, lifecycle.WithTimings(tm), lifecycle.WithLogger(logger))
+		lc := newLifecycle(t, lifecycle.Options{Timings: tm, Logger: logger})
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)

@@ -3,49 +3,9 @@ package lifecycle
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 )
-
-// CheckOptions set how readiness checks run and when they move the instance
-// between READY and EJECTED (hysteresis: SuccessThreshold > FailureThreshold).
-type CheckOptions struct {
-	// Interval between check rounds (key checks.interval, default 5s, > 0).
-	Interval time.Duration
-	// Timeout per check; a check still running then fails (key
-	// checks.timeout, default 1s, > 0 and <= Interval).
-	Timeout time.Duration
-	// FailureThreshold consecutive failed rounds move READY -> EJECTED (key
-	// checks.failure_threshold, default 3, >= 1).
-	FailureThreshold int
-	// SuccessThreshold consecutive passed rounds move a check-ejected
-	// instance back to READY (key checks.success_threshold, default 5,
-	// > FailureThreshold).
-	SuccessThreshold int
-}
-
-// DefaultCheckOptions returns interval 5s, timeout 1s, failure threshold 3
-// and success threshold 5.
-func DefaultCheckOptions() CheckOptions {
-	return CheckOptions{Interval: 5 * time.Second, Timeout: time.Second, FailureThreshold: 3, SuccessThreshold: 5}
-}
-
-// Validate returns a *RangeError naming the first key out of range, or nil.
-func (c CheckOptions) Validate() error {
-	switch {
-	case c.Interval <= 0 || c.Interval > MaxDuration:
-		return &RangeError{"checks.interval", c.Interval.String(), "must be > 0 and <= " + MaxDuration.String()}
-	case c.Timeout <= 0 || c.Timeout > c.Interval:
-		return &RangeError{"checks.timeout", c.Timeout.String(), "must be > 0 and <= checks.interval (" + c.Interval.String() + ")"}
-	case c.FailureThreshold < 1 || c.FailureThreshold > 1000:
-		return &RangeError{"checks.failure_threshold", strconv.Itoa(c.FailureThreshold), "must be between 1 and 1000"}
-	case c.SuccessThreshold <= c.FailureThreshold || c.SuccessThreshold > 1000:
-		return &RangeError{"checks.success_threshold", strconv.Itoa(c.SuccessThreshold),
-			fmt.Sprintf("must be > checks.failure_threshold (%d) and <= 1000", c.FailureThreshold)}
-	}
-	return nil
-}
 
 // runChecks runs check rounds every Interval until ctx is done. A round passes
 // when every check passes within Timeout.
@@ -54,7 +14,7 @@ func (l *Lifecycle) runChecks(ctx context.Context) {
 	if len(checkers) == 0 {
 		return
 	}
-	co := l.opts.checks
+	co := l.opts.Checks
 	tick := time.NewTicker(co.Interval)
 	defer tick.Stop()
 	var fails, oks int
@@ -77,19 +37,19 @@ func (l *Lifecycle) runChecks(ctx context.Context) {
 }
 
 // checkRound runs all checks concurrently and caches their results.
-func (l *Lifecycle) checkRound(ctx context.Context, checkers []Checker) bool {
+func (l *Lifecycle) checkRound(ctx context.Context, checkers []hook) bool {
 	results := make([]CheckResult, len(checkers))
 	var each sync.WaitGroup
 	for i, c := range checkers {
 		each.Go(func() {
-			cctx, cancel := context.WithTimeout(ctx, l.opts.checks.Timeout)
+			cctx, cancel := context.WithTimeout(ctx, l.opts.Checks.Timeout)
 			defer cancel()
 			start := time.Now()
-			err := c.Check(cctx)
+			err := c.fn(cctx)
 			if err == nil && cctx.Err() != nil {
 				err = cctx.Err()
 			}
-			results[i] = CheckResult{Name: c.Name(), OK: err == nil, At: start, Duration: time.Since(start)}
+			results[i] = CheckResult{Name: c.name, OK: err == nil, At: start, Duration: time.Since(start)}
 			if err != nil {
 				results[i].Err = err.Error()
 			}
@@ -110,7 +70,7 @@ func (l *Lifecycle) checkRound(ctx context.Context, checkers []Checker) bool {
 // applyCheckRound moves READY -> EJECTED after FailureThreshold failed rounds
 // and a check-ejected EJECTED -> READY after SuccessThreshold passed rounds.
 func (l *Lifecycle) applyCheckRound(fails, oks int) {
-	co := l.opts.checks
+	co := l.opts.Checks
 	l.mu.Lock()
 	st, op := State(l.state.Load()), l.operatorEjectedLocked()
 	l.mu.Unlock()

@@ -7,22 +7,26 @@
 //	signal / POST /drain / Drain()  ->  Lifecycle  ->  probes, registrars, servers
 //
 // A Lifecycle moves through five states (see State). Participants plug in
-// through small interfaces defined here (Server, Registrar, Checker,
-// Observer); Run hands each Server the ServerHooks through which it reports
-// its traffic. Of the module, this package imports only internal/syncx;
-// every other package depends on it.
+// through small interfaces defined here (Server, Registrar, Observer) and
+// named functions (readiness checks, warm-up and stop hooks); Run hands each
+// Server the ServerHooks through which it reports its traffic. The time
+// budget it enforces, and the settings' ranges, are package budget's. Of the
+// module, this package imports only internal/syncx and budget; every other
+// package depends on it.
 //
 // The drain sequence, started by the first signal, POST /drain or Drain:
 //
 //	t0 DRAINING: readiness fails at once, servers enter lame-duck mode
 //	   -> registrars deregister (bounded, retried by the registrar; a failure is
 //	      logged and never blocks the drain)
-//	   -> propagation window: at least Timings.PropagationMin after
-//	      deregistration, then until no request arrived for
-//	      Timings.PropagationQuiet, never past t0 + Timings.PropagationMax
+//	   -> propagation window: at least PropagationMin after deregistration,
+//	      then until no request arrived for PropagationQuiet, never past
+//	      t0 + PropagationMax
 //	   -> listeners closed -> in-flight work finishes, or is force-closed at
-//	      Timings.DrainTimeout -> stop hooks (reverse order, Timings.StopTimeout)
+//	      DrainTimeout -> stop hooks (reverse order, StopTimeout)
 //	   -> STOPPED.
+//
+// The durations are the fields of budget.Timings (Options.Timings).
 //
 // Every step is recorded in a Timeline (offsets from t0, late arrivals,
 // in-flight at listener close, forced closes), logged as one line at exit and

@@ -50,7 +50,7 @@ func (l *Lifecycle) drainSequence(r *run, served bool) (cut bool, overrun error)
 		cut = l.closeAndAwait(grace, r.servers, graceEnd)
 	}
 	if grace.Err() != nil {
-		return true, fmt.Errorf("grace period %s exceeded", l.opts.timings.GracePeriod)
+		return true, fmt.Errorf("grace period %s exceeded", l.opts.Timings.GracePeriod)
 	}
 	l.runStopHooks(graceEnd)
 	l.step(StepStopHooksDone, nil)
@@ -74,8 +74,8 @@ func (l *Lifecycle) eachServer(servers []namedServer, call string, fn func(i int
 // window), records StepDeregistered if there was any, and returns when
 // deregistration finished.
 func (l *Lifecycle) deregisterBounded(grace context.Context, synced []*registrarState) time.Time {
-	tm := l.opts.timings
-	bound := l.opts.deregister
+	tm := l.opts.Timings
+	bound := l.opts.DeregisterTimeout
 	if tm.PropagationMax > 0 && tm.PropagationMax < bound {
 		bound = tm.PropagationMax
 	}
@@ -119,8 +119,8 @@ func (l *Lifecycle) confirmDuringWindow(grace context.Context, synced []*registr
 // nor past its end), then force-closes what is left. It reports whether any
 // server had to be force-closed, even if that server counted nothing as cut.
 func (l *Lifecycle) closeAndAwait(grace context.Context, servers []namedServer, graceEnd time.Time) bool {
-	deadline := time.Now().Add(l.opts.timings.DrainTimeout)
-	if limit := graceEnd.Add(-l.opts.timings.StopTimeout); limit.Before(deadline) {
+	deadline := time.Now().Add(l.opts.Timings.DrainTimeout)
+	if limit := graceEnd.Add(-l.opts.Timings.StopTimeout); limit.Before(deadline) {
 		deadline = limit
 	}
 	counts := make([]InFlight, len(servers))
@@ -163,7 +163,7 @@ func (l *Lifecycle) closeAndAwait(grace context.Context, servers []namedServer, 
 			n = counted // not read if abandoned: it may still be written
 		}
 		forced += n
-		l.opts.logger.Warn("drainkit: force-closed at drain timeout", "server", s.name, "cut", n)
+		l.opts.Logger.Warn("drainkit: force-closed at drain timeout", "server", s.name, "cut", n)
 	}
 	if !slices.Contains(idle, false) {
 		l.step(StepIdle, nil)
@@ -172,9 +172,9 @@ func (l *Lifecycle) closeAndAwait(grace context.Context, servers []namedServer, 
 	l.mu.Lock()
 	l.timeline.ForceClosed = forced
 	l.mu.Unlock()
-	limit := fmt.Sprintf("drain.timeout %s", l.opts.timings.DrainTimeout)
+	limit := fmt.Sprintf("drain.timeout %s", l.opts.Timings.DrainTimeout)
 	if grace.Err() != nil {
-		limit = fmt.Sprintf("grace_period %s", l.opts.timings.GracePeriod)
+		limit = fmt.Sprintf("grace_period %s", l.opts.Timings.GracePeriod)
 	}
 	l.step(StepForceClosed, fmt.Errorf("%s reached: %d cut", limit, forced))
 	return true

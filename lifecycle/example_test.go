@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"github.com/drainkit/drainkit/lifecycle/lifecycletest"
 )
 
@@ -20,8 +22,8 @@ func (c transitions) OnDrainStep(lifecycle.Timeline, lifecycle.Step) {}
 
 // exampleTimings: no propagation window and a short drain budget, so the
 // example runs at once.
-func exampleTimings() lifecycle.Timings {
-	return lifecycle.Timings{WarmupTimeout: time.Second, DrainTimeout: time.Second, StopTimeout: time.Second, GracePeriod: 3 * time.Second}
+func exampleTimings() budget.Timings {
+	return budget.Timings{WarmupTimeout: time.Second, DrainTimeout: time.Second, StopTimeout: time.Second, GracePeriod: 3 * time.Second}
 }
 
 // A Lifecycle with one server goes READY after warm-up and drains when asked:
@@ -29,12 +31,12 @@ func exampleTimings() lifecycle.Timings {
 // the drain.
 func Example() {
 	seen := make(transitions, 8)
-	lc, err := lifecycle.New(
-		lifecycle.WithTimings(exampleTimings()),
-		lifecycle.WithObserver(seen),
-		lifecycle.WithSignals(), // leave SIGTERM to the test binary
-		lifecycle.WithLogger(slog.New(slog.DiscardHandler)),
-	)
+	lc, err := lifecycle.New(lifecycle.Options{
+		Timings:   exampleTimings(),
+		Signals:   []os.Signal{}, // none: the example drains through Drain
+		Logger:    slog.New(slog.DiscardHandler),
+		Observers: []lifecycle.Observer{seen},
+	})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -73,11 +75,11 @@ func Example() {
 // A failed warm-up stops the instance without a drain: Run returns exit code
 // 1 and there is no timeline.
 func ExampleLifecycle_Run_warmupFailure() {
-	lc, err := lifecycle.New(
-		lifecycle.WithTimings(exampleTimings()),
-		lifecycle.WithSignals(),
-		lifecycle.WithLogger(slog.New(slog.DiscardHandler)),
-	)
+	lc, err := lifecycle.New(lifecycle.Options{
+		Timings: exampleTimings(),
+		Signals: []os.Signal{}, // none: the example drains through Drain
+		Logger:  slog.New(slog.DiscardHandler),
+	})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -97,7 +99,7 @@ func ExampleLifecycle_Run_warmupFailure() {
 // Validate names the configuration key that is out of range and the range it
 // must be in.
 func ExampleTimings_Validate() {
-	tm := lifecycle.DefaultTimings()
+	tm := budget.DefaultTimings()
 	tm.GracePeriod = 20 * time.Second
 	fmt.Println(tm.Validate())
 	tm.GracePeriod = tm.MinGracePeriod()
@@ -121,11 +123,11 @@ func ExampleExitCode() {
 // the instance is leaving rotation: it stops taking new work at the drain's
 // start, while the servers still serve through the propagation window.
 func ExampleLifecycle_Draining() {
-	lc, err := lifecycle.New(
-		lifecycle.WithTimings(exampleTimings()),
-		lifecycle.WithSignals(), // leave SIGTERM to the test binary
-		lifecycle.WithLogger(slog.New(slog.DiscardHandler)),
-	)
+	lc, err := lifecycle.New(lifecycle.Options{
+		Timings: exampleTimings(),
+		Signals: []os.Signal{}, // none: the example drains through Drain
+		Logger:  slog.New(slog.DiscardHandler),
+	})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"errors"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -127,8 +128,8 @@ func (o *observer) reached(s State) bool {
 }
 
 // fastTimings: a small but valid budget.
-func fastTimings(min, quiet, max time.Duration) Timings {
-	return Timings{WarmupTimeout: 5 * time.Second, PropagationMin: min, PropagationQuiet: quiet, PropagationMax: max,
+func fastTimings(min, quiet, max time.Duration) budget.Timings {
+	return budget.Timings{WarmupTimeout: 5 * time.Second, PropagationMin: min, PropagationQuiet: quiet, PropagationMax: max,
 		DrainTimeout: time.Second, StopTimeout: time.Second, GracePeriod: max + 5*time.Second}
 }
 

@@ -8,9 +8,13 @@ import (
 
 func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-func newTest(t *testing.T, opts ...Option) *Lifecycle {
+// newTest returns a Lifecycle with o, logging nowhere unless o says.
+func newTest(t *testing.T, o Options) *Lifecycle {
 	t.Helper()
-	l, err := New(append([]Option{WithLogger(discard())}, opts...)...)
+	if o.Logger == nil {
+		o.Logger = discard()
+	}
+	l, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ func locked[T any](l *Lifecycle, s *[]T) []T {
 // drain request cancels it; a hook that ignores cancellation is abandoned.
 func (l *Lifecycle) runWarmupHooks(ctx context.Context) error {
 	hooks := locked(l, &l.warmups)
-	ctx, cancel := context.WithTimeout(ctx, l.opts.timings.WarmupTimeout)
+	ctx, cancel := context.WithTimeout(ctx, l.opts.Timings.WarmupTimeout)
 	defer cancel()
 	go func() {
 		select {
@@ -32,7 +32,7 @@ func (l *Lifecycle) runWarmupHooks(ctx context.Context) error {
 	for _, h := range hooks {
 		if err := l.callBounded(ctx, h.name, "warm-up hook", h.fn); err != nil {
 			if errors.Is(err, context.DeadlineExceeded) {
-				return fmt.Errorf("warm-up hook %s: warmup.timeout %s exceeded: %w", h.name, l.opts.timings.WarmupTimeout, err)
+				return fmt.Errorf("warm-up hook %s: warmup.timeout %s exceeded: %w", h.name, l.opts.Timings.WarmupTimeout, err)
 			}
 			return fmt.Errorf("warm-up hook %s: %w", h.name, err)
 		}
@@ -47,7 +47,7 @@ func (l *Lifecycle) runStopHooks(graceEnd time.Time) {
 	if len(hooks) == 0 {
 		return
 	}
-	deadline := time.Now().Add(l.opts.timings.StopTimeout)
+	deadline := time.Now().Add(l.opts.Timings.StopTimeout)
 	if graceEnd.Before(deadline) && graceEnd.After(time.Now()) {
 		deadline = graceEnd
 	}
@@ -56,7 +56,7 @@ func (l *Lifecycle) runStopHooks(graceEnd time.Time) {
 	for i := len(hooks) - 1; i >= 0; i-- {
 		h := hooks[i]
 		if err := l.callBounded(ctx, h.name, "stop hook", h.fn); err != nil && !errors.Is(err, errAbandoned) {
-			l.opts.logger.Warn("drainkit: stop hook failed", "hook", h.name, "error", err)
+			l.opts.Logger.Warn("drainkit: stop hook failed", "hook", h.name, "error", err)
 		}
 	}
 }

@@ -3,21 +3,19 @@ package lifecycle
 import (
 	"context"
 	"errors"
-	"log/slog"
-	"os"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/drainkit/drainkit/internal/syncx"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 )
 
 // Lifecycle is one instance's state machine and drain sequence. Create it with
 // New, register participants and hooks, then call Run from main. All methods
 // are safe for concurrent use; participants and hooks must be added before Run.
 type Lifecycle struct {
-	opts options
+	opts Options
 
 	state    atomic.Int32 // State; read without the lock by probes and ServerHooks.Arrived
 	late     atomic.Int64 // late arrivals
@@ -35,7 +33,7 @@ type Lifecycle struct {
 	servers        []namedServer
 	registrars     []*registrarState
 	syncClosed     bool // the drain took the registrars: no Sync begins after
-	checkers       []Checker
+	checkers       []hook
 	checkResults   []CheckResult
 	timeline       Timeline // Start is t0: see drainStart
 	running        bool
@@ -51,30 +49,22 @@ type namedServer struct {
 	s    Server
 }
 
-// New returns a Lifecycle in state STARTING with DefaultTimings and
-// DefaultCheckOptions, modified by opts. It returns a *RangeError if the
-// timings or check options are out of range, so a bad configuration fails at
-// start, never mid-drain.
-func New(opts ...Option) (*Lifecycle, error) {
-	o := options{
-		timings:    DefaultTimings(),
-		checks:     DefaultCheckOptions(),
-		deregister: 5 * time.Second,
-		logger:     slog.Default(),
-		signals:    []os.Signal{syscall.SIGTERM, syscall.SIGINT},
-		exit:       os.Exit,
-	}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if err := o.timings.Validate(); err != nil {
+// New returns a Lifecycle in state STARTING, configured by opts (the zero
+// Options is the default lifecycle). It returns a *budget.RangeError if the
+// timings, check options or deregistration bound are out of range, so a bad
+// configuration fails at start, never mid-drain, and an observer's Attach
+// error.
+func New(opts Options) (*Lifecycle, error) {
+	o := opts.withDefaults()
+	if err := o.Timings.Validate(); err != nil {
 		return nil, err
 	}
-	if err := o.checks.Validate(); err != nil {
+	if err := o.Checks.Validate(); err != nil {
 		return nil, err
 	}
-	if o.deregister <= 0 || o.deregister > MaxDuration {
-		return nil, &RangeError{"registry.deregister_timeout", o.deregister.String(), "must be > 0 and <= " + MaxDuration.String()}
+	if o.DeregisterTimeout <= 0 || o.DeregisterTimeout > budget.MaxDuration {
+		return nil, &budget.RangeError{Key: "registry.deregister_timeout", Value: o.DeregisterTimeout.String(),
+			Allowed: "must be > 0 and <= " + budget.MaxDuration.String()}
 	}
 	l := &Lifecycle{
 		opts:     o,
@@ -83,7 +73,7 @@ func New(opts ...Option) (*Lifecycle, error) {
 		subs:     map[*subscription]struct{}{},
 	}
 	l.last = Transition{From: Starting, To: Starting, Cause: CauseWarmup, Reason: "created", At: time.Now()}
-	for _, obs := range o.observers {
+	for _, obs := range o.Observers {
 		if a, ok := obs.(interface{ Attach(*Lifecycle) error }); ok {
 			if err := a.Attach(l); err != nil {
 				return nil, err
@@ -104,7 +94,7 @@ type ServerHooks interface {
 	// Arrived reports the arrival of one request, call or stream. Before
 	// the drain it costs one atomic load and does not allocate; after t0 it
 	// counts a late arrival and records its time, which keeps the
-	// propagation window open for Timings.PropagationQuiet.
+	// propagation window open for budget.Timings.PropagationQuiet.
 	Arrived()
 	// CancelledEarly reports one request, call or stream whose context was
 	// cancelled during the drain by something other than its client or the
@@ -149,7 +139,7 @@ func (l *Lifecycle) lateArrival() {
 func (l *Lifecycle) Draining() <-chan struct{} { return l.phase.Done(phaseDraining) }
 
 // OnWarmup adds a warm-up hook. Hooks run in order of registration, all
-// together bounded by Timings.WarmupTimeout; the first error fails warm-up
+// together bounded by budget.Timings.WarmupTimeout; the first error fails warm-up
 // (exit code 1). ctx is cancelled when a drain starts during warm-up.
 func (l *Lifecycle) OnWarmup(name string, fn func(ctx context.Context) error) {
 	l.mu.Lock()
@@ -159,7 +149,7 @@ func (l *Lifecycle) OnWarmup(name string, fn func(ctx context.Context) error) {
 
 // OnStop adds a stop hook. Stop hooks run once, after in-flight work ended (or
 // after a failed or aborted warm-up), in reverse order of registration, all
-// together bounded by Timings.StopTimeout (and the grace period): ctx is
+// together bounded by budget.Timings.StopTimeout (and the grace period): ctx is
 // cancelled then, and a hook still running 100ms later is abandoned. An
 // error is logged as a warning ("drainkit: stop hook failed"), an abandoned
 // hook as "drainkit: participant call abandoned"; neither changes the exit
@@ -185,17 +175,19 @@ func (l *Lifecycle) AddRegistrar(name string, r Registrar) {
 	l.registrars = append(l.registrars, &registrarState{name: name, r: r})
 }
 
-// AddCheck adds a readiness check. See CheckOptions for the hysteresis.
-func (l *Lifecycle) AddCheck(c Checker) {
+// AddCheck adds a readiness check named name (in GET /state and the probes'
+// verbose output). Checks run in rounds in the background, all
+// concurrently, every budget.CheckOptions.Interval; probe handlers only read
+// their cached results. fn must honour ctx: the lifecycle cancels it after
+// budget.CheckOptions.Timeout and counts that as a failure, as it counts an
+// error. See budget.CheckOptions for the hysteresis between READY and
+// EJECTED.
+func (l *Lifecycle) AddCheck(name string, fn func(ctx context.Context) error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.checkers = append(l.checkers, c)
-	l.checkResults = append(l.checkResults, CheckResult{Name: c.Name()})
+	l.checkers = append(l.checkers, hook{name, fn})
+	l.checkResults = append(l.checkResults, CheckResult{Name: name})
 }
-
-// ErrNotOperatorEjected is returned by Restore when the instance was ejected by
-// its readiness checks: only the checks' success threshold restores it.
-var ErrNotOperatorEjected = errors.New("lifecycle: ejected by readiness checks, not by an operator; it returns when the checks pass")
 
 // Drain starts the drain sequence (DESIGN.md section 4) and returns at once;
 // readiness fails before it returns. A drain during STARTING cancels warm-up.
@@ -220,7 +212,8 @@ func (l *Lifecycle) startDrain(cause Cause, reason string) error {
 // Only Restore brings it back. Ejecting an instance the readiness checks
 // already ejected makes it operator-ejected (subscribers and registrars get
 // EJECTED -> EJECTED with CauseOperator, so Consul switches to maintenance
-// mode) and returns nil; other states return a *TransitionError.
+// mode) and returns nil; other states return an error wrapping
+// ErrIllegalTransition.
 func (l *Lifecycle) Eject(reason string) error {
 	var reEject *Transition
 	_, err := l.transition(Ejected, CauseOperator, reason, func(from State) error {
@@ -238,24 +231,24 @@ func (l *Lifecycle) Eject(reason string) error {
 		return errSkip
 	})
 	if reEject != nil {
-		l.opts.logger.Info("drainkit: operator eject of an instance the checks had ejected", "reason", reason)
+		l.opts.Logger.Info("drainkit: operator eject of an instance the checks had ejected", "reason", reason)
 	}
 	return err
 }
 
 // Restore returns an operator-ejected instance to READY (POST /restore). It
-// returns nil for a READY instance, ErrNotOperatorEjected when the readiness
-// checks ejected it (their success threshold restores it), and a
-// *TransitionError in any other state: Restore never ends warm-up early.
+// returns nil for a READY instance, and an error wrapping ErrIllegalTransition
+// when the readiness checks ejected it (their success threshold restores it)
+// and in any other state: Restore never ends warm-up early.
 func (l *Lifecycle) Restore(reason string) error {
 	_, err := l.transition(Ready, CauseOperator, reason, func(from State) error {
 		switch {
 		case from == Ready:
 			return errSkip
 		case from != Ejected:
-			return &TransitionError{From: from, To: Ready}
+			return &transitionError{from: from, to: Ready}
 		case !l.operatorEjectedLocked():
-			return ErrNotOperatorEjected
+			return &transitionError{from: from, to: Ready, reason: "ejected by readiness checks, not by an operator; it returns when the checks pass"}
 		}
 		return nil
 	})
@@ -307,7 +300,7 @@ func (l *Lifecycle) transition(to State, cause Cause, reason string, guard func(
 	}
 	if !canMove(from, to) {
 		l.mu.Unlock()
-		return Transition{}, &TransitionError{From: from, To: to}
+		return Transition{}, &transitionError{from: from, to: to}
 	}
 	t := Transition{From: from, To: to, Cause: cause, Reason: reason, At: time.Now()}
 	l.last = t
@@ -320,9 +313,9 @@ func (l *Lifecycle) transition(to State, cause Cause, reason string, guard func(
 	}
 	l.mu.Unlock()
 
-	l.opts.logger.Info("drainkit: transition", "from", from.String(), "to", to.String(),
+	l.opts.Logger.Info("drainkit: transition", "from", from.String(), "to", to.String(),
 		"cause", string(cause), "reason", reason)
-	for _, o := range l.opts.observers {
+	for _, o := range l.opts.Observers {
 		o.OnTransition(t)
 	}
 	// Only now release what waits for the phase, the drain sequence among
@@ -452,11 +445,11 @@ func (l *Lifecycle) step(name string, err error) {
 	tl := l.timelineLocked()
 	l.mu.Unlock()
 	if err != nil {
-		l.opts.logger.Warn("drainkit: drain step", "step", name, "offset_ms", s.Offset.Milliseconds(), "error", err)
+		l.opts.Logger.Warn("drainkit: drain step", "step", name, "offset_ms", s.Offset.Milliseconds(), "error", err)
 	} else {
-		l.opts.logger.Debug("drainkit: drain step", "step", name, "offset_ms", s.Offset.Milliseconds())
+		l.opts.Logger.Debug("drainkit: drain step", "step", name, "offset_ms", s.Offset.Milliseconds())
 	}
-	for _, o := range l.opts.observers {
+	for _, o := range l.opts.Observers {
 		o.OnDrainStep(tl, s)
 	}
 }

@@ -31,7 +31,7 @@ func (f InFlight) add(g InFlight) InFlight {
 //	Serve (in its own goroutine, after warm-up succeeded, before READY)
 //	LameDuck (at the drain's start, t0)
 //	CloseListeners (when the propagation window ends)
-//	AwaitIdle (bounded by Timings.DrainTimeout)
+//	AwaitIdle (bounded by budget.Timings.DrainTimeout)
 //	ForceClose (only if AwaitIdle returned an error)
 //
 // If the drain starts before warm-up finished, Serve is never called and
@@ -117,28 +117,7 @@ type StatusDetailer interface {
 	StatusDetail() any
 }
 
-// Checker is one readiness check. It must honour ctx: the lifecycle cancels
-// it after CheckOptions.Timeout and counts that as a failure. Checks run in the
-// background; probe handlers only read their cached results.
-type Checker interface {
-	Name() string
-	Check(ctx context.Context) error
-}
-
-// CheckFunc returns a Checker named name that runs fn.
-func CheckFunc(name string, fn func(ctx context.Context) error) Checker {
-	return checkFunc{name, fn}
-}
-
-type checkFunc struct {
-	name string
-	fn   func(ctx context.Context) error
-}
-
-func (c checkFunc) Name() string                    { return c.name }
-func (c checkFunc) Check(ctx context.Context) error { return c.fn(ctx) }
-
-// CheckResult is the cached outcome of a Checker's last run.
+// CheckResult is the cached outcome of a readiness check's last run (AddCheck).
 type CheckResult struct {
 	Name     string        `json:"name"`
 	OK       bool          `json:"ok"`

@@ -5,22 +5,31 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"github.com/drainkit/drainkit/lifecycle/lifecycletest"
 )
 
-func newLifecycle(t *testing.T, opts ...lifecycle.Option) *lifecycle.Lifecycle {
+// newLifecycle returns a Lifecycle with o; its zero timings, signals and
+// logger become exampleTimings, none and a discarding logger.
+func newLifecycle(t *testing.T, o lifecycle.Options) *lifecycle.Lifecycle {
 	t.Helper()
-	lc, err := lifecycle.New(append([]lifecycle.Option{
-		lifecycle.WithTimings(exampleTimings()),
-		lifecycle.WithSignals(),
-		lifecycle.WithLogger(slog.New(slog.DiscardHandler)),
-	}, opts...)...)
+	if o.Timings == (budget.Timings{}) {
+		o.Timings = exampleTimings()
+	}
+	if o.Signals == nil {
+		o.Signals = []os.Signal{}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	lc, err := lifecycle.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +72,7 @@ func awaitRun(t *testing.T, done <-chan error) error {
 // TestDrainThroughThePublicAPI drives one instance from STARTING to STOPPED
 // with only the exported API, as a service's main and its admin listener do.
 func TestDrainThroughThePublicAPI(t *testing.T) {
-	lc := newLifecycle(t)
+	lc := newLifecycle(t, lifecycle.Options{})
 	srv := lifecycletest.NewServer()
 	lc.AddServer("api", srv)
 	end := srv.Begin() // in flight until the test ends it, so the drain waits
@@ -107,8 +116,8 @@ func TestDrainThroughThePublicAPI(t *testing.T) {
 		st.Timeline.Reason != "rollout" || st.Timeline.LateArrivals != 1 {
 		t.Fatalf("status while draining: %+v", st)
 	}
-	if err := lc.Restore("too late"); !errors.As(err, new(*lifecycle.TransitionError)) {
-		t.Errorf("Restore while draining: %v, want a *TransitionError", err)
+	if err := lc.Restore("too late"); !errors.Is(err, lifecycle.ErrIllegalTransition) {
+		t.Errorf("Restore while draining: %v, want ErrIllegalTransition", err)
 	}
 
 	end()
@@ -136,12 +145,12 @@ func TestDrainThroughThePublicAPI(t *testing.T) {
 // TestEjectRestoreThroughThePublicAPI: an operator takes a READY instance out
 // of rotation and back, as POST /eject and /restore do.
 func TestEjectRestoreThroughThePublicAPI(t *testing.T) {
-	lc := newLifecycle(t)
+	lc := newLifecycle(t, lifecycle.Options{})
 	lc.AddServer("api", lifecycletest.NewServer())
 	sub, unsubscribe := lc.Subscribe()
 	defer unsubscribe()
-	if err := lc.Restore("before READY"); !errors.As(err, new(*lifecycle.TransitionError)) {
-		t.Errorf("Restore in STARTING: %v, want a *TransitionError", err)
+	if err := lc.Restore("before READY"); !errors.Is(err, lifecycle.ErrIllegalTransition) {
+		t.Errorf("Restore in STARTING: %v, want ErrIllegalTransition", err)
 	}
 	done := runAsync(context.Background(), lc)
 	awaitState(t, sub, lifecycle.Ready)
@@ -168,7 +177,7 @@ func TestEjectRestoreThroughThePublicAPI(t *testing.T) {
 // "checks" and "registry" are empty lists, not null, so that a client can
 // iterate over them (jq '.checks[]').
 func TestStatusJSONHasEmptyLists(t *testing.T) {
-	b, err := json.Marshal(newLifecycle(t).Status())
+	b, err := json.Marshal(newLifecycle(t, lifecycle.Options{}).Status())
 	if err != nil {
 		t.Fatal(err)
 	}

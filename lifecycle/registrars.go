@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/internal/syncx"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 )
 
 type registrarState struct {
@@ -67,14 +68,14 @@ func (l *Lifecycle) syncRegistrar(ctx context.Context, rs *registrarState) {
 			}
 			l.recordRegistry(rs, "sync", t.To, err)
 			if err != nil {
-				l.opts.logger.Warn("drainkit: registry sync failed", "registrar", rs.name, "state", t.To.String(), "error", err)
+				l.opts.Logger.Warn("drainkit: registry sync failed", "registrar", rs.name, "state", t.To.String(), "error", err)
 			}
 		}
 	}
 }
 
 // stopSync, at t0, ends the registry sync: no Sync begins after it, a
-// running one has its context cancelled and is waited for up to syncGrace
+// running one has its context cancelled and is waited for up to budget.SyncGrace
 // (a Sync that ignores its context may hold up deregistration briefly,
 // never for long; it is then abandoned, and logged). It returns the
 // registrars whose Sync was ever called: the ones that may be registered,
@@ -86,7 +87,7 @@ func (l *Lifecycle) stopSync(r *run) []*registrarState {
 	l.mu.Unlock()
 	if r.cancelSync != nil {
 		r.cancelSync()
-		syncx.WaitFor(&r.syncing, syncGrace)
+		syncx.WaitFor(&r.syncing, budget.SyncGrace)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -97,7 +98,7 @@ func (l *Lifecycle) stopSync(r *run) []*registrarState {
 		}
 		synced = append(synced, rs)
 		if !rs.syncStart.IsZero() {
-			l.opts.logger.Warn("drainkit: participant call abandoned: it ignored the end of its context",
+			l.opts.Logger.Warn("drainkit: participant call abandoned: it ignored the end of its context",
 				"participant", rs.name, "call", "Sync", "waited_ms", time.Since(rs.syncStart).Milliseconds(),
 				"cause", context.Canceled.Error())
 		}

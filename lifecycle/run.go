@@ -20,7 +20,7 @@ import (
 //  3. serves: starts the servers, moves to READY, and starts the registrars
 //     and readiness checks;
 //  4. awaits the drain (signal, POST /drain, Drain, ctx done, or a server
-//     failing) and runs the drain sequence within Timings.GracePeriod, in
+//     failing) and runs the drain sequence within budget.Timings.GracePeriod, in
 //     Run's own goroutine: every participant call in it is bounded by the
 //     lifecycle (a call that ignores its context is abandoned and logged),
 //     so nothing of the drain (no step, no stop hook) happens after Run
@@ -47,7 +47,7 @@ func (l *Lifecycle) Run(ctx context.Context) error {
 		return err
 	}
 	l.serve(r)
-	defer r.stopChecks(l.opts.checks.Timeout)
+	defer r.stopChecks(l.opts.Checks.Timeout)
 	failure := l.awaitDrain(ctx, r)
 	cut, overrun := l.drainSequence(r, true)
 	if overrun != nil {
@@ -106,7 +106,7 @@ func (l *Lifecycle) warmUp(ctx context.Context, r *run) (ok bool, err error) {
 		return false, l.finish(false, nil)
 	}
 	if err != nil {
-		l.runStopHooks(time.Now().Add(l.opts.timings.StopTimeout))
+		l.runStopHooks(time.Now().Add(l.opts.Timings.StopTimeout))
 		_, _ = l.transition(Stopped, CauseWarmup, "warm-up failed: "+err.Error(), nil)
 		return false, &exitError{code: 1, err: err}
 	}
@@ -172,7 +172,7 @@ func (l *Lifecycle) serveOutcome(r *run) error {
 }
 
 // graceEnd is t0 plus the grace period: the end of the whole budget.
-func (l *Lifecycle) graceEnd() time.Time { return l.t0().Add(l.opts.timings.GracePeriod) }
+func (l *Lifecycle) graceEnd() time.Time { return l.t0().Add(l.opts.Timings.GracePeriod) }
 
 // preStopLinger bounds how long Run waits, after a drain whose window a
 // preStop hook waited for, for the signal that follows the hook. Run's doc
@@ -185,7 +185,7 @@ func (l *Lifecycle) lingerAfterPreStop(ctx context.Context) {
 	if !l.preStopWaited.Load() {
 		return
 	}
-	d := min(preStopLinger, time.Until(l.graceEnd().Add(-l.opts.timings.Margin()/2)))
+	d := min(preStopLinger, time.Until(l.graceEnd().Add(-l.opts.Timings.Margin()/2)))
 	if d <= 0 {
 		return
 	}
@@ -195,22 +195,18 @@ func (l *Lifecycle) lingerAfterPreStop(ctx context.Context) {
 	case <-l.signaled:
 	case <-ctx.Done():
 	case <-t.C:
-		l.opts.logger.Info("drainkit: no signal after the preStop hook; exiting", "waited_ms", d.Milliseconds())
+		l.opts.Logger.Info("drainkit: no signal after the preStop hook; exiting", "waited_ms", d.Milliseconds())
 	}
 }
 
-// syncGrace bounds how long the drain waits for a registrar's running Sync to
-// return after its context was cancelled, before deregistering anyway.
-const syncGrace = 500 * time.Millisecond
-
-// checkDeregisterBudget checks Timings.CheckDeregisterBudget at the start
+// checkDeregisterBudget checks budget.Timings.CheckDeregisterBudget at the start
 // of Run, when the registrars are known; the entry point (drainkit.Main)
 // checked it already, before any listener opened.
 func (l *Lifecycle) checkDeregisterBudget(registrars int) error {
 	if registrars == 0 {
 		return nil
 	}
-	return l.opts.timings.CheckDeregisterBudget(l.opts.deregister)
+	return l.opts.Timings.CheckDeregisterBudget(l.opts.DeregisterTimeout)
 }
 
 // finish moves to STOPPED, logs the timeline and maps the outcome to an exit
@@ -226,9 +222,9 @@ func (l *Lifecycle) finish(cut bool, failure error) error {
 		err = &exitError{code: 1, err: fmt.Errorf("drain.timeout reached: %d force-closed", tl.ForceClosed)}
 	}
 	if err != nil {
-		l.opts.logger.Warn("drainkit: drain complete", "exit_code", ExitCode(err), "error", err.Error(), "timeline", tl)
+		l.opts.Logger.Warn("drainkit: drain complete", "exit_code", ExitCode(err), "error", err.Error(), "timeline", tl)
 		return err
 	}
-	l.opts.logger.Info("drainkit: drain complete", "exit_code", 0, "timeline", tl)
+	l.opts.Logger.Info("drainkit: drain complete", "exit_code", 0, "timeline", tl)
 	return err
 }

@@ -3,6 +3,8 @@ package lifecycle
 import (
 	"context"
 	"errors"
+	"github.com/drainkit/drainkit/lifecycle/budget"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -15,7 +17,7 @@ import (
 func TestRunDrainSequenceOrder(t *testing.T) {
 	rec := &recorder{}
 	obs := &observer{}
-	l := newTest(t, WithTimings(fastTimings(200*time.Millisecond, 0, 200*time.Millisecond)), WithObserver(obs))
+	l := newTest(t, Options{Timings: fastTimings(200*time.Millisecond, 0, 200*time.Millisecond), Observers: []Observer{obs}})
 	srv := newFakeServer(rec, "http")
 	reg := newFakeRegistrar(rec)
 	l.AddServer("http", srv)
@@ -76,7 +78,7 @@ func TestRunDrainSequenceOrder(t *testing.T) {
 // checked exactly, and the test takes no real time.
 func TestQuietKeepsWindowOpen(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := newTest(t, WithTimings(fastTimings(100*time.Millisecond, 300*time.Millisecond, 3*time.Second)), WithSignals())
+		l := newTest(t, Options{Timings: fastTimings(100*time.Millisecond, 300*time.Millisecond, 3*time.Second), Signals: []os.Signal{}})
 		l.AddServer("http", newFakeServer(&recorder{}, "http"))
 		res := runAsync(l)
 		waitState(t, l, Ready)
@@ -107,7 +109,7 @@ func TestQuietKeepsWindowOpen(t *testing.T) {
 func TestWaitPropagation(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tm := fastTimings(300*time.Millisecond, 0, 300*time.Millisecond)
-		l := newTest(t, WithTimings(tm), WithSignals())
+		l := newTest(t, Options{Timings: tm, Signals: []os.Signal{}})
 		l.AddServer("http", newFakeServer(&recorder{}, "http"))
 		res := runAsync(l)
 		waitState(t, l, Ready)
@@ -136,7 +138,7 @@ func TestWaitPropagation(t *testing.T) {
 func TestDrainDuringWarmup(t *testing.T) {
 	rec := &recorder{}
 	obs := &observer{}
-	l := newTest(t, WithObserver(obs))
+	l := newTest(t, Options{Observers: []Observer{obs}})
 	srv := newFakeServer(rec, "http")
 	reg := newFakeRegistrar(rec)
 	l.AddServer("http", srv)
@@ -167,7 +169,7 @@ func TestDrainDuringWarmup(t *testing.T) {
 
 func TestWarmupFailure(t *testing.T) {
 	rec := &recorder{}
-	l := newTest(t)
+	l := newTest(t, Options{})
 	l.AddServer("http", newFakeServer(rec, "http"))
 	l.OnWarmup("db", func(context.Context) error { return errors.New("connection refused") })
 	l.OnStop("cleanup", func(context.Context) error { rec.add("stop"); return nil })
@@ -188,7 +190,7 @@ func TestWarmupFailure(t *testing.T) {
 func TestWarmupTimeout(t *testing.T) {
 	tm := fastTimings(0, 0, 0)
 	tm.WarmupTimeout = 100 * time.Millisecond
-	l := newTest(t, WithTimings(tm))
+	l := newTest(t, Options{Timings: tm})
 	l.OnWarmup("caches", func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })
 	err := l.Run(context.Background())
 	if ExitCode(err) != 1 || !strings.Contains(err.Error(), "warmup.timeout") {
@@ -199,7 +201,7 @@ func TestWarmupTimeout(t *testing.T) {
 func TestForceCloseAtDrainTimeout(t *testing.T) {
 	tm := fastTimings(0, 0, 0)
 	tm.DrainTimeout = 300 * time.Millisecond
-	l := newTest(t, WithTimings(tm))
+	l := newTest(t, Options{Timings: tm})
 	srv := newFakeServer(&recorder{}, "http")
 	srv.stuck, srv.cut = true, 2
 	l.AddServer("http", srv)
@@ -223,7 +225,7 @@ func TestForceCloseAtDrainTimeout(t *testing.T) {
 
 func TestSlowRegistryDoesNotBlockDrain(t *testing.T) {
 	rec := &recorder{}
-	l := newTest(t, WithTimings(fastTimings(0, 0, 0)), WithDeregisterTimeout(200*time.Millisecond))
+	l := newTest(t, Options{Timings: fastTimings(0, 0, 0), DeregisterTimeout: 200 * time.Millisecond})
 	reg := newFakeRegistrar(rec)
 	reg.slow = true
 	l.AddRegistrar("consul", reg)
@@ -255,7 +257,7 @@ func TestSlowRegistryDoesNotBlockDrain(t *testing.T) {
 }
 
 func TestServeFailureDrainsAndExits1(t *testing.T) {
-	l := newTest(t, WithTimings(fastTimings(0, 0, 0)))
+	l := newTest(t, Options{Timings: fastTimings(0, 0, 0)})
 	srv := newFakeServer(&recorder{}, "http")
 	srv.serveErr = errors.New("address already in use")
 	l.AddServer("http", srv)
@@ -266,7 +268,7 @@ func TestServeFailureDrainsAndExits1(t *testing.T) {
 }
 
 func TestRunTwice(t *testing.T) {
-	l := newTest(t, WithTimings(fastTimings(0, 0, 0)))
+	l := newTest(t, Options{Timings: fastTimings(0, 0, 0)})
 	res := runAsync(l)
 	waitState(t, l, Ready)
 	if err := l.Run(context.Background()); err == nil {
@@ -279,7 +281,7 @@ func TestRunTwice(t *testing.T) {
 }
 
 func TestContextCancelDrains(t *testing.T) {
-	l := newTest(t, WithTimings(fastTimings(0, 0, 0)))
+	l := newTest(t, Options{Timings: fastTimings(0, 0, 0)})
 	ctx, cancel := context.WithCancel(context.Background())
 	res := make(chan error, 1)
 	go func() { res <- l.Run(ctx) }()
@@ -294,8 +296,7 @@ func TestContextCancelDrains(t *testing.T) {
 // keeps SIGTERM's default action away from the test binary.
 func TestSecondSignalForcesExit(t *testing.T) {
 	exited := make(chan int, 1)
-	l := newTest(t, WithTimings(fastTimings(time.Second, 0, time.Second)),
-		WithSignals(syscall.SIGUSR1), withExitFunc(func(code int) { exited <- code }))
+	l := newTest(t, Options{Timings: fastTimings(time.Second, 0, time.Second), Signals: []os.Signal{syscall.SIGUSR1}, exit: func(code int) { exited <- code }})
 	l.AddServer("http", newFakeServer(&recorder{}, "http"))
 	res := runAsync(l)
 	waitState(t, l, Ready) // the handler is installed before warm-up
@@ -334,9 +335,8 @@ func TestChecksHysteresis(t *testing.T) {
 			restoredAt <- c.calls.Load()
 		}
 	}}
-	l := newTest(t, WithTimings(fastTimings(0, 0, 0)), WithObserver(obs),
-		WithCheckOptions(CheckOptions{Interval: 20 * time.Millisecond, Timeout: 10 * time.Millisecond, FailureThreshold: 3, SuccessThreshold: 5}))
-	l.AddCheck(c)
+	l := newTest(t, Options{Timings: fastTimings(0, 0, 0), Checks: budget.CheckOptions{Interval: 20 * time.Millisecond, Timeout: 10 * time.Millisecond, FailureThreshold: 3, SuccessThreshold: 5}, Observers: []Observer{obs}})
+	l.AddCheck(c.Name(), c.Check)
 	res := runAsync(l)
 	waitState(t, l, Ready)
 
@@ -393,11 +393,11 @@ func recv(t *testing.T, ch <-chan int64) int64 {
 	}
 }
 
-// TestNoSignals: WithSignals() handles nothing, so the runtime's own signals
+// TestNoSignals: an empty Options.Signals handles nothing, so the runtime's own signals
 // (SIGURG for preemption) never count as a first or second signal.
 func TestNoSignals(t *testing.T) {
 	exited := make(chan int, 1)
-	l := newTest(t, WithTimings(fastTimings(0, 0, 0)), WithSignals(), withExitFunc(func(c int) { exited <- c }))
+	l := newTest(t, Options{Timings: fastTimings(0, 0, 0), Signals: []os.Signal{}, exit: func(c int) { exited <- c }})
 	res := runAsync(l)
 	waitState(t, l, Ready)
 	for i := 0; i < 3; i++ {
@@ -418,10 +418,10 @@ func TestNoSignals(t *testing.T) {
 }
 
 func TestRestoreNeverEndsWarmup(t *testing.T) {
-	l := newTest(t)
-	var te *TransitionError
-	if err := l.Restore("operator"); !errors.As(err, &te) || te.From != Starting {
-		t.Fatalf("Restore in STARTING: %v, want a STARTING -> READY TransitionError", err)
+	l := newTest(t, Options{})
+	var te *transitionError
+	if err := l.Restore("operator"); !errors.As(err, &te) || te.from != Starting {
+		t.Fatalf("Restore in STARTING: %v, want a STARTING -> READY transitionError", err)
 	}
 	if l.State() != Starting {
 		t.Fatalf("Restore moved STARTING to %s", l.State())
@@ -433,19 +433,18 @@ func TestRestoreNeverEndsWarmup(t *testing.T) {
 func TestHungCheckDoesNotDelayDeregistration(t *testing.T) {
 	release := make(chan struct{})
 	entered := make(chan struct{}, 1)
-	hung := CheckFunc("ping", func(context.Context) error {
+	hung := func(context.Context) error {
 		select {
 		case entered <- struct{}{}:
 		default:
 		}
 		<-release // ignores its context, like a Ping without a timeout
 		return nil
-	})
+	}
 	rec := &recorder{}
 	reg := newFakeRegistrar(rec)
-	l := newTest(t, WithTimings(fastTimings(0, 0, time.Second)), WithDeregisterTimeout(time.Second),
-		WithCheckOptions(CheckOptions{Interval: 10 * time.Millisecond, Timeout: 5 * time.Millisecond, FailureThreshold: 999, SuccessThreshold: 1000}))
-	l.AddCheck(hung)
+	l := newTest(t, Options{Timings: fastTimings(0, 0, time.Second), DeregisterTimeout: time.Second, Checks: budget.CheckOptions{Interval: 10 * time.Millisecond, Timeout: 5 * time.Millisecond, FailureThreshold: 999, SuccessThreshold: 1000}})
+	l.AddCheck("ping", hung)
 	l.AddRegistrar("fake", reg)
 	res := runAsync(l)
 	<-reg.synced
@@ -464,12 +463,12 @@ func TestHungCheckDoesNotDelayDeregistration(t *testing.T) {
 func TestDeregisterBudgetWithoutWindow(t *testing.T) {
 	tm := fastTimings(0, 0, 0)
 	tm.DrainTimeout, tm.StopTimeout, tm.GracePeriod = 2*time.Second, time.Second, 4*time.Second
-	l := newTest(t, WithTimings(tm)) // fits without a registry
+	l := newTest(t, Options{Timings: tm}) // fits without a registry
 	l.AddRegistrar("consul", newFakeRegistrar(&recorder{}))
 	err := l.Run(context.Background())
-	var re *RangeError
+	var re *budget.RangeError
 	if ExitCode(err) != 1 || !errors.As(err, &re) || re.Key != "registry.deregister_timeout" {
-		t.Fatalf("Run: %v, want a registry.deregister_timeout RangeError at start", err)
+		t.Fatalf("Run: %v, want a registry.deregister_timeout budget.RangeError at start", err)
 	}
 	if l.State() != Starting {
 		t.Fatalf("state %s: nothing may start", l.State())
@@ -481,7 +480,7 @@ func TestDeregisterBudgetWithoutWindow(t *testing.T) {
 func TestCutCountingNothingStillExits1(t *testing.T) {
 	tm := fastTimings(0, 0, 0)
 	tm.DrainTimeout = 100 * time.Millisecond
-	l := newTest(t, WithTimings(tm))
+	l := newTest(t, Options{Timings: tm})
 	srv := newFakeServer(&recorder{}, "http")
 	srv.stuck = true // cut stays 0
 	l.AddServer("http", srv)
@@ -502,9 +501,8 @@ func TestOperatorEjectOfCheckEjectedReachesRegistrars(t *testing.T) {
 	c := &counter{}
 	rec := &recorder{}
 	reg := newFakeRegistrar(rec)
-	l := newTest(t, WithTimings(fastTimings(0, 0, 0)), WithDeregisterTimeout(time.Second),
-		WithCheckOptions(CheckOptions{Interval: 10 * time.Millisecond, Timeout: 5 * time.Millisecond, FailureThreshold: 1, SuccessThreshold: 2}))
-	l.AddCheck(c)
+	l := newTest(t, Options{Timings: fastTimings(0, 0, 0), DeregisterTimeout: time.Second, Checks: budget.CheckOptions{Interval: 10 * time.Millisecond, Timeout: 5 * time.Millisecond, FailureThreshold: 1, SuccessThreshold: 2}})
+	l.AddCheck(c.Name(), c.Check)
 	l.AddRegistrar("fake", reg)
 	res := runAsync(l)
 	waitState(t, l, Ready)
@@ -534,7 +532,7 @@ func TestOperatorEjectOfCheckEjectedReachesRegistrars(t *testing.T) {
 // TestPreStopWaitsForSignal: after a drain whose window a preStop hook waited
 // for, Run stays in DRAINING until the kubelet's SIGTERM, then returns.
 func TestPreStopWaitsForSignal(t *testing.T) {
-	l := newTest(t, WithTimings(fastTimings(100*time.Millisecond, 0, 100*time.Millisecond)), WithSignals(syscall.SIGUSR2))
+	l := newTest(t, Options{Timings: fastTimings(100*time.Millisecond, 0, 100*time.Millisecond), Signals: []os.Signal{syscall.SIGUSR2}})
 	l.AddServer("http", newFakeServer(&recorder{}, "http"))
 	res := runAsync(l)
 	waitState(t, l, Ready)
@@ -597,7 +595,7 @@ func (o *seqObserver) OnDrainStep(_ Timeline, s Step) {
 func TestObserversSeeDrainInOrder(t *testing.T) {
 	for _, served := range []bool{true, false} {
 		obs := &seqObserver{slow: 50 * time.Millisecond}
-		l := newTest(t, WithTimings(fastTimings(0, 0, 0)), WithObserver(obs))
+		l := newTest(t, Options{Timings: fastTimings(0, 0, 0), Observers: []Observer{obs}})
 		started := make(chan struct{})
 		if served {
 			l.AddServer("http", newFakeServer(&recorder{}, "http"))
@@ -629,7 +627,7 @@ func TestObserversSeeDrainInOrder(t *testing.T) {
 // scheduled late, or its hook may have timed out): calling WaitPropagation is
 // what counts.
 func TestPreStopWaiterMarkedOnEntry(t *testing.T) {
-	l := newTest(t, WithTimings(fastTimings(100*time.Millisecond, 0, 100*time.Millisecond)), WithSignals(syscall.SIGUSR2))
+	l := newTest(t, Options{Timings: fastTimings(100*time.Millisecond, 0, 100*time.Millisecond), Signals: []os.Signal{syscall.SIGUSR2}})
 	l.AddServer("http", newFakeServer(&recorder{}, "http"))
 	res := runAsync(l)
 	waitState(t, l, Ready)

@@ -11,8 +11,8 @@ import (
 // returned stop is called; stop waits for the watcher to return.
 func (l *Lifecycle) handleSignals() (stop func()) {
 	sigs := make(chan os.Signal, 2)
-	if len(l.opts.signals) > 0 { // Notify with no signals would relay all of them, SIGURG included
-		signal.Notify(sigs, l.opts.signals...)
+	if len(l.opts.Signals) > 0 { // Notify with no signals would relay all of them, SIGURG included
+		signal.Notify(sigs, l.opts.Signals...)
 	}
 	quit := make(chan struct{})
 	var watcher sync.WaitGroup
@@ -39,7 +39,7 @@ func (l *Lifecycle) watchSignals(sigs <-chan os.Signal, quit <-chan struct{}) {
 			if s, ok := sig.(syscall.Signal); ok {
 				code = 128 + int(s)
 			}
-			l.opts.logger.Error("drainkit: second signal, forcing exit", "signal", sig.String(), "exit_code", code)
+			l.opts.Logger.Error("drainkit: second signal, forcing exit", "signal", sig.String(), "exit_code", code)
 			l.opts.exit(code)
 			return
 		}

@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"errors"
 	"fmt"
 	"time"
 )
@@ -77,12 +78,26 @@ type Transition struct {
 	At     time.Time `json:"at"`
 }
 
-// TransitionError is returned for a move that the transition table does not
-// allow, e.g. DRAINING -> READY.
-type TransitionError struct {
-	From, To State
+// ErrIllegalTransition is wrapped by the error of a call that the
+// instance's state does not allow: Eject or Restore asking for a move the
+// transition table of DESIGN.md section 1 does not have (e.g. Restore while
+// DRAINING: "lifecycle: illegal transition DRAINING -> READY"), and Restore
+// of an instance its readiness checks ejected, which only their success
+// threshold restores. The admin endpoints answer it with 409 Conflict.
+var ErrIllegalTransition = errors.New("lifecycle: illegal transition")
+
+// transitionError is a refused move from one state to another. reason, if
+// set, replaces the message naming the two states.
+type transitionError struct {
+	from, to State
+	reason   string
 }
 
-func (e *TransitionError) Error() string {
-	return fmt.Sprintf("lifecycle: illegal transition %s -> %s", e.From, e.To)
+func (e *transitionError) Error() string {
+	if e.reason != "" {
+		return "lifecycle: " + e.reason
+	}
+	return fmt.Sprintf("lifecycle: illegal transition %s -> %s", e.from, e.to)
 }
+
+func (e *transitionError) Unwrap() error { return ErrIllegalTransition }

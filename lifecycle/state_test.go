@@ -28,7 +28,7 @@ func TestTransitionTable(t *testing.T) {
 	all := []State{Starting, Ready, Ejected, Draining, Stopped}
 	for _, from := range all {
 		for _, to := range all {
-			l := newTest(t)
+			l := newTest(t, Options{})
 			l.state.Store(int32(from))
 			_, err := l.transition(to, CauseOperator, "test", nil)
 			if allowed[[2]State{from, to}] {
@@ -40,9 +40,8 @@ func TestTransitionTable(t *testing.T) {
 				}
 				continue
 			}
-			var te *TransitionError
-			if !errors.As(err, &te) {
-				t.Errorf("%s -> %s: got %v, want *TransitionError", from, to, err)
+			if !errors.Is(err, ErrIllegalTransition) {
+				t.Errorf("%s -> %s: got %v, want ErrIllegalTransition", from, to, err)
 				continue
 			}
 			if !strings.Contains(err.Error(), from.String()) || !strings.Contains(err.Error(), to.String()) {
@@ -56,15 +55,15 @@ func TestTransitionTable(t *testing.T) {
 }
 
 func TestDrainingToReadyIsAnError(t *testing.T) {
-	l := newTest(t)
+	l := newTest(t, Options{})
 	mustMove(t, l, Ready)
 	if err := l.Drain("test"); err != nil {
 		t.Fatal(err)
 	}
 	err := l.Restore("operator")
-	var te *TransitionError
-	if !errors.As(err, &te) || te.From != Draining || te.To != Ready {
-		t.Fatalf("Restore while draining: got %v, want DRAINING -> READY TransitionError", err)
+	var te *transitionError
+	if !errors.As(err, &te) || te.from != Draining || te.to != Ready || !errors.Is(err, ErrIllegalTransition) {
+		t.Fatalf("Restore while draining: got %v, want a DRAINING -> READY transitionError", err)
 	}
 	if err := l.Drain("again"); err != nil {
 		t.Fatalf("second Drain must join, got %v", err)
@@ -72,7 +71,7 @@ func TestDrainingToReadyIsAnError(t *testing.T) {
 }
 
 func TestEjectRestore(t *testing.T) {
-	l := newTest(t)
+	l := newTest(t, Options{})
 	if err := l.Eject("op"); err == nil {
 		t.Fatal("Eject in STARTING must fail")
 	}
@@ -96,7 +95,7 @@ func TestEjectRestore(t *testing.T) {
 	if _, err := l.transition(Ejected, CauseChecks, "checks", nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Restore("op"); !errors.Is(err, ErrNotOperatorEjected) {
+	if err := l.Restore("op"); !errors.Is(err, ErrIllegalTransition) || !strings.Contains(err.Error(), "ejected by readiness checks") {
 		t.Fatalf("Restore after a checks eject: got %v", err)
 	}
 	if err := l.Eject("op"); err != nil {
@@ -110,7 +109,7 @@ func TestEjectRestore(t *testing.T) {
 // TestSubscribersNeverBlock: a subscriber that never reads does not block
 // transitions, and a reader sees the latest value.
 func TestSubscribersNeverBlock(t *testing.T) {
-	l := newTest(t)
+	l := newTest(t, Options{})
 	_, stopIdle := l.Subscribe() // never read
 	defer stopIdle()
 	reader, stopReader := l.Subscribe()
@@ -151,7 +150,7 @@ func TestSubscribersNeverBlock(t *testing.T) {
 }
 
 func TestArrivedCountsOnlyAfterDrainStart(t *testing.T) {
-	l := newTest(t)
+	l := newTest(t, Options{})
 	mustMove(t, l, Ready)
 	for i := 0; i < 5; i++ {
 		hooks(l).Arrived()
@@ -171,7 +170,7 @@ func TestArrivedCountsOnlyAfterDrainStart(t *testing.T) {
 }
 
 func TestArrivedDoesNotAllocate(t *testing.T) {
-	l := newTest(t)
+	l := newTest(t, Options{})
 	if n := testing.AllocsPerRun(1000, hooks(l).Arrived); n != 0 {
 		t.Fatalf("Arrived allocates %v per call before the drain", n)
 	}
@@ -182,7 +181,7 @@ func TestArrivedDoesNotAllocate(t *testing.T) {
 }
 
 func BenchmarkArrived(b *testing.B) {
-	l, _ := New(WithLogger(discard()))
+	l, _ := New(Options{Logger: discard()})
 	b.Run("ready", func(b *testing.B) {
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {

@@ -1,12 +1,16 @@
 package lifecycle
 
-import "time"
+import (
+	"time"
+
+	"github.com/drainkit/drainkit/lifecycle/budget"
+)
 
 // windowEnd computes when the propagation window ends. t0 is the drain's
 // start, dereg when deregistration finished, last the last late arrival (t0
 // if none). The window lasts at least min after dereg, then until no request
 // arrived for quiet, and never past t0+max. Min, quiet and max all 0: no window.
-func windowEnd(t Timings, t0, dereg, last time.Time) time.Time {
+func windowEnd(t budget.Timings, t0, dereg, last time.Time) time.Time {
 	if t.PropagationMin == 0 && t.PropagationQuiet == 0 && t.PropagationMax == 0 {
 		return t0
 	}
@@ -28,7 +32,7 @@ func windowEnd(t Timings, t0, dereg, last time.Time) time.Time {
 // propagation.max while requests still arrive is not silent (warnOverrun).
 func (l *Lifecycle) awaitWindow(dereg time.Time) {
 	t0 := l.t0()
-	tm := l.opts.timings
+	tm := l.opts.Timings
 	limit := t0.Add(tm.PropagationMax)
 	// The rate's span: the last second before limit, or the whole window
 	// if it is shorter (then every late arrival counts, from t0).
@@ -83,12 +87,12 @@ func (l *Lifecycle) warnOverrun(n int64, span time.Duration) {
 	if n == 0 || span <= 0 {
 		return
 	}
-	tm := l.opts.timings
+	tm := l.opts.Timings
 	raise := "propagation.max"
 	if tm.PropagationQuiet == 0 {
 		raise = "propagation.quiet (so the window waits for arrivals to stop) and propagation.max"
 	}
-	l.opts.logger.Warn("drainkit: the propagation window ended at propagation.max while requests were still arriving; "+
+	l.opts.Logger.Warn("drainkit: the propagation window ended at propagation.max while requests were still arriving; "+
 		"consumers had not yet noticed the drain",
 		"propagation_max_ms", tm.PropagationMax.Milliseconds(), "arrivals", n, "span_ms", span.Milliseconds(),
 		"arrival_rate_per_s", float64(n)/span.Seconds(), "raise", raise)

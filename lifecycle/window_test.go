@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"testing"
 	"time"
 )
@@ -8,12 +9,12 @@ import (
 func TestWindowEnd(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	s := time.Second
-	tm := func(min, quiet, max time.Duration) Timings {
-		return Timings{PropagationMin: min, PropagationQuiet: quiet, PropagationMax: max}
+	tm := func(min, quiet, max time.Duration) budget.Timings {
+		return budget.Timings{PropagationMin: min, PropagationQuiet: quiet, PropagationMax: max}
 	}
 	cases := []struct {
 		name        string
-		tm          Timings
+		tm          budget.Timings
 		dereg, last time.Duration // offsets from t0
 		want        time.Duration
 	}{

@@ -80,8 +80,7 @@ func (h *Handler) restore(w http.ResponseWriter, r *http.Request, reason string)
 // replyErr maps lifecycle errors: an illegal transition or a check-ejected
 // restore is a conflict with the current state (409); anything else is 500.
 func replyErr(w http.ResponseWriter, err error) int {
-	var te *lifecycle.TransitionError
-	if errors.As(err, &te) || errors.Is(err, lifecycle.ErrNotOperatorEjected) {
+	if errors.Is(err, lifecycle.ErrIllegalTransition) {
 		return reply(w, http.StatusConflict, err.Error()+"\n")
 	}
 	return reply(w, http.StatusInternalServerError, err.Error()+"\n")

@@ -10,11 +10,12 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"github.com/drainkit/drainkit/probes"
 )
 
 func TestPostDrainAnswers202AndDrains(t *testing.T) {
-	hs := newHarness(t, probes.Options{})
+	hs := newHarness(t, probes.Options{}, lifecycle.Options{})
 	hs.run(t)
 	code, _, body := hs.do(t, "POST", "/drain?reason=rollout", nil)
 	if code != http.StatusAccepted {
@@ -36,7 +37,7 @@ func TestPostDrainWaitPropagation(t *testing.T) {
 	const window = 400 * time.Millisecond
 	tm := testTimings()
 	tm.PropagationMin, tm.PropagationMax = window, window
-	hs := newHarness(t, probes.Options{}, lifecycle.WithTimings(tm))
+	hs := newHarness(t, probes.Options{}, lifecycle.Options{Timings: tm})
 	hs.run(t)
 
 	if code, _, body := hs.do(t, "POST", "/drain?wait=forever", nil); code != http.StatusBadRequest || !strings.Contains(body, "allowed: propagation") {
@@ -65,7 +66,7 @@ func TestPostDrainWaitPropagation(t *testing.T) {
 func TestPostDrainWaitGivesUpWithTheCaller(t *testing.T) {
 	tm := testTimings()
 	tm.PropagationMin, tm.PropagationMax = time.Second, time.Second
-	hs := newHarness(t, probes.Options{}, lifecycle.WithTimings(tm))
+	hs := newHarness(t, probes.Options{}, lifecycle.Options{Timings: tm})
 	hs.run(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
@@ -83,7 +84,7 @@ func TestPostDrainWaitGivesUpWithTheCaller(t *testing.T) {
 }
 
 func TestEjectRestore(t *testing.T) {
-	hs := newHarness(t, probes.Options{})
+	hs := newHarness(t, probes.Options{}, lifecycle.Options{})
 
 	code, _, body := hs.do(t, "POST", "/eject", nil)
 	if code != http.StatusConflict || !strings.Contains(body, "STARTING -> EJECTED") {
@@ -124,10 +125,10 @@ func TestEjectRestore(t *testing.T) {
 }
 
 func TestRestoreRefusesCheckEjection(t *testing.T) {
-	hs := newHarness(t, probes.Options{}, lifecycle.WithCheckOptions(lifecycle.CheckOptions{
+	hs := newHarness(t, probes.Options{}, lifecycle.Options{Checks: budget.CheckOptions{
 		Interval: 10 * time.Millisecond, Timeout: 10 * time.Millisecond, FailureThreshold: 1, SuccessThreshold: 1000,
-	}))
-	hs.lc.AddCheck(lifecycle.CheckFunc("db", func(context.Context) error { return errors.New("down") }))
+	}})
+	hs.lc.AddCheck("db", func(context.Context) error { return errors.New("down") })
 	hs.run(t)
 	waitState(t, hs.lc, lifecycle.Ejected)
 	code, _, body := hs.do(t, "POST", "/restore", nil)
@@ -141,7 +142,7 @@ func TestRestoreRefusesCheckEjection(t *testing.T) {
 
 func TestStateJSON(t *testing.T) {
 	const token = "s3cret-admin-token-do-not-leak"
-	hs := newHarness(t, probes.Options{Token: token})
+	hs := newHarness(t, probes.Options{Token: token}, lifecycle.Options{})
 	hs.run(t)
 
 	code, hdr, body := hs.do(t, "GET", "/state", nil)
@@ -185,7 +186,7 @@ func TestStateJSON(t *testing.T) {
 
 // Subscribers that never read do not block transitions made over HTTP.
 func TestActionsNotBlockedByIdleSubscribers(t *testing.T) {
-	hs := newHarness(t, probes.Options{})
+	hs := newHarness(t, probes.Options{}, lifecycle.Options{})
 	for range 3 {
 		_, unsubscribe := hs.lc.Subscribe() // never read
 		defer unsubscribe()

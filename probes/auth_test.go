@@ -12,6 +12,7 @@ import (
 
 	"github.com/drainkit/drainkit/internal/testlog"
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"github.com/drainkit/drainkit/probes"
 )
 
@@ -29,7 +30,7 @@ func serveFrom(h http.Handler, remoteAddr, method, target string, hdr map[string
 }
 
 func TestNonLoopbackPeerRefusedWithoutToken(t *testing.T) {
-	hs := newHarness(t, probes.Options{})
+	hs := newHarness(t, probes.Options{}, lifecycle.Options{})
 	hs.run(t)
 	for _, peer := range []string{"203.0.113.7:40000", "[2001:db8::1]:40000", "10.0.0.1:1"} {
 		for _, path := range []string{"/drain", "/eject", "/restore"} {
@@ -60,7 +61,7 @@ func TestNonLoopbackPeerRefusedWithoutToken(t *testing.T) {
 func TestTokenRequiredFromEveryone(t *testing.T) {
 	const token = "tok-9f8e7d6c5b4a-never-logged"
 	logs := &testlog.Buffer{}
-	hs := newHarness(t, probes.Options{Token: token, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	hs := newHarness(t, probes.Options{Token: token, Logger: slog.New(slog.NewJSONHandler(logs, nil))}, lifecycle.Options{})
 	hs.run(t)
 	remote := "203.0.113.7:40000"
 
@@ -116,7 +117,7 @@ func TestTokenRequiredFromEveryone(t *testing.T) {
 }
 
 func TestLoopbackRuleResistsBrowsers(t *testing.T) {
-	hs := newHarness(t, probes.Options{})
+	hs := newHarness(t, probes.Options{}, lifecycle.Options{})
 	hs.run(t)
 	// DNS rebinding: a page served as evil.example, rebound to 127.0.0.1.
 	code, _, body := hs.do(t, "POST", "/drain", map[string]string{"Host": "evil.example:8081"})
@@ -141,11 +142,11 @@ func TestLoopbackRuleResistsBrowsers(t *testing.T) {
 // port listens on all interfaces by default) sees that the check failed,
 // not its text.
 func TestStateRedactedForRemotePeersWithoutToken(t *testing.T) {
-	hs := newHarness(t, probes.Options{}, lifecycle.WithCheckOptions(lifecycle.CheckOptions{
-		Interval: 20 * time.Millisecond, Timeout: 10 * time.Millisecond, FailureThreshold: 999, SuccessThreshold: 1000}))
-	hs.lc.AddCheck(lifecycle.CheckFunc("db", func(context.Context) error {
+	hs := newHarness(t, probes.Options{}, lifecycle.Options{Checks: budget.CheckOptions{
+		Interval: 20 * time.Millisecond, Timeout: 10 * time.Millisecond, FailureThreshold: 999, SuccessThreshold: 1000}})
+	hs.lc.AddCheck("db", func(context.Context) error {
 		return errors.New("dial tcp db.internal.example:5432: connection refused")
-	}))
+	})
 	hs.run(t)
 	probes.PollUntil(t, 5*time.Second, "the check's first failure", func() bool {
 		_, _, body := hs.do(t, "GET", "/state", nil)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
+	"os"
 
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/probes"
@@ -24,7 +25,7 @@ func get(h *probes.Handler, method, target string) {
 // with the state as the reason.
 func ExampleNew() {
 	quiet := slog.New(slog.DiscardHandler)
-	lc, err := lifecycle.New(lifecycle.WithLogger(quiet), lifecycle.WithSignals())
+	lc, err := lifecycle.New(lifecycle.Options{Logger: quiet, Signals: []os.Signal{}})
 	if err != nil {
 		fmt.Println(err)
 		return

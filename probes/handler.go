@@ -42,7 +42,7 @@ type Handler struct {
 }
 
 // New returns a Handler for lc and starts its liveness watchdog. It returns a
-// *lifecycle.RangeError if a watchdog setting is out of range.
+// *budget.RangeError if a watchdog setting is out of range.
 func New(lc *lifecycle.Lifecycle, opts Options) (*Handler, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {

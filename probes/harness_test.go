@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -13,13 +14,14 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"github.com/drainkit/drainkit/lifecycle/lifecycletest"
 	"github.com/drainkit/drainkit/probes"
 )
 
 // testTimings: no propagation window, generous drain budget.
-func testTimings() lifecycle.Timings {
-	return lifecycle.Timings{
+func testTimings() budget.Timings {
+	return budget.Timings{
 		WarmupTimeout: 5 * time.Second,
 		DrainTimeout:  5 * time.Second,
 		StopTimeout:   time.Second,
@@ -40,16 +42,19 @@ type harness struct {
 
 func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
-func newHarness(t *testing.T, popts probes.Options, lopts ...lifecycle.Option) *harness {
+// newHarness builds the harness with lopts, whose zero timings become
+// testTimings; its lifecycle logs nowhere and handles SIGUSR2 only, which
+// is never sent: the test binary's SIGTERM stays alone.
+func newHarness(t *testing.T, popts probes.Options, lopts lifecycle.Options) *harness {
 	t.Helper()
 	window := &windowObserver{ended: make(chan struct{})}
-	lopts = append([]lifecycle.Option{
-		lifecycle.WithObserver(window),
-		lifecycle.WithTimings(testTimings()),
-		lifecycle.WithLogger(quietLogger()),
-		lifecycle.WithSignals(syscall.SIGUSR2), // never sent: keep the test binary's SIGTERM alone
-	}, lopts...)
-	lc, err := lifecycle.New(lopts...)
+	lopts.Observers = append([]lifecycle.Observer{window}, lopts.Observers...)
+	if lopts.Timings == (budget.Timings{}) {
+		lopts.Timings = testTimings()
+	}
+	lopts.Logger = quietLogger()
+	lopts.Signals = []os.Signal{syscall.SIGUSR2}
+	lc, err := lifecycle.New(lopts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,11 +8,12 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"github.com/drainkit/drainkit/probes"
 )
 
 func TestLivezFailsWhenWatchdogStops(t *testing.T) {
-	hs := newHarness(t, probes.Options{WatchdogInterval: 10 * time.Millisecond, WatchdogThreshold: 200 * time.Millisecond})
+	hs := newHarness(t, probes.Options{WatchdogInterval: 10 * time.Millisecond, WatchdogThreshold: 200 * time.Millisecond}, lifecycle.Options{})
 	hs.run(t)
 	// Ticking: healthy well past the threshold. The tick and /livez are
 	// awaited together: a tick that a loaded machine runs more than the
@@ -35,7 +36,7 @@ func TestLivezFailsWhenWatchdogStops(t *testing.T) {
 }
 
 func TestOptionsValidation(t *testing.T) {
-	lc, err := lifecycle.New(lifecycle.WithLogger(quietLogger()))
+	lc, err := lifecycle.New(lifecycle.Options{Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func TestOptionsValidation(t *testing.T) {
 		{probes.Options{WatchdogInterval: 6 * time.Second}, "probes.watchdog_threshold"}, // default threshold 10s < 12s
 	} {
 		h, err := probes.New(lc, tc.opts)
-		var re *lifecycle.RangeError
+		var re *budget.RangeError
 		if !errors.As(err, &re) || re.Key != tc.key {
 			t.Errorf("probes.New(%+v) = %v, want a RangeError for %s", tc.opts, err, tc.key)
 		}

@@ -4,7 +4,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 )
 
 // Default watchdog settings.
@@ -45,7 +45,7 @@ type Options struct {
 }
 
 // withDefaults fills zero fields and validates the rest. It returns a
-// *lifecycle.RangeError naming the field.
+// *budget.RangeError naming the field.
 func (o Options) withDefaults() (Options, error) {
 	if o.WatchdogInterval == 0 {
 		o.WatchdogInterval = DefaultWatchdogInterval
@@ -58,10 +58,10 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	switch {
 	case o.WatchdogInterval < 0 || o.WatchdogInterval > time.Minute:
-		return o, &lifecycle.RangeError{Key: "probes.watchdog_interval", Value: o.WatchdogInterval.String(),
+		return o, &budget.RangeError{Key: "probes.watchdog_interval", Value: o.WatchdogInterval.String(),
 			Allowed: "must be > 0 and <= 1m0s"}
 	case o.WatchdogThreshold < 2*o.WatchdogInterval || o.WatchdogThreshold > time.Hour:
-		return o, &lifecycle.RangeError{Key: "probes.watchdog_threshold", Value: o.WatchdogThreshold.String(),
+		return o, &budget.RangeError{Key: "probes.watchdog_threshold", Value: o.WatchdogThreshold.String(),
 			Allowed: "must be >= 2 * probes.watchdog_interval (" + (2 * o.WatchdogInterval).String() + ") and <= 1h0m0s"}
 	}
 	return o, nil

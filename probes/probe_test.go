@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"github.com/drainkit/drainkit/probes"
 )
 
@@ -35,7 +36,7 @@ func checkTable(t *testing.T, hs *harness, state lifecycle.State, w want) {
 }
 
 func TestProbeTableAcrossStates(t *testing.T) {
-	hs := newHarness(t, probes.Options{})
+	hs := newHarness(t, probes.Options{}, lifecycle.Options{})
 	checkTable(t, hs, lifecycle.Starting, want{bad, bad, ok})
 
 	hs.run(t)
@@ -58,11 +59,11 @@ func TestProbeTableAcrossStates(t *testing.T) {
 }
 
 func TestVerboseListsChecks(t *testing.T) {
-	hs := newHarness(t, probes.Options{}, lifecycle.WithCheckOptions(lifecycle.CheckOptions{
+	hs := newHarness(t, probes.Options{}, lifecycle.Options{Checks: budget.CheckOptions{
 		Interval: 10 * time.Millisecond, Timeout: 10 * time.Millisecond, FailureThreshold: 999, SuccessThreshold: 1000,
-	}))
-	hs.lc.AddCheck(lifecycle.CheckFunc("db", func(context.Context) error { return nil }))
-	hs.lc.AddCheck(lifecycle.CheckFunc("cache", func(context.Context) error { return errors.New("connection refused") }))
+	}})
+	hs.lc.AddCheck("db", func(context.Context) error { return nil })
+	hs.lc.AddCheck("cache", func(context.Context) error { return errors.New("connection refused") })
 
 	// Before any round: not run yet.
 	_, _, body := hs.do(t, "GET", "/readyz?verbose", nil)
@@ -100,7 +101,7 @@ func TestVerboseListsChecks(t *testing.T) {
 }
 
 func TestWrongMethodIs405WithAllow(t *testing.T) {
-	hs := newHarness(t, probes.Options{})
+	hs := newHarness(t, probes.Options{}, lifecycle.Options{})
 	for _, tc := range []struct{ method, path, allow string }{
 		{"POST", "/livez", "GET, HEAD"},
 		{"PUT", "/readyz", "GET, HEAD"},

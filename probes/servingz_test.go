@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"github.com/drainkit/drainkit/probes"
 )
 
 // windowTimings: a propagation window of at least 2s, long enough to read
 // the probes inside it on a busy machine.
-func windowTimings() lifecycle.Timings {
+func windowTimings() budget.Timings {
 	t := testTimings()
 	t.PropagationMin, t.PropagationMax = 2*time.Second, 3*time.Second
 	return t
@@ -42,7 +43,7 @@ func (hs *harness) pollCode(t *testing.T, path string, want int) {
 // "serving" for kube-proxy's fallback; once the listeners have closed it
 // fails too, although the drain still waits for in-flight work.
 func TestServingzDuringKubeletDrain(t *testing.T) {
-	hs := newHarness(t, probes.Options{}, lifecycle.WithTimings(windowTimings()))
+	hs := newHarness(t, probes.Options{}, lifecycle.Options{Timings: windowTimings()})
 	if c := hs.code(t, http.MethodGet, "/servingz"); c != http.StatusServiceUnavailable {
 		t.Errorf("STARTING: /servingz %d", c)
 	}
@@ -86,7 +87,7 @@ func TestServingzDuringKubeletDrain(t *testing.T) {
 // TestServingzSignalDrain: SIGTERM (here the harness's SIGUSR2) is the
 // kubelet too: /servingz passes in the window.
 func TestServingzSignalDrain(t *testing.T) {
-	hs := newHarness(t, probes.Options{}, lifecycle.WithTimings(windowTimings()))
+	hs := newHarness(t, probes.Options{}, lifecycle.Options{Timings: windowTimings()})
 	hs.run(t)
 	if err := syscall.Kill(os.Getpid(), syscall.SIGUSR2); err != nil {
 		t.Fatal(err)
@@ -101,7 +102,7 @@ func TestServingzSignalDrain(t *testing.T) {
 // hook (POST /drain) fails /servingz at once, like /readyz: the pod is not
 // terminating, so a passing probe would keep it ready in the Service.
 func TestServingzOperatorDrainFails(t *testing.T) {
-	hs := newHarness(t, probes.Options{}, lifecycle.WithTimings(windowTimings()))
+	hs := newHarness(t, probes.Options{}, lifecycle.Options{Timings: windowTimings()})
 	hs.run(t)
 	if c, _, body := hs.do(t, http.MethodPost, "/drain", nil); c != http.StatusAccepted {
 		t.Fatalf("POST /drain: %d %s", c, body)
@@ -117,7 +118,7 @@ func TestServingzOperatorDrainFails(t *testing.T) {
 // (admin.servingz_draining: false) even the preStop hook's drain fails
 // /servingz at once.
 func TestServingzFailsDrainingOption(t *testing.T) {
-	hs := newHarness(t, probes.Options{ServingzFailsDraining: true}, lifecycle.WithTimings(windowTimings()))
+	hs := newHarness(t, probes.Options{ServingzFailsDraining: true}, lifecycle.Options{Timings: windowTimings()})
 	hs.run(t)
 	go func() {
 		req, _ := http.NewRequest(http.MethodPost, hs.srv.URL+"/drain?wait=propagation", nil)

@@ -2,19 +2,18 @@
 // metrics named by DESIGN.md section 7, one span per drain, and an optional
 // Prometheus endpoint for the admin listener.
 //
-// A Telemetry is a lifecycle.Observer. Build it first and pass it to
-// lifecycle.New with lifecycle.WithObserver, which also attaches the new
-// lifecycle to it so that the observable instruments read it:
+// A Telemetry is a lifecycle.Observer, and passing it as one is the whole
+// wiring: lifecycle.New attaches the new lifecycle to it, so that the
+// observable instruments read it, and its flush becomes the lifecycle's last
+// stop hook (see Flushing):
 //
-//	func run() int { // main: os.Exit(run()), so that the deferred Close runs
-//		tel, err := telemetry.New(telemetry.Options{}) // global providers
-//		...
-//		defer tel.Close()
-//		lc, err := lifecycle.New(lifecycle.WithObserver(tel), ...)
-//		err = lc.Run(ctx)
-//		tel.Flush(flushCtx) // after Run: the drain span is complete
-//		return lifecycle.ExitCode(err)
-//	}
+//	tel, err := telemetry.New(telemetry.Options{}) // global providers
+//	...
+//	lc, err := lifecycle.New(lifecycle.Options{Observers: []lifecycle.Observer{tel}})
+//	...
+//	os.Exit(lifecycle.ExitCode(lc.Run(ctx))) // the drain span and metrics were flushed
+//
+// With the entry point, drainkit.WithObserver(tel) does the same.
 //
 // # Metrics
 //
@@ -50,19 +49,30 @@
 // # Traces
 //
 // Each drain is one span, "drainkit.drain", from the drain's start (t0) to
-// the transition to STOPPED, which follows the last step
-// (lifecycle.StepStopHooksDone) at once, or cuts the drain short when the
-// grace period ran out. Every timeline step is a span event named after the
-// step (not_ready, deregistered, ..., stop_hooks_done) at t0 plus its
-// offset, in timeline order; the transitions into DRAINING and STOPPED are
-// events named "transition". The span's status is Error when something was
-// force-closed or the grace period ran out.
+// the flush (below), when every other stop hook has returned. Every timeline
+// step until then is a span event named after the step (not_ready,
+// deregistered, ..., idle or force_closed) at t0 plus its offset, in
+// timeline order; the transition into DRAINING is an event named
+// "transition", and the last event, "telemetry.flush", marks the span's
+// end. The span's status is Error when something was force-closed. If the
+// grace period ran out, the stop hooks, the flush among them, are skipped:
+// the span then ends at the transition to STOPPED with status Error, and
+// leaves the process only if the providers export it on their own before
+// the process exits.
 //
-// Flushing: stop hooks run before the last step, so a stop hook that flushes
-// or shuts down the providers runs while the drain span is still open. Call
-// Flush after lifecycle.Lifecycle.Run returns instead; if Flush does run
-// earlier, it ends the span at once, marked drainkit.drain.truncated=true, so
-// that it is exported at all.
+// # Flushing
+//
+// Attach adds the flush as the lifecycle's first stop hook, so it runs last
+// (stop hooks run in reverse order), within stop.timeout and so inside the
+// grace period that `drainkit check` compares with Kubernetes'. It ends the
+// drain span, records the phases stop_hooks and total (measured to the
+// flush's start), then calls ForceFlush on the providers that have one. What
+// happens after it, the step stop_hooks_done and the transition to STOPPED,
+// reaches only pull exporters (Prometheus) scraped before the process exits:
+// the last state a push exporter reports is DRAINING. Leave the flush room
+// in stop.timeout: an exporter's round trip after the other stop hooks. Do
+// not shut the providers down in a stop hook of your own (it would run
+// before the flush); the process exit ends them.
 //
 // Out of scope: creating exporters other than Prometheus (configure an
 // OTLP exporter on your providers), per-request metrics and spans (use

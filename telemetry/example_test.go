@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -13,11 +14,14 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"github.com/drainkit/drainkit/telemetry"
 )
 
-// A drain observed by a Telemetry becomes one span, with an event per
-// transition and per timeline step, and the lifecycle's metrics.
+// A drain observed by a Telemetry becomes one span, with an event for the
+// transition to DRAINING and per timeline step, which ends as the flush, the
+// last stop hook, begins; and the lifecycle's metrics, read here by a pull
+// reader after Run returned.
 func Example() {
 	spans := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
@@ -32,13 +36,13 @@ func Example() {
 		return
 	}
 	defer tel.Close()
-	lc, err := lifecycle.New(
-		lifecycle.WithObserver(tel),
-		lifecycle.WithTimings(lifecycle.Timings{WarmupTimeout: time.Second, DrainTimeout: time.Second,
-			StopTimeout: time.Second, GracePeriod: 3 * time.Second}), // no propagation window
-		lifecycle.WithSignals(),
-		lifecycle.WithLogger(slog.New(slog.DiscardHandler)),
-	)
+	lc, err := lifecycle.New(lifecycle.Options{
+		Timings: budget.Timings{WarmupTimeout: time.Second, DrainTimeout: time.Second,
+			StopTimeout: time.Second, GracePeriod: 3 * time.Second},
+		Signals:   []os.Signal{}, // none: the example drains through Drain
+		Logger:    slog.New(slog.DiscardHandler),
+		Observers: []lifecycle.Observer{tel}, // the whole telemetry wiring
+	})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -55,8 +59,7 @@ func Example() {
 	}
 	unsubscribe()
 	_ = lc.Drain("rollout")
-	fmt.Println("exit code", lifecycle.ExitCode(<-done))
-	_ = tel.Flush(ctx)
+	fmt.Println("exit code", lifecycle.ExitCode(<-done)) // the flush ran as the last stop hook
 
 	for _, s := range spans.GetSpans() {
 		fmt.Println("span", s.Name, s.Status.Code)
@@ -97,8 +100,7 @@ func Example() {
 	//    window_ended
 	//    listeners_closed
 	//    idle
-	//    stop_hooks_done
-	//    transition to STOPPED
+	//    telemetry.flush
 	// drainkit.lifecycle.transitions 3
 	// drainkit.lifecycle.state STOPPED
 }

@@ -4,16 +4,18 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 )
 
 // testTimings keep a drain short but with a real propagation window.
-func testTimings() lifecycle.Timings {
-	return lifecycle.Timings{
+func testTimings() budget.Timings {
+	return budget.Timings{
 		WarmupTimeout:    5 * time.Second,
 		PropagationMin:   300 * time.Millisecond,
 		PropagationQuiet: 100 * time.Millisecond,
@@ -26,14 +28,15 @@ func testTimings() lifecycle.Timings {
 
 // newLifecycle returns a lifecycle that reacts to SIGUSR2 only (the test
 // process's SIGTERM stays alone) and logs nowhere.
-func newLifecycle(t *testing.T, opts ...lifecycle.Option) *lifecycle.Lifecycle {
+// o's zero timings become testTimings.
+func newLifecycle(t *testing.T, o lifecycle.Options) *lifecycle.Lifecycle {
 	t.Helper()
-	base := []lifecycle.Option{
-		lifecycle.WithTimings(testTimings()),
-		lifecycle.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
-		lifecycle.WithSignals(syscall.SIGUSR2),
+	if o.Timings == (budget.Timings{}) {
+		o.Timings = testTimings()
 	}
-	lc, err := lifecycle.New(append(base, opts...)...)
+	o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	o.Signals = []os.Signal{syscall.SIGUSR2}
+	lc, err := lifecycle.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}

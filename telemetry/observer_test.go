@@ -129,9 +129,6 @@ func TestGlobalProviders(t *testing.T) {
 	}
 	tel.OnTransition(lifecycle.Transition{From: lifecycle.Starting, To: lifecycle.Draining, At: time.Now()})
 	tel.OnDrainStep(lifecycle.Timeline{Steps: []lifecycle.Step{{Name: lifecycle.StepNotReady}}}, lifecycle.Step{Name: lifecycle.StepNotReady})
-	if err := tel.Flush(context.Background()); err != nil {
-		t.Fatal(err)
-	}
 	if err := tel.Attach(nil); err == nil {
 		t.Error("Attach(nil) succeeded")
 	}

@@ -26,9 +26,12 @@ const (
 	// wait for in-flight work (bounded by drain.timeout).
 	PhaseInFlight = "in_flight"
 	// PhaseStopHooks: the step before the stop hooks (StepIdle,
-	// StepForceClosed or StepWindowEnded) to StepStopHooksDone.
+	// StepForceClosed or StepWindowEnded) to the flush, the last stop hook,
+	// so that it is exported (StepStopHooksDone for a Telemetry that was
+	// not attached).
 	PhaseStopHooks = "stop_hooks"
-	// PhaseTotal: t0 to StepStopHooksDone, the whole drain.
+	// PhaseTotal: t0 to the flush (or StepStopHooksDone), the whole drain
+	// but the flush itself.
 	PhaseTotal = "total"
 )
 
@@ -69,11 +72,28 @@ func phasesAt(steps []lifecycle.Step, i int) []phase {
 			return []phase{{PhaseInFlight, s.Offset - at}}
 		}
 	case lifecycle.StepStopHooksDone:
-		out := []phase{{PhaseTotal, s.Offset}}
-		if at, ok := before(lifecycle.StepIdle, lifecycle.StepForceClosed, lifecycle.StepWindowEnded); ok {
-			out = append(out, phase{PhaseStopHooks, s.Offset - at})
-		}
-		return out
+		return endPhases(steps[:i], s.Offset)
 	}
 	return nil
+}
+
+// endPhases returns the phases that end with the drain, at offset end from
+// t0: PhaseTotal, and PhaseStopHooks from the last of steps that precede
+// the stop hooks.
+func endPhases(steps []lifecycle.Step, end time.Duration) []phase {
+	out := []phase{{PhaseTotal, end}}
+	var at time.Duration
+	found := false
+	for _, p := range steps {
+		switch p.Name {
+		case lifecycle.StepIdle, lifecycle.StepForceClosed, lifecycle.StepWindowEnded:
+			if !found || p.Offset > at {
+				at, found = p.Offset, true
+			}
+		}
+	}
+	if found {
+		out = append(out, phase{PhaseStopHooks, end - at})
+	}
+	return out
 }

@@ -15,10 +15,14 @@ import (
 // SpanName is the name of the span each drain produces.
 const SpanName = "drainkit.drain"
 
+// flushEvent is the drain span's last event: the flush, the last stop hook,
+// began, and the span ends with it.
+const flushEvent = "telemetry.flush"
+
 // drainSpan is the span of one drain; the Telemetry's mutex guards it.
 type drainSpan struct {
 	span        trace.Span
-	stopHooksOK bool // StepStopHooksDone was seen
+	stopHooksOK bool // the stop hooks ran: StepStopHooksDone was seen, or the flush
 }
 
 func startDrainSpan(tr trace.Tracer, t lifecycle.Transition) *drainSpan {
@@ -68,12 +72,12 @@ func (d *drainSpan) end(at time.Time, tl lifecycle.Timeline) {
 	d.span.End(trace.WithTimestamp(at))
 }
 
-// truncate ends the span before the drain finished (Flush from a stop hook).
-func (d *drainSpan) truncate(at time.Time, tl lifecycle.Timeline) {
-	d.span.AddEvent("telemetry.flush", trace.WithTimestamp(at))
-	d.span.SetAttributes(attribute.Bool("drainkit.drain.truncated", true))
-	d.summary(tl)
-	d.span.End(trace.WithTimestamp(at))
+// flushed ends the span at the flush, the last stop hook: every other stop
+// hook has returned, so the drain finished within its grace period.
+func (d *drainSpan) flushed(at time.Time, tl lifecycle.Timeline) {
+	d.span.AddEvent(flushEvent, trace.WithTimestamp(at))
+	d.stopHooksOK = true
+	d.end(at, tl)
 }
 
 func (d *drainSpan) summary(tl lifecycle.Timeline) {

@@ -27,7 +27,8 @@ func newTracing(t *testing.T) (*tracetest.InMemoryExporter, *sdktrace.TracerProv
 }
 
 // One drain produces one span whose events are the DRAINING transition, the
-// timeline's steps in order at t0+offset, and the STOPPED transition.
+// timeline's steps in order at t0+offset up to the stop hooks, and the flush,
+// which ends it.
 func TestDrainSpanHasTimelineEventsInOrder(t *testing.T) {
 	exp, tp := newTracing(t)
 	mp := sdkmetric.NewMeterProvider()
@@ -37,7 +38,7 @@ func TestDrainSpanHasTimelineEventsInOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tel.Close()
-	lc := newLifecycle(t, lifecycle.WithObserver(tel))
+	lc := newLifecycle(t, lifecycle.Options{Observers: []lifecycle.Observer{tel}})
 	mem := registrytest.NewMemory("svc")
 	lc.AddRegistrar("memory", mem) // deregistered + confirmed steps, confirmed concurrent with the window
 	srv := newFakeServer(lc)
@@ -59,9 +60,6 @@ func TestDrainSpanHasTimelineEventsInOrder(t *testing.T) {
 	if err := waitDone(t, done); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if err := tel.Flush(context.Background()); err != nil {
-		t.Fatal(err)
-	}
 	tl, _ := lc.Timeline()
 
 	spans := exp.GetSpans()
@@ -77,10 +75,10 @@ func TestDrainSpanHasTimelineEventsInOrder(t *testing.T) {
 		at   time.Time
 	}
 	want := []ev{{"transition", tl.Start}}
-	for _, s := range tl.Steps {
+	for _, s := range tl.Steps[:len(tl.Steps)-1] { // stop_hooks_done follows the flush
 		want = append(want, ev{s.Name, tl.Start.Add(s.Offset)})
 	}
-	want = append(want, ev{"transition", sp.EndTime})
+	want = append(want, ev{"telemetry.flush", sp.EndTime})
 	if len(sp.Events) != len(want) {
 		t.Fatalf("%d events %v, want %d %v", len(sp.Events), sp.Events, len(want), want)
 	}
@@ -90,9 +88,10 @@ func TestDrainSpanHasTimelineEventsInOrder(t *testing.T) {
 			t.Errorf("event %d = %s at %v, want %s at %v", i, e.Name, e.Time, w.name, w.at)
 		}
 	}
-	last := tl.Steps[len(tl.Steps)-1]
-	if last.Name != lifecycle.StepStopHooksDone || sp.EndTime.Before(tl.Start.Add(last.Offset)) {
-		t.Errorf("span ends %v, before the last step %s", sp.EndTime, last.Name)
+	last, idle := tl.Steps[len(tl.Steps)-1], tl.Steps[len(tl.Steps)-2]
+	if last.Name != lifecycle.StepStopHooksDone || idle.Name != lifecycle.StepIdle ||
+		sp.EndTime.Before(tl.Start.Add(idle.Offset)) || sp.EndTime.After(tl.Start.Add(last.Offset)) {
+		t.Errorf("span ends %v, not between the steps %s and %s: %+v", sp.EndTime, idle.Name, last.Name, tl.Steps)
 	}
 	names := map[string]bool{}
 	for _, s := range tl.Steps {
@@ -116,44 +115,6 @@ func TestDrainSpanHasTimelineEventsInOrder(t *testing.T) {
 	}
 }
 
-// Flush from a stop hook ends the still-open span, marked truncated, so it is
-// exported before the process exits; the steps after it are not in the span.
-func TestFlushFromStopHookTruncatesSpan(t *testing.T) {
-	exp, tp := newTracing(t)
-	tel, err := telemetry.New(telemetry.Options{TracerProvider: tp, MeterProvider: sdkmetric.NewMeterProvider()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tel.Close()
-	lc := newLifecycle(t, lifecycle.WithObserver(tel))
-	lc.AddServer("fake", newFakeServer(lc))
-	exported := -1
-	lc.OnStop("flush telemetry", func(ctx context.Context) error {
-		err := tel.Flush(ctx)
-		exported = len(exp.GetSpans())
-		return err
-	})
-	done := run(lc)
-	waitState(t, lc, lifecycle.Ready)
-	_ = lc.Drain("flush test")
-	if err := waitDone(t, done); err != nil {
-		t.Fatal(err)
-	}
-	if exported != 1 {
-		t.Fatalf("the stop hook's Flush exported %d spans, want 1", exported)
-	}
-	sp := exp.GetSpans()[0]
-	if len(exp.GetSpans()) != 1 {
-		t.Fatalf("%d spans", len(exp.GetSpans()))
-	}
-	if v, _ := attrSet(sp.Attributes).Value("drainkit.drain.truncated"); !v.AsBool() {
-		t.Errorf("span not marked truncated: %v", sp.Attributes)
-	}
-	if last := sp.Events[len(sp.Events)-1]; last.Name != "telemetry.flush" {
-		t.Errorf("last event %s, want telemetry.flush", last.Name)
-	}
-}
-
 // A drain that force-closes work marks the span as an error.
 func TestForcedDrainSpanStatus(t *testing.T) {
 	exp, tp := newTracing(t)
@@ -164,7 +125,7 @@ func TestForcedDrainSpanStatus(t *testing.T) {
 	defer tel.Close()
 	tm := testTimings()
 	tm.DrainTimeout = 200 * time.Millisecond
-	lc := newLifecycle(t, lifecycle.WithObserver(tel), lifecycle.WithTimings(tm))
+	lc := newLifecycle(t, lifecycle.Options{Timings: tm, Observers: []lifecycle.Observer{tel}})
 	srv := newFakeServer(lc)
 	srv.stuck.Store(2) // two requests that never finish
 	lc.AddServer("fake", srv)

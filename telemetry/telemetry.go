@@ -28,10 +28,12 @@ type Options struct {
 }
 
 // Telemetry observes one lifecycle and exports it (see the package
-// documentation for the instruments and the span). Create it with New and
-// pass it to lifecycle.New with lifecycle.WithObserver, which attaches the
-// new Lifecycle to it. Its methods are safe for concurrent use. Use one
-// Telemetry per Lifecycle.
+// documentation for the instruments, the span and the flush). Create it with
+// New and pass it to lifecycle.New in Options.Observers (or to drainkit.Main
+// with drainkit.WithObserver): that one option attaches the new Lifecycle
+// to it, which also registers its flush as the Lifecycle's last stop hook.
+// Its methods are safe for concurrent use. One Telemetry observes one
+// Lifecycle: attaching a second one is an error.
 type Telemetry struct {
 	opts   Options
 	tracer trace.Tracer
@@ -44,6 +46,7 @@ type Telemetry struct {
 	mu      sync.Mutex
 	drain   *drainSpan         // the open drain span, nil if none
 	emitted int                // steps of the current drain already handled
+	ended   bool               // the flush recorded the phases that end with the drain
 	last    lifecycle.Timeline // the most complete timeline observed (zero: none yet)
 }
 
@@ -75,36 +78,54 @@ func New(opts Options) (*Telemetry, error) {
 	return t, nil
 }
 
-// Attach lets the observable instruments read lc at collection time: its
-// state, the drain's late and forced counts, and its servers' in-flight work.
-// lifecycle.New calls it with the Lifecycle this Telemetry observes
-// (lifecycle.WithObserver); there is no need to call it by hand.
+// Attach is called by lifecycle.New with the Lifecycle this Telemetry
+// observes (Options.Observers), before New returns it; there is no need to
+// call it by hand. It lets the observable instruments read lc at collection
+// time (its state, the drain's late and forced counts, its servers'
+// in-flight work) and adds the flush as lc's first stop hook, named
+// "telemetry": stop hooks run in reverse order, so the flush runs after
+// every other one, within stop.timeout (see the package documentation). It
+// returns an error for a nil lc or when another Lifecycle was attached.
 func (t *Telemetry) Attach(lc *lifecycle.Lifecycle) error {
 	if lc == nil {
 		return errors.New("telemetry: Attach(nil)")
 	}
-	t.lc.Store(lc)
+	if !t.lc.CompareAndSwap(nil, lc) {
+		return errors.New("telemetry: already attached to a Lifecycle; use one Telemetry per Lifecycle")
+	}
+	lc.OnStop("telemetry", t.flush)
 	return nil
 }
 
 // Close unregisters the collection callback; the instruments stop reporting
-// observed values. It does not end an open drain span (see Flush) and does
-// not shut the providers down, which the caller owns.
+// observed values. It does not shut the providers down, which the caller
+// owns.
 func (t *Telemetry) Close() error {
 	return t.reg.Unregister()
 }
 
-// Flush makes what this Telemetry recorded leave the process: it ends a drain
-// span that is still open (marked drainkit.drain.truncated=true: Flush ran
-// before the drain finished, e.g. from a stop hook), then calls ForceFlush on
-// the tracer and meter providers that have one (the SDK's do), within ctx. It
-// returns the providers' errors joined. Call it after lifecycle's Run
-// returns, before the process exits.
-func (t *Telemetry) Flush(ctx context.Context) error {
+// flush is the stop hook Attach adds, the last stop hook to run. It ends
+// the drain span at once, every other stop hook having returned, records
+// the phases that end with the drain (PhaseStopHooks and PhaseTotal,
+// measured to now), then calls ForceFlush on the tracer and meter providers
+// that have one (the SDK's do), within ctx, and returns their errors
+// joined. What follows it (the step stop_hooks_done and the transition to
+// STOPPED) reaches pull exporters only.
+func (t *Telemetry) flush(ctx context.Context) error {
+	now := time.Now()
 	t.mu.Lock()
-	if t.drain != nil {
-		t.drain.truncate(time.Now(), t.finalTimeline())
-		t.drain = nil
+	if tl, drained := t.lc.Load().Timeline(); drained {
+		t.record(tl) // steps whose observer call has yet to come
+		if !t.ended {
+			t.ended = true
+			for _, p := range endPhases(tl.Steps, now.Sub(tl.Start)) {
+				t.inst.duration.Record(context.Background(), p.d.Seconds(), metric.WithAttributeSet(phaseAttrs[p.name]))
+			}
+		}
+		if t.drain != nil {
+			t.drain.flushed(now, tl)
+			t.drain = nil
+		}
 	}
 	t.mu.Unlock()
 	type flusher interface{ ForceFlush(context.Context) error }
@@ -119,7 +140,8 @@ func (t *Telemetry) Flush(ctx context.Context) error {
 
 // OnTransition implements lifecycle.Observer: it counts the transition,
 // remembers the state, starts the drain span on DRAINING and ends it on
-// STOPPED.
+// STOPPED if the flush has not (the grace period ran out and the stop hooks
+// were skipped, or the Telemetry was not attached).
 func (t *Telemetry) OnTransition(tr lifecycle.Transition) {
 	t.state.Store(int32(tr.To))
 	t.inst.transitions.Add(context.Background(), 1, metric.WithAttributeSet(transitionAttrs(tr)))
@@ -129,7 +151,7 @@ func (t *Telemetry) OnTransition(tr lifecycle.Transition) {
 	case lifecycle.Draining:
 		if t.drain == nil {
 			t.drain = startDrainSpan(t.tracer, tr)
-			t.emitted = 0
+			t.emitted, t.ended = 0, false
 		}
 		t.drain.transition(tr)
 	case lifecycle.Stopped:
@@ -148,12 +170,20 @@ func (t *Telemetry) OnTransition(tr lifecycle.Transition) {
 func (t *Telemetry) OnDrainStep(tl lifecycle.Timeline, _ lifecycle.Step) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.record(tl)
+}
+
+// record handles the steps of tl not yet seen. t.mu is held.
+func (t *Telemetry) record(tl lifecycle.Timeline) {
 	if len(tl.Steps) >= len(t.last.Steps) { // the zero last has no steps: the first is kept
 		t.last = tl
 	}
 	for ; t.emitted < len(tl.Steps); t.emitted++ {
-		if t.drain != nil { // nil once ended: grace period exceeded, or flushed
+		if t.drain != nil { // nil once ended: flushed, or grace period exceeded
 			t.drain.step(tl, t.emitted)
+		}
+		if t.ended {
+			continue // the flush recorded the phases of the drain's end
 		}
 		for _, p := range phasesAt(tl.Steps, t.emitted) {
 			t.inst.duration.Record(context.Background(), p.d.Seconds(), metric.WithAttributeSet(phaseAttrs[p.name]))

@@ -5,18 +5,20 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"os"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"github.com/drainkit/drainkit/workdrain"
 )
 
 // timings are short real timings: a window of 50-100 ms and a drain timeout
 // of 300 ms, far inside the grace period so only the drain timeout cuts.
-func timings() lifecycle.Timings {
-	return lifecycle.Timings{
+func timings() budget.Timings {
+	return budget.Timings{
 		WarmupTimeout:  time.Second,
 		PropagationMin: 50 * time.Millisecond,
 		PropagationMax: 100 * time.Millisecond,
@@ -83,8 +85,7 @@ type harness struct {
 func start(t *testing.T, w *workdrain.Worker, runCtx func() context.Context) *harness {
 	t.Helper()
 	rec := &recorder{ready: make(chan struct{}), runCtx: runCtx, stopped: map[string]bool{}, changed: make(chan struct{})}
-	lc, err := lifecycle.New(lifecycle.WithTimings(timings()), lifecycle.WithSignals(),
-		lifecycle.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))), lifecycle.WithObserver(rec))
+	lc, err := lifecycle.New(lifecycle.Options{Timings: timings(), Signals: []os.Signal{}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Observers: []lifecycle.Observer{rec}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,8 +261,7 @@ func TestForceCancelsAtDrainTimeout(t *testing.T) {
 func TestRunReturningEarlyFails(t *testing.T) {
 	for _, ret := range []error{nil, errors.New("broker gone")} {
 		w := workdrain.New(workdrain.AtDrainStart, func(context.Context, *workdrain.Worker) error { return ret })
-		lc, err := lifecycle.New(lifecycle.WithTimings(timings()), lifecycle.WithSignals(),
-			lifecycle.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+		lc, err := lifecycle.New(lifecycle.Options{Timings: timings(), Signals: []os.Signal{}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if err != nil {
 			t.Fatal(err)
 		}

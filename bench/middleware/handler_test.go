@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/drainkit/drainkit/httpdrain"
+	"github.com/drainkit/drainkit/internal/cpubench"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
@@ -71,7 +72,7 @@ func BenchmarkHandler(b *testing.B) {
 				r := httptest.NewRequest(http.MethodGet, "/", nil)
 				w := &nopWriter{h: http.Header{}}
 				b.ReportAllocs()
-				reportCPU(b, func() {
+				cpubench.Report(b, func() {
 					for b.Loop() {
 						h.ServeHTTP(w, r)
 					}
@@ -79,7 +80,7 @@ func BenchmarkHandler(b *testing.B) {
 			})
 			b.Run("parallel", func(b *testing.B) {
 				b.ReportAllocs()
-				reportCPU(b, func() {
+				cpubench.Report(b, func() {
 					b.RunParallel(func(pb *testing.PB) {
 						r := perCore(httptest.NewRequest(http.MethodGet, "/", nil))
 						w := &nopWriter{h: http.Header{}}

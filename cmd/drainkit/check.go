@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/config"
-	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"github.com/spf13/cobra"
 )
 
@@ -116,7 +116,7 @@ func (g *graceSeconds) String() string { return time.Duration(*g).String() }
 func (g *graceSeconds) Type() string { return "seconds|duration" }
 
 func (g *graceSeconds) Set(s string) error {
-	maxSeconds := int64(lifecycle.MaxDuration / time.Second)
+	maxSeconds := int64(budget.MaxDuration / time.Second)
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 		if n < 1 || n > maxSeconds {
 			return fmt.Errorf("%d seconds is out of range 1..%d (Kubernetes' default is 30)", n, maxSeconds)
@@ -128,8 +128,8 @@ func (g *graceSeconds) Set(s string) error {
 	if err != nil {
 		return fmt.Errorf("want whole seconds (30) or a duration (30s)")
 	}
-	if d <= 0 || d > lifecycle.MaxDuration {
-		return fmt.Errorf("%s is out of range: want > 0s and <= %s (Kubernetes' default is 30s)", d, lifecycle.MaxDuration)
+	if d <= 0 || d > budget.MaxDuration {
+		return fmt.Errorf("%s is out of range: want > 0s and <= %s (Kubernetes' default is 30s)", d, budget.MaxDuration)
 	}
 	*g = graceSeconds(d)
 	return nil
@@ -141,12 +141,12 @@ func (g *graceSeconds) Set(s string) error {
 // range error on grace_period whose value is within grace_period's own range.
 func budgetOverflow(err error) bool {
 	var ce *config.Error
-	var re *lifecycle.RangeError
+	var re *budget.RangeError
 	if !errors.As(err, &ce) || ce.Key != "grace_period" || !errors.As(err, &re) || re.Key != "grace_period" {
 		return false
 	}
 	d, perr := time.ParseDuration(re.Value)
-	return perr == nil && d > 0 && d <= lifecycle.MaxDuration
+	return perr == nil && d > 0 && d <= budget.MaxDuration
 }
 
 // writeBudget prints the budget and the verdict, and returns the verdict.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -20,6 +21,7 @@ import (
 	"github.com/drainkit/drainkit/consumer/grpcresolver"
 	"github.com/drainkit/drainkit/grpcdrain"
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"github.com/drainkit/drainkit/registry"
 )
 
@@ -129,11 +131,10 @@ func startReplica(t *testing.T, reg *testRegistry) *replica {
 // its answers, registered in reg unless reg is nil.
 func startReplicaOf(t *testing.T, reg *testRegistry, name string) *replica {
 	t.Helper()
-	tm := lifecycle.Timings{WarmupTimeout: 5 * time.Second, PropagationMin: 500 * time.Millisecond,
+	tm := budget.Timings{WarmupTimeout: 5 * time.Second, PropagationMin: 500 * time.Millisecond,
 		PropagationMax: 500 * time.Millisecond, DrainTimeout: 2 * time.Second, StopTimeout: time.Second,
 		GracePeriod: 8 * time.Second}
-	lc, err := lifecycle.New(lifecycle.WithTimings(tm), lifecycle.WithSignals(syscall.SIGUSR2),
-		lifecycle.WithLogger(slog.New(slog.DiscardHandler)))
+	lc, err := lifecycle.New(lifecycle.Options{Timings: tm, Signals: []os.Signal{syscall.SIGUSR2}, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/drainkit/drainkit/config"
-	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"github.com/drainkit/drainkit/registry"
 	"github.com/drainkit/drainkit/registry/etcd"
 )
@@ -34,7 +34,7 @@ func etcdSource(f flags) (src registry.Source, closeClient func(), err error) {
 	o.Client.Endpoints = config.EtcdConfig{Endpoints: f.etcd}.EndpointList()
 	o.Prefix = f.etcdPrefix
 	if err := o.Validate(); err != nil {
-		if re := (*lifecycle.RangeError)(nil); errors.As(err, &re) && etcdFlags[re.Key] != "" {
+		if re := (*budget.RangeError)(nil); errors.As(err, &re) && etcdFlags[re.Key] != "" {
 			return nil, nil, fmt.Errorf("%s %s: %s", etcdFlags[re.Key], re.Value, re.Allowed)
 		}
 		return nil, nil, fmt.Errorf("--etcd: %w", err)

@@ -128,7 +128,9 @@ func serve(cfg *config.Config, v *viper.Viper, stderr io.Writer) (int, error) {
 	for _, w := range cfg.Warnings() {
 		logger.Warn(w.String(), "env", w.Var, "did_you_mean", w.Suggestion)
 	}
-	lc, err := lifecycle.New(append(cfg.LifecycleOptions(), lifecycle.WithLogger(logger))...)
+	lo := cfg.LifecycleOptions()
+	lo.Logger = logger
+	lc, err := lifecycle.New(lo)
 	if err != nil {
 		return 0, err
 	}

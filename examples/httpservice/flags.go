@@ -43,7 +43,7 @@ func (f *flags) validate(warmupTimeout time.Duration) error {
 func (f *flags) lifecycleOptions() []drainkit.Option {
 	var opts []drainkit.Option
 	if f.failReadinessFile != "" {
-		opts = append(opts, drainkit.WithCheck(fileCheck(f.failReadinessFile)))
+		opts = append(opts, drainkit.WithCheck("fail-readiness-file", fileCheck(f.failReadinessFile)))
 	}
 	if f.warmup > 0 {
 		opts = append(opts, drainkit.OnWarmup("simulated", func(ctx context.Context) error {

@@ -64,12 +64,14 @@ func run(args []string) int {
 			if cfg.Registry.Service == "" { // registry.service overrides --service
 				cfg.Registry.Service = f.service
 			}
-			opts, err := telemetryOptions(cfg, logger)
+			opts, err := telemetryOptions(cfg)
 			if err != nil {
 				return nil, err
 			}
 			opts = append(opts, f.lifecycleOptions()...)
-			return append(opts, drainkit.AfterRun(func(context.Context) error {
+			// The end-of-life hook: after in-flight work ended, within
+			// stop.timeout, before the telemetry's flush.
+			return append(opts, drainkit.OnStop("cleanup", func(context.Context) error {
 				logger.Info("cleanup done")
 				return nil
 			})), nil

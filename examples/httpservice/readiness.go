@@ -6,14 +6,13 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-
-	"github.com/drainkit/drainkit/lifecycle"
 )
 
-// fileCheck is a readiness check that fails while path exists, so that an
-// operator or a test can flip readiness from outside the process.
-func fileCheck(path string) lifecycle.Checker {
-	return lifecycle.CheckFunc("fail-readiness-file", func(context.Context) error {
+// fileCheck is a readiness check (drainkit.WithCheck) that fails while path
+// exists, so that an operator or a test can flip readiness from outside the
+// process.
+func fileCheck(path string) func(context.Context) error {
+	return func(context.Context) error {
 		_, err := os.Stat(path)
 		switch {
 		case err == nil:
@@ -23,5 +22,5 @@ func fileCheck(path string) lifecycle.Checker {
 		default:
 			return err
 		}
-	})
+	}
 }

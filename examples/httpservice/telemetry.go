@@ -1,21 +1,18 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 
 	"github.com/drainkit/drainkit"
 	"github.com/drainkit/drainkit/config"
 	"github.com/drainkit/drainkit/telemetry"
 )
 
-// telemetryOptions wires telemetry once: an observer of the lifecycle, GET
-// /metrics on the admin listener when admin.metrics is set (through the
-// OpenTelemetry Prometheus exporter; else the global providers, no-op unless
-// a program sets them), and a flush after the drain, when the drain span is
-// complete.
-func telemetryOptions(cfg *config.Config, logger *slog.Logger) ([]drainkit.Option, error) {
+// telemetryOptions wires telemetry: an observer of the lifecycle, which
+// flushes itself as the last stop hook, and GET /metrics on the admin
+// listener when admin.metrics is set (through the OpenTelemetry Prometheus
+// exporter; else the global providers, no-op unless a program sets them).
+func telemetryOptions(cfg *config.Config) ([]drainkit.Option, error) {
 	var prom *telemetry.Prometheus
 	telOpts := telemetry.Options{}
 	if cfg.Admin.Metrics {
@@ -29,17 +26,9 @@ func telemetryOptions(cfg *config.Config, logger *slog.Logger) ([]drainkit.Optio
 	if err != nil {
 		return nil, err
 	}
-	opts := []drainkit.Option{
-		drainkit.WithObserver(tel),
-		drainkit.AfterRun(func(ctx context.Context) error {
-			if err := tel.Flush(ctx); err != nil {
-				logger.Warn("telemetry flush failed", "error", err)
-			}
-			return tel.Close()
-		}),
-	}
+	opts := []drainkit.Option{drainkit.WithObserver(tel)}
 	if prom != nil {
-		opts = append(opts, drainkit.WithAdminHandler("/metrics", prom.Handler()), drainkit.AfterRun(prom.Shutdown))
+		opts = append(opts, drainkit.WithAdminHandler("/metrics", prom.Handler()))
 	}
 	return opts, nil
 }

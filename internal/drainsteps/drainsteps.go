@@ -9,7 +9,7 @@ import (
 	"github.com/drainkit/drainkit/lifecycle"
 )
 
-// Recorder is a lifecycle.Observer; pass it with lifecycle.WithObserver.
+// Recorder is a lifecycle.Observer; pass it in lifecycle.Options.Observers.
 type Recorder struct {
 	mu sync.Mutex
 	at map[string]time.Time

@@ -4,21 +4,23 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"github.com/drainkit/drainkit/lifecycle/lifecycletest"
 )
 
 // A request that never ends is cut at drain.timeout, and Run reports it
 // with exit code 1.
 func Example() {
-	lc, err := lifecycle.New(
-		lifecycle.WithTimings(lifecycle.Timings{WarmupTimeout: time.Second, DrainTimeout: 100 * time.Millisecond,
-			StopTimeout: 100 * time.Millisecond, GracePeriod: 2 * time.Second}), // no propagation window
-		lifecycle.WithSignals(),
-		lifecycle.WithLogger(slog.New(slog.DiscardHandler)),
-	)
+	lc, err := lifecycle.New(lifecycle.Options{
+		Timings: budget.Timings{WarmupTimeout: time.Second, DrainTimeout: 100 * time.Millisecond,
+			StopTimeout: 100 * time.Millisecond, GracePeriod: 2 * time.Second},
+		Signals: []os.Signal{}, // none: the example drains through Drain
+		Logger:  slog.New(slog.DiscardHandler),
+	})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -12,19 +13,23 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"github.com/drainkit/drainkit/lifecycle/lifecycletest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func newLifecycle(t *testing.T, opts ...lifecycle.Option) *lifecycle.Lifecycle {
+// newLifecycle returns a Lifecycle with o, which handles no signal and logs
+// nowhere; o's zero timings become a short budget with no window.
+func newLifecycle(t *testing.T, o lifecycle.Options) *lifecycle.Lifecycle {
 	t.Helper()
-	lc, err := lifecycle.New(append([]lifecycle.Option{
-		lifecycle.WithTimings(lifecycle.Timings{WarmupTimeout: time.Second, DrainTimeout: 5 * time.Second,
-			StopTimeout: time.Second, GracePeriod: 10 * time.Second}),
-		lifecycle.WithSignals(),
-		lifecycle.WithLogger(slog.New(slog.DiscardHandler)),
-	}, opts...)...)
+	if o.Timings == (budget.Timings{}) {
+		o.Timings = budget.Timings{WarmupTimeout: time.Second, DrainTimeout: 5 * time.Second,
+			StopTimeout: time.Second, GracePeriod: 10 * time.Second}
+	}
+	o.Signals = []os.Signal{}
+	o.Logger = slog.New(slog.DiscardHandler)
+	lc, err := lifecycle.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +51,7 @@ func (o endAtClose) OnDrainStep(_ lifecycle.Timeline, s lifecycle.Step) {
 // until it ends; nothing is cut and Run exits 0.
 func TestRequestFinishesWithinDrain(t *testing.T) {
 	ended := make(chan func(), 1) // the request's end, for the observer
-	lc := newLifecycle(t, lifecycle.WithObserver(endAtClose{end: func() { (<-ended)() }}))
+	lc := newLifecycle(t, lifecycle.Options{Observers: []lifecycle.Observer{endAtClose{end: func() { (<-ended)() }}}})
 	srv := lifecycletest.NewServer()
 	lc.AddServer("api", srv)
 	sub, unsubscribe := lc.Subscribe()
@@ -95,7 +100,7 @@ func TestRequestFinishesWithinDrain(t *testing.T) {
 // TestBeginAfterT0CountsLate: once Serve has its ServerHooks, a request
 // begun after t0 is a late arrival.
 func TestBeginAfterT0CountsLate(t *testing.T) {
-	lc := newLifecycle(t)
+	lc := newLifecycle(t, lifecycle.Options{})
 	srv := lifecycletest.NewServer()
 	lc.AddServer("api", srv)
 	done := make(chan error, 1)
@@ -138,7 +143,7 @@ func TestForceCloseCuts(t *testing.T) {
 
 // TestFailServe: a server whose Serve fails makes Run drain and exit 1.
 func TestFailServe(t *testing.T) {
-	lc := newLifecycle(t)
+	lc := newLifecycle(t, lifecycle.Options{})
 	srv := lifecycletest.NewServer()
 	srv.FailServe(errors.New("listener broke"))
 	lc.AddServer("api", srv)

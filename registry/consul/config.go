@@ -11,7 +11,7 @@ import "github.com/drainkit/drainkit/config"
 // the consul/api configuration). r's DeregisterTimeout is the lifecycle's
 // (config.Config.LifecycleOptions).
 //
-// It returns the result of Options.Validate (a *lifecycle.RangeError naming
+// It returns the result of Options.Validate (a *budget.RangeError naming
 // the key), as etcd.OptionsFrom does; New validates again what the caller
 // set.
 func OptionsFrom(r config.RegistryConfig, defaultService string, port int) (Options, error) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/drainkit/drainkit/internal/consultest"
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"github.com/drainkit/drainkit/registry"
 	"github.com/hashicorp/consul/api"
 )
@@ -84,7 +85,7 @@ func TestSingleEndpointUnchanged(t *testing.T) {
 		t.Fatalf("tagged addresses %v", reg.TaggedAddresses)
 	}
 	o.Extra = []registry.Endpoint{{Scheme: "http", Port: 9090}}
-	var re *lifecycle.RangeError
+	var re *budget.RangeError
 	if err := o.Validate(); err == nil || !errors.As(err, &re) || re.Key != "Options.Extra" {
 		t.Fatalf("Extra with the primary's scheme: %v, want a RangeError for Options.Extra", err)
 	}

@@ -3,6 +3,7 @@ package consul
 import (
 	"context"
 	"log/slog"
+	"os"
 	"syscall"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/drainkit/drainkit/internal/testlog"
 	"github.com/drainkit/drainkit/internal/testpoll"
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"github.com/hashicorp/consul/api"
 	"go.uber.org/goleak"
 )
@@ -108,21 +110,24 @@ func (r *runner) wait(t *testing.T, d time.Duration) error {
 }
 
 // testTimings are short lifecycle timings for in-process tests.
-func testTimings() lifecycle.Timings {
-	return lifecycle.Timings{WarmupTimeout: 10 * time.Second, PropagationMin: 500 * time.Millisecond,
+func testTimings() budget.Timings {
+	return budget.Timings{WarmupTimeout: 10 * time.Second, PropagationMin: 500 * time.Millisecond,
 		PropagationQuiet: 0, PropagationMax: 2 * time.Second, DrainTimeout: time.Second,
 		StopTimeout: time.Second, GracePeriod: 10 * time.Second}
 }
 
-// newLifecycle returns a lifecycle with testTimings (overridable through
-// opts), with r added. It listens for SIGUSR2 only, which nothing sends:
-// WithSignals() with no signals would make signal.Notify relay every signal,
-// including the runtime's SIGURG, and start a drain.
-func newLifecycle(t *testing.T, r lifecycle.Registrar, opts ...lifecycle.Option) *lifecycle.Lifecycle {
+// newLifecycle returns a lifecycle with o, whose zero timings become
+// testTimings, with r added. It listens for SIGUSR2 only, which nothing
+// sends.
+func newLifecycle(t *testing.T, r lifecycle.Registrar, o lifecycle.Options) *lifecycle.Lifecycle {
 	t.Helper()
 	lg, _ := testLogger(t)
-	all := append([]lifecycle.Option{lifecycle.WithTimings(testTimings()), lifecycle.WithSignals(syscall.SIGUSR2), lifecycle.WithLogger(lg)}, opts...)
-	lc, err := lifecycle.New(all...)
+	if o.Timings == (budget.Timings{}) {
+		o.Timings = testTimings()
+	}
+	o.Signals = []os.Signal{syscall.SIGUSR2}
+	o.Logger = lg
+	lc, err := lifecycle.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,14 +7,14 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"github.com/drainkit/drainkit/registry"
 	"github.com/hashicorp/consul/api"
 )
 
 // Options configure a Registrar. Start from DefaultOptions and change what
 // differs; Validate (called by New) rejects out-of-range values with a
-// *lifecycle.RangeError naming the key.
+// *budget.RangeError naming the key.
 type Options struct {
 	// Service is the Consul service name (key registry.service, required).
 	Service string
@@ -124,7 +124,7 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Validate returns a *lifecycle.RangeError for the first field out of range
+// Validate returns a *budget.RangeError for the first field out of range
 // (after applying the defaults for zero fields), then a *SettingError for a
 // consul/api setting that could only fail later: an agent address that is
 // not one (CONSUL_HTTP_ADDR=::::garbage) or a CA, client certificate, key or
@@ -137,30 +137,30 @@ func (o Options) Validate() error {
 	d := func(v time.Duration) string { return v.String() }
 	switch {
 	case !registry.ValidServiceName(o.Service):
-		return &lifecycle.RangeError{Key: "registry.service", Value: strconv.Quote(o.Service),
+		return &budget.RangeError{Key: "registry.service", Value: strconv.Quote(o.Service),
 			Allowed: "must be 1 to 255 letters, digits, '-', '_' and '.'"}
 	case o.Port < 1 || o.Port > 65535:
-		return &lifecycle.RangeError{Key: "registry.port", Value: strconv.Itoa(o.Port), Allowed: "must be between 1 and 65535"}
-	case o.TTL < MinTTL || o.TTL > lifecycle.MaxDuration:
-		return &lifecycle.RangeError{Key: "registry.ttl", Value: d(o.TTL), Allowed: "must be >= " + d(MinTTL) + " and <= " + d(lifecycle.MaxDuration)}
+		return &budget.RangeError{Key: "registry.port", Value: strconv.Itoa(o.Port), Allowed: "must be between 1 and 65535"}
+	case o.TTL < MinTTL || o.TTL > budget.MaxDuration:
+		return &budget.RangeError{Key: "registry.ttl", Value: d(o.TTL), Allowed: "must be >= " + d(MinTTL) + " and <= " + d(budget.MaxDuration)}
 	case o.HeartbeatInterval <= 0 || o.HeartbeatInterval > o.TTL/3:
-		return &lifecycle.RangeError{Key: "registry.heartbeat_interval", Value: d(o.HeartbeatInterval),
+		return &budget.RangeError{Key: "registry.heartbeat_interval", Value: d(o.HeartbeatInterval),
 			Allowed: "must be > 0 and <= registry.ttl/3 (" + d(o.TTL/3) + ")"}
 	case o.CallTimeout <= 0 || o.CallTimeout > o.HeartbeatInterval:
-		return &lifecycle.RangeError{Key: "registry.call_timeout", Value: d(o.CallTimeout),
+		return &budget.RangeError{Key: "registry.call_timeout", Value: d(o.CallTimeout),
 			Allowed: "must be > 0 and <= registry.heartbeat_interval (" + d(o.HeartbeatInterval) + ")"}
-	case o.DeregisterCriticalServiceAfter < MinDeregisterCriticalServiceAfter || o.DeregisterCriticalServiceAfter > lifecycle.MaxDuration:
-		return &lifecycle.RangeError{Key: "registry.deregister_critical_service_after", Value: d(o.DeregisterCriticalServiceAfter),
-			Allowed: "must be >= " + d(MinDeregisterCriticalServiceAfter) + " and <= " + d(lifecycle.MaxDuration)}
+	case o.DeregisterCriticalServiceAfter < MinDeregisterCriticalServiceAfter || o.DeregisterCriticalServiceAfter > budget.MaxDuration:
+		return &budget.RangeError{Key: "registry.deregister_critical_service_after", Value: d(o.DeregisterCriticalServiceAfter),
+			Allowed: "must be >= " + d(MinDeregisterCriticalServiceAfter) + " and <= " + d(budget.MaxDuration)}
 	}
 	if eps := o.endpoints(); len(eps) > 0 {
 		if err := registry.CheckEndpoints(eps); err != nil {
-			return &lifecycle.RangeError{Key: "Options.Extra", Value: strconv.Quote(fmt.Sprint(eps)), Allowed: err.Error()}
+			return &budget.RangeError{Key: "Options.Extra", Value: strconv.Quote(fmt.Sprint(eps)), Allowed: err.Error()}
 		}
 	}
 	for _, k := range []string{metaManaged, registry.MetaReadyAt} {
 		if _, ok := o.Meta[k]; ok {
-			return &lifecycle.RangeError{Key: "registry.meta", Value: k, Allowed: "meta key " + k + " is reserved by drainkit"}
+			return &budget.RangeError{Key: "registry.meta", Value: k, Allowed: "meta key " + k + " is reserved by drainkit"}
 		}
 	}
 	return checkSettings(o.Consul)

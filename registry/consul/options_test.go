@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 )
 
 func TestOptionsValidate(t *testing.T) {
@@ -44,9 +44,9 @@ func TestOptionsValidate(t *testing.T) {
 				}
 				return
 			}
-			var re *lifecycle.RangeError
+			var re *budget.RangeError
 			if !errors.As(err, &re) || re.Key != c.key {
-				t.Fatalf("Validate = %v; want a *lifecycle.RangeError for %s", err, c.key)
+				t.Fatalf("Validate = %v; want a *budget.RangeError for %s", err, c.key)
 			}
 			if newErr == nil || !strings.Contains(newErr.Error(), c.key) {
 				t.Fatalf("New = %v; want an error naming %s", newErr, c.key)

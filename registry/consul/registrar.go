@@ -56,7 +56,7 @@ var _ registry.Registrar = (*Registrar)(nil)
 
 // New validates opts and returns a Registrar. It makes no call to Consul:
 // an unreachable agent at start only delays the registration, which the
-// heartbeat retries. It returns a *lifecycle.RangeError for an out-of-range
+// heartbeat retries. It returns a *budget.RangeError for an out-of-range
 // option, or an error from api.NewClient for a bad Consul configuration.
 func New(opts Options) (*Registrar, error) {
 	if err := opts.Validate(); err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/drainkit/drainkit/internal/consultest"
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"github.com/drainkit/drainkit/registry"
 	"github.com/hashicorp/consul/api"
 )
@@ -27,7 +28,7 @@ func TestRegisterOnReadyOnly(t *testing.T) {
 	c := a.Client(t)
 	o, _ := testOptions(t, a, "ready-only", 18080)
 	r := newRegistrar(t, o)
-	lc := newLifecycle(t, r)
+	lc := newLifecycle(t, r, lifecycle.Options{})
 	release := make(chan struct{})
 	inWarmup := make(chan struct{})
 	lc.OnWarmup("gate", func(ctx context.Context) error {
@@ -96,14 +97,14 @@ func TestEjectMapsToCriticalAndMaintenance(t *testing.T) {
 	o, _ := testOptions(t, a, "eject", 18081)
 	r := newRegistrar(t, o)
 	var failing atomic.Bool
-	lc := newLifecycle(t, r, lifecycle.WithCheckOptions(lifecycle.CheckOptions{
-		Interval: 100 * time.Millisecond, Timeout: 100 * time.Millisecond, FailureThreshold: 2, SuccessThreshold: 3}))
-	lc.AddCheck(lifecycle.CheckFunc("flip", func(context.Context) error {
+	lc := newLifecycle(t, r, lifecycle.Options{Checks: budget.CheckOptions{
+		Interval: 100 * time.Millisecond, Timeout: 100 * time.Millisecond, FailureThreshold: 2, SuccessThreshold: 3}})
+	lc.AddCheck("flip", func(context.Context) error {
 		if failing.Load() {
 			return errors.New("flipped")
 		}
 		return nil
-	}))
+	})
 	start(t, lc)
 	passing := func() (bool, string) {
 		ids, err := passingIDs(c, o.Service)
@@ -160,7 +161,7 @@ func TestReregisterAfterAgentRestart(t *testing.T) {
 	c := a.Client(t)
 	o, buf := testOptions(t, a, "restart", 18082)
 	r := newRegistrar(t, o)
-	lc := newLifecycle(t, r)
+	lc := newLifecycle(t, r, lifecycle.Options{})
 	start(t, lc)
 	eventually(t, 5*time.Second, "passing", func() (bool, string) {
 		ids, err := passingIDs(c, o.Service)
@@ -250,7 +251,7 @@ func TestDrainDeregistersAndNeverReregisters(t *testing.T) {
 	c := a.Client(t)
 	o, _ := testOptions(t, a, "drain", 18084)
 	r := newRegistrar(t, o)
-	lc := newLifecycle(t, r)
+	lc := newLifecycle(t, r, lifecycle.Options{})
 	rn := start(t, lc)
 	eventually(t, 5*time.Second, "passing", func() (bool, string) {
 		ids, err := passingIDs(c, o.Service)
@@ -311,7 +312,7 @@ func TestDeregisterAgentDown(t *testing.T) {
 	c := a.Client(t)
 	o, buf := testOptions(t, a, "agent-down", 18085)
 	r := newRegistrar(t, o)
-	lc := newLifecycle(t, r, lifecycle.WithDeregisterTimeout(time.Second))
+	lc := newLifecycle(t, r, lifecycle.Options{DeregisterTimeout: time.Second})
 	rn := start(t, lc)
 	eventually(t, 5*time.Second, "passing", func() (bool, string) {
 		ids, err := passingIDs(c, o.Service)

@@ -4,7 +4,7 @@ import (
 	"strconv"
 
 	"github.com/drainkit/drainkit/config"
-	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 )
 
@@ -16,7 +16,7 @@ import (
 // TLS files, which go into the etcd client's own configuration). The caller
 // sets what config does not cover (Scheme, Version, Meta, Logger).
 //
-// It returns a *lifecycle.RangeError naming registry.etcd.ca_file when the
+// It returns a *budget.RangeError naming registry.etcd.ca_file when the
 // TLS files cannot be loaded, and otherwise the result of Options.Validate,
 // so an empty endpoint list fails here naming registry.etcd.endpoints.
 func OptionsFrom(reg config.RegistryConfig, defaultService string, port int) (Options, error) {
@@ -35,7 +35,7 @@ func OptionsFrom(reg config.RegistryConfig, defaultService string, port int) (Op
 		info := transport.TLSInfo{CertFile: e.CertFile, KeyFile: e.KeyFile, TrustedCAFile: e.CAFile}
 		tc, err := info.ClientConfig()
 		if err != nil {
-			return o, &lifecycle.RangeError{Key: "registry.etcd.ca_file", Value: strconv.Quote(e.CAFile),
+			return o, &budget.RangeError{Key: "registry.etcd.ca_file", Value: strconv.Quote(e.CAFile),
 				Allowed: "registry.etcd.ca_file, cert_file and key_file must be readable PEM files (" + err.Error() + ")"}
 		}
 		o.Client.TLS = tc

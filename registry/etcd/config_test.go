@@ -10,7 +10,7 @@ import (
 
 	"github.com/drainkit/drainkit/config"
 	"github.com/drainkit/drainkit/internal/testcert"
-	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"github.com/drainkit/drainkit/registry/etcd"
 )
 
@@ -46,7 +46,7 @@ func TestOptionsFromTLSAndAuth(t *testing.T) {
 	}
 
 	reg.Etcd.CAFile = filepath.Join(dir, "missing.pem")
-	var re *lifecycle.RangeError
+	var re *budget.RangeError
 	if _, err := etcd.OptionsFrom(reg, "svc", 8080); !errors.As(err, &re) || re.Key != "registry.etcd.ca_file" {
 		t.Fatalf("missing CA file: %v", err)
 	}

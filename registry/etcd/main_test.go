@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"os"
 	"syscall"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/drainkit/drainkit/internal/testlog"
 	"github.com/drainkit/drainkit/internal/testpoll"
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"github.com/drainkit/drainkit/registry/etcd"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/goleak"
@@ -92,8 +94,8 @@ func leaseTTL(t *testing.T, c *clientv3.Client, id clientv3.LeaseID) int64 {
 }
 
 // testTimings are short lifecycle timings for in-process tests.
-func testTimings() lifecycle.Timings {
-	return lifecycle.Timings{WarmupTimeout: 10 * time.Second, PropagationMin: 500 * time.Millisecond,
+func testTimings() budget.Timings {
+	return budget.Timings{WarmupTimeout: 10 * time.Second, PropagationMin: 500 * time.Millisecond,
 		PropagationQuiet: 0, PropagationMax: 2 * time.Second, DrainTimeout: time.Second,
 		StopTimeout: time.Second, GracePeriod: 10 * time.Second}
 }
@@ -103,7 +105,7 @@ func testTimings() lifecycle.Timings {
 func newLifecycle(t *testing.T, r lifecycle.Registrar) *lifecycle.Lifecycle {
 	t.Helper()
 	lg, _ := testLogger(t)
-	lc, err := lifecycle.New(lifecycle.WithTimings(testTimings()), lifecycle.WithSignals(syscall.SIGUSR2), lifecycle.WithLogger(lg))
+	lc, err := lifecycle.New(lifecycle.Options{Timings: testTimings(), Signals: []os.Signal{syscall.SIGUSR2}, Logger: lg})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,14 +8,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"github.com/drainkit/drainkit/registry"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // Options configure a Registrar. Start from DefaultOptions and change what
 // differs; Validate (called by New) rejects out-of-range values with a
-// *lifecycle.RangeError naming the configuration key.
+// *budget.RangeError naming the configuration key.
 type Options struct {
 	// Service is the service name (key registry.service, required): the
 	// second segment of the key and kratos's ServiceInstance.Name. 1 to 255
@@ -122,13 +122,13 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Validate returns a *lifecycle.RangeError for the first field out of range
+// Validate returns a *budget.RangeError for the first field out of range
 // (after applying the defaults for zero fields), or nil.
 func (o Options) Validate() error {
 	o = o.withDefaults()
 	d := func(v time.Duration) string { return v.String() }
 	re := func(key, value, allowed string) error {
-		return &lifecycle.RangeError{Key: key, Value: value, Allowed: allowed}
+		return &budget.RangeError{Key: key, Value: value, Allowed: allowed}
 	}
 	switch {
 	case !validName(o.Service):
@@ -140,8 +140,8 @@ func (o Options) Validate() error {
 			"must list at least one etcd client address, e.g. 127.0.0.1:2379 or https://etcd-0:2379, none empty")
 	case !strings.HasPrefix(o.Prefix, "/") || strings.HasSuffix(o.Prefix, "/"):
 		return re("registry.etcd.prefix", strconv.Quote(o.Prefix), "must start with '/' and not end with '/', e.g. /microservices")
-	case o.TTL < MinTTL || o.TTL > lifecycle.MaxDuration || o.TTL%time.Second != 0:
-		return re("registry.etcd.ttl", d(o.TTL), "must be whole seconds, >= "+d(MinTTL)+" (etcd's minimum lease TTL) and <= "+d(lifecycle.MaxDuration))
+	case o.TTL < MinTTL || o.TTL > budget.MaxDuration || o.TTL%time.Second != 0:
+		return re("registry.etcd.ttl", d(o.TTL), "must be whole seconds, >= "+d(MinTTL)+" (etcd's minimum lease TTL) and <= "+d(budget.MaxDuration))
 	case o.KeepAliveInterval <= 0 || o.KeepAliveInterval > o.TTL/3:
 		return re("registry.etcd.keepalive_interval", d(o.KeepAliveInterval), "must be > 0 and <= registry.etcd.ttl/3 ("+d(o.TTL/3)+")")
 	case o.CallTimeout <= 0 || o.CallTimeout > o.KeepAliveInterval:

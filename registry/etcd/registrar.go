@@ -58,7 +58,7 @@ var _ registry.Registrar = (*Registrar)(nil)
 
 // New validates opts and returns a Registrar. It makes no call to etcd: an
 // unreachable etcd at start only delays the registration, which the worker
-// retries on every keep-alive period. It returns a *lifecycle.RangeError for
+// retries on every keep-alive period. It returns a *budget.RangeError for
 // an out-of-range option.
 func New(opts Options) (*Registrar, error) {
 	if err := opts.Validate(); err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/drainkit/drainkit/internal/etcdtest"
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"github.com/drainkit/drainkit/registry"
 	"github.com/drainkit/drainkit/registry/etcd"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -383,7 +384,7 @@ func TestOptionsValidate(t *testing.T) {
 		o := base
 		c.mod(&o)
 		_, err := etcd.New(o)
-		var re *lifecycle.RangeError
+		var re *budget.RangeError
 		if !errors.As(err, &re) || re.Key != c.key {
 			t.Errorf("%s: %v, want a RangeError for %s", c.name, err, c.key)
 		}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/config"
-	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"github.com/drainkit/drainkit/registry"
 )
 
@@ -35,7 +35,7 @@ type Server struct {
 }
 
 // Options configure a Registrar. Start from DefaultOptions; Validate (called
-// by New) rejects out-of-range values with a *lifecycle.RangeError naming
+// by New) rejects out-of-range values with a *budget.RangeError naming
 // the setting.
 type Options struct {
 	Server
@@ -154,7 +154,7 @@ func (s Server) withDefaults() Server {
 }
 
 func re(key, value, allowed string) error {
-	return &lifecycle.RangeError{Key: key, Value: value, Allowed: allowed}
+	return &budget.RangeError{Key: key, Value: value, Allowed: allowed}
 }
 
 // Validate checks the server settings, naming the key of the first bad
@@ -185,7 +185,7 @@ func (s Server) Validate() error {
 	return nil
 }
 
-// Validate returns a *lifecycle.RangeError for the first setting out of
+// Validate returns a *budget.RangeError for the first setting out of
 // range (after defaults for zero fields), or nil.
 func (o Options) Validate() error {
 	o = o.withDefaults()

@@ -8,6 +8,7 @@ import (
 	"github.com/drainkit/drainkit"
 	"github.com/drainkit/drainkit/config"
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"github.com/drainkit/drainkit/registry"
 )
 
@@ -87,7 +88,7 @@ func Registration(service string, onOperator func(offline bool)) drainkit.Regist
 			return Options{}, false, nil
 		}
 		o, err := OptionsFrom(reg, service, 1)
-		if re := (*lifecycle.RangeError)(nil); fromEnv && errors.As(err, &re) && re.Key == "registry.nacos.server_addr" {
+		if re := (*budget.RangeError)(nil); fromEnv && errors.As(err, &re) && re.Key == "registry.nacos.server_addr" {
 			re.Key = EnvServerAddr + " (registry.nacos.server_addr is empty)"
 		}
 		return o, true, err

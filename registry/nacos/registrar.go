@@ -63,7 +63,7 @@ var _ registry.Registrar = (*Registrar)(nil)
 
 // New validates opts and returns a Registrar. It makes no call to Nacos: an
 // unreachable server at start only delays the registration. The error is a
-// *lifecycle.RangeError naming the bad setting.
+// *budget.RangeError naming the bad setting.
 func New(opts Options) (*Registrar, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err

@@ -3,12 +3,14 @@ package registrytest_test
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"github.com/drainkit/drainkit/registry"
 	"github.com/drainkit/drainkit/registry/registrytest"
 )
@@ -130,11 +132,10 @@ func TestMemoryFailuresAndHangs(t *testing.T) {
 // registers, an operator eject puts it in maintenance, restore brings it
 // back, and a drain with a hanging registry still completes.
 func TestMemoryWithLifecycle(t *testing.T) {
-	tm := lifecycle.Timings{WarmupTimeout: time.Second, PropagationMin: 50 * time.Millisecond,
+	tm := budget.Timings{WarmupTimeout: time.Second, PropagationMin: 50 * time.Millisecond,
 		PropagationQuiet: 0, PropagationMax: 300 * time.Millisecond, DrainTimeout: time.Second,
 		StopTimeout: time.Second, GracePeriod: 10 * time.Second}
-	lc, err := lifecycle.New(lifecycle.WithTimings(tm), lifecycle.WithDeregisterTimeout(200*time.Millisecond),
-		lifecycle.WithSignals(syscall.SIGUSR2))
+	lc, err := lifecycle.New(lifecycle.Options{Timings: tm, DeregisterTimeout: 200 * time.Millisecond, Signals: []os.Signal{syscall.SIGUSR2}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/drainkit/drainkit/httpdrain"
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"github.com/drainkit/drainkit/workdrain"
 	"github.com/drainkit/drainkit/workdrain/natsdrain"
 	"github.com/nats-io/nats.go"
@@ -113,12 +115,10 @@ func TestWindowEndKeepsConsumingWhileServing(t *testing.T) {
 				t.Fatal(err)
 			}
 			obs := newSteps()
-			lc, err := lifecycle.New(lifecycle.WithSignals(), lifecycle.WithObserver(obs),
-				lifecycle.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
-				lifecycle.WithTimings(lifecycle.Timings{
-					WarmupTimeout: 5 * time.Second, PropagationMin: 2 * time.Second, PropagationMax: 2 * time.Second,
-					DrainTimeout: 3 * time.Second, StopTimeout: time.Second, GracePeriod: 15 * time.Second,
-				}))
+			lc, err := lifecycle.New(lifecycle.Options{Signals: []os.Signal{}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Timings: budget.Timings{
+				WarmupTimeout: 5 * time.Second, PropagationMin: 2 * time.Second, PropagationMax: 2 * time.Second,
+				DrainTimeout: 3 * time.Second, StopTimeout: time.Second, GracePeriod: 15 * time.Second,
+			}, Observers: []lifecycle.Observer{obs}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/hashicorp/consul/api"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/drainkit/drainkit/grpcdrain"
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"github.com/drainkit/drainkit/probes"
 	"github.com/drainkit/drainkit/registry"
 	"github.com/drainkit/drainkit/registry/consul"
@@ -41,8 +43,8 @@ type propInstance struct {
 var discard = slog.New(slog.DiscardHandler)
 
 // propTimings drain fast: the trial measures the drain's first steps.
-func propTimings() lifecycle.Timings {
-	t := lifecycle.DefaultTimings()
+func propTimings() budget.Timings {
+	t := budget.DefaultTimings()
 	t.PropagationMin, t.PropagationQuiet, t.PropagationMax = 300*time.Millisecond, 0, 300*time.Millisecond
 	t.DrainTimeout, t.StopTimeout = time.Second, time.Second
 	return t
@@ -58,7 +60,7 @@ type registries struct {
 func (r registries) any() bool { return r.consul != nil || r.etcd != nil }
 
 func startPropInstance(regs registries, trial int) (*propInstance, error) {
-	lc, err := lifecycle.New(lifecycle.WithLogger(discard), lifecycle.WithSignals(), lifecycle.WithTimings(propTimings()))
+	lc, err := lifecycle.New(lifecycle.Options{Logger: discard, Signals: []os.Signal{}, Timings: propTimings()})
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/drainkit/drainkit/httpdrain"
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 )
 
 // scaleServerCmd is the hidden subcommand table 6 re-executes this binary
@@ -71,10 +72,10 @@ func scaleHandler(report int64) http.Handler {
 }
 
 func serveDrainkit(srv *http.Server, ln net.Listener) int {
-	t := lifecycle.DefaultTimings()
+	t := budget.DefaultTimings()
 	t.PropagationMin, t.PropagationQuiet, t.PropagationMax = 0, 0, 0
 	t.DrainTimeout = 10 * time.Second
-	lc, err := lifecycle.New(lifecycle.WithLogger(discard), lifecycle.WithTimings(t))
+	lc, err := lifecycle.New(lifecycle.Options{Logger: discard, Timings: t})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

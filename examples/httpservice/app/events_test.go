@@ -12,15 +12,16 @@ import (
 
 	"github.com/drainkit/drainkit/httpdrain"
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 )
 
 // GET /events streams an event every 100 ms and, served by httpdrain, ends
 // with "event: drain" as soon as the drain begins.
 func TestEventsEndWithDrainEvent(t *testing.T) {
-	lc, err := lifecycle.New(lifecycle.WithLogger(slog.New(slog.DiscardHandler)), lifecycle.WithTimings(lifecycle.Timings{
+	lc, err := lifecycle.New(lifecycle.Options{Logger: slog.New(slog.DiscardHandler), Timings: budget.Timings{
 		WarmupTimeout: time.Second, PropagationMin: 200 * time.Millisecond, PropagationMax: 200 * time.Millisecond,
 		DrainTimeout: time.Second, StopTimeout: time.Second, GracePeriod: 5 * time.Second,
-	}))
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 )
 
 // Built-in strategies. Each runs the same example handlers
@@ -185,11 +185,11 @@ type Config struct {
 	PodSlack time.Duration
 	// Checks are the replicas' readiness-check settings (checks.*); the
 	// slow-probe scenario passes them as DRAINKIT_CHECKS_* and judges the
-	// instance's ejection by them. Zero means lifecycle.DefaultCheckOptions.
-	Checks lifecycle.CheckOptions
+	// instance's ejection by them. Zero means budget.DefaultCheckOptions.
+	Checks budget.CheckOptions
 	// Timings are passed to every replica as DRAINKIT_* variables;
 	// TimingSources says where each key's value came from (for the report).
-	Timings       lifecycle.Timings
+	Timings       budget.Timings
 	TimingSources map[string]string
 	// Env is the replicas' base environment (os.Environ()).
 	Env []string
@@ -200,7 +200,7 @@ type Config struct {
 // sending GET /, 3 replicas,
 // 300 requests/s from 4 consumers, readiness-probe discovery every 1 s with
 // failure threshold 2, no consumer cache, 2 s of load before and after the
-// rolling restart, and lifecycle.DefaultTimings for the replicas.
+// rolling restart, and budget.DefaultTimings for the replicas.
 func DefaultConfig() Config {
 	return Config{
 		Scenarios:         append([]string(nil), DefaultScenarios...),
@@ -223,7 +223,7 @@ func DefaultConfig() Config {
 		Tail:              2 * time.Second,
 		NacosPoll:         5 * time.Second,
 		OfflineWait:       500 * time.Millisecond,
-		Timings:           lifecycle.DefaultTimings(),
+		Timings:           budget.DefaultTimings(),
 	}
 }
 

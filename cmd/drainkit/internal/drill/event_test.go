@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 )
 
 // TestSummarizeEventsBinsFailuresFromTheFault: failures count in whole
@@ -85,7 +85,7 @@ func TestScenarioListDescribesEvery(t *testing.T) {
 // the checks' settings allow, or never, fails the slow-probe scenario.
 func TestSlowProbeVerdictCanFail(t *testing.T) {
 	cfg := DefaultConfig()
-	cfg.Checks = lifecycle.CheckOptions{Interval: 500 * time.Millisecond, Timeout: 300 * time.Millisecond, FailureThreshold: 2, SuccessThreshold: 3}
+	cfg.Checks = budget.CheckOptions{Interval: 500 * time.Millisecond, Timeout: 300 * time.Millisecond, FailureThreshold: 2, SuccessThreshold: 3}
 	fix := newRunFixture(ScenarioSlowProbe, StrategyDrainkit).requests(2, OK, "", 0).event("check blocks", 1, time.Second, nil)
 	run := fix.Run
 	if s := Summarize(cfg, run); s.Pass || !strings.HasPrefix(s.Verdict, "FAIL: the instance was not dropped in time") {

@@ -13,7 +13,7 @@ const defaultPodSlack = 5 * time.Second
 // propagation window to outlast a consumer staleness of staleness seconds,
 // with its value: propagation.max (the staleness plus one quiet period,
 // rounded up to a second), the grace_period that must grow with it
-// (lifecycle.Timings.MinGracePeriod) and the pod's
+// (budget.Timings.MinGracePeriod) and the pod's
 // terminationGracePeriodSeconds (grace_period plus Config.PodSlack).
 func windowFix(cfg Config, staleness float64) string {
 	t := cfg.Timings

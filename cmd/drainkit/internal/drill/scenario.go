@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 
 	"github.com/drainkit/drainkit/internal/syncx"
 )
@@ -238,9 +238,9 @@ func (s *strategyRun) scaleOut(ctx context.Context, disc Discovery, _ []*Replica
 }
 
 // checks returns Config.Checks, the defaults when zero.
-func (c Config) checks() lifecycle.CheckOptions {
-	if c.Checks == (lifecycle.CheckOptions{}) {
-		return lifecycle.DefaultCheckOptions()
+func (c Config) checks() budget.CheckOptions {
+	if c.Checks == (budget.CheckOptions{}) {
+		return budget.DefaultCheckOptions()
 	}
 	return c.Checks
 }

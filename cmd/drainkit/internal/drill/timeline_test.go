@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/drainkit/drainkit/internal/testlog"
 	"github.com/drainkit/drainkit/lifecycle"
+	"github.com/drainkit/drainkit/lifecycle/budget"
 	"github.com/drainkit/drainkit/lifecycle/lifecycletest"
 )
 
@@ -19,12 +21,11 @@ import (
 // same report.
 func TestTimelineFromRealLifecycle(t *testing.T) {
 	var logs testlog.Buffer
-	tm := lifecycle.DefaultTimings()
+	tm := budget.DefaultTimings()
 	tm.PropagationMin, tm.PropagationQuiet, tm.PropagationMax = 100*time.Millisecond, 50*time.Millisecond, time.Second
-	// SIGUSR2 only, which nothing sends: WithSignals() with no signals makes
-	// signal.Notify relay every signal, the runtime's SIGURG included.
-	lc, err := lifecycle.New(lifecycle.WithTimings(tm), lifecycle.WithSignals(syscall.SIGUSR2),
-		lifecycle.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+	// SIGUSR2 only, which nothing sends: the test binary's SIGTERM and SIGINT
+	// stay alone.
+	lc, err := lifecycle.New(lifecycle.Options{Timings: tm, Signals: []os.Signal{syscall.SIGUSR2}, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,14 +20,14 @@ import (
 // blockingCheck is a readiness check that blocks until its context ends
 // (the lifecycle's checks.timeout) while the file at path exists: a
 // dependency that stopped answering.
-func blockingCheck(path string) lifecycle.Checker {
-	return lifecycle.CheckFunc("example dependency", func(ctx context.Context) error {
+func blockingCheck(path string) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
 		if _, err := os.Stat(path); err != nil {
 			return nil
 		}
 		<-ctx.Done()
 		return ctx.Err()
-	})
+	}
 }
 
 // portOf returns the port of a TCP address.
@@ -39,7 +39,9 @@ func portOf(a net.Addr) string {
 // runDrainkit serves with the full drain sequence.
 func runDrainkit(o Options, logger *slog.Logger) (int, error) {
 	cfg := o.Config
-	lc, err := lifecycle.New(append(cfg.LifecycleOptions(), lifecycle.WithLogger(logger))...)
+	lo := cfg.LifecycleOptions()
+	lo.Logger = logger
+	lc, err := lifecycle.New(lo)
 	if err != nil {
 		return 1, err
 	}
@@ -55,7 +57,7 @@ func runDrainkit(o Options, logger *slog.Logger) (int, error) {
 	srv := &http.Server{Handler: handler(o.warmUntil()), ReadHeaderTimeout: 10 * time.Second}
 	lc.AddServer("http", httpdrain.New(srv, httpLn))
 	if o.CheckBlockDir != "" {
-		lc.AddCheck(blockingCheck(filepath.Join(o.CheckBlockDir, portOf(httpLn.Addr()))))
+		lc.AddCheck("example dependency", blockingCheck(filepath.Join(o.CheckBlockDir, portOf(httpLn.Addr()))))
 	}
 	if o.Warmup > 0 {
 		// The example's caches: readiness fails (STARTING) until they are

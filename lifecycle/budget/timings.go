@@ -1,4 +1,4 @@
-package lifecycle
+package budget
 
 import (
 	"fmt"
@@ -57,6 +57,12 @@ func DefaultTimings() Timings {
 // MaxDuration is the largest value any timing key accepts (24h).
 const MaxDuration = 24 * time.Hour
 
+// SyncGrace is how long the drain waits for a registrar's Sync, running at
+// the drain's start, to return after its context was cancelled, before it
+// deregisters anyway. With no propagation window it comes before the
+// listeners close, so CheckDeregisterBudget counts it.
+const SyncGrace = 500 * time.Millisecond
+
 // Margin is the slack the budget check keeps inside GracePeriod for
 // deregistration, scheduling and process exit: 10% of GracePeriod, at least 1s.
 func (t Timings) Margin() time.Duration {
@@ -65,19 +71,6 @@ func (t Timings) Margin() time.Duration {
 		m = time.Second
 	}
 	return m
-}
-
-// RangeError reports a timing (or other setting) outside its allowed range.
-// Key is the configuration key (e.g. "propagation.min"), Value the value given
-// and Allowed the range in words.
-type RangeError struct {
-	Key     string
-	Value   string
-	Allowed string
-}
-
-func (e *RangeError) Error() string {
-	return fmt.Sprintf("%s: %s is out of range: %s", e.Key, e.Value, e.Allowed)
 }
 
 // Validate checks each key's range, the window's order (min <= max,
@@ -145,19 +138,19 @@ func (t Timings) MinGracePeriod() time.Duration {
 // quiet and max 0) it comes before the listeners close, so d + 500ms (the wait for a running Sync) +
 // DrainTimeout + StopTimeout + Margin() must fit GracePeriod. It returns a
 // *RangeError naming registry.deregister_timeout and its allowed range, or
-// nil. drainkit.Main checks it before any listener opens; Run checks it
-// again once the registrars are known.
+// nil. drainkit.Main checks it before any listener opens;
+// lifecycle.Lifecycle.Run checks it again once the registrars are known.
 func (t Timings) CheckDeregisterBudget(d time.Duration) error {
 	if t.PropagationMax > 0 {
 		return nil
 	}
-	rest := syncGrace + t.DrainTimeout + t.StopTimeout + t.Margin()
+	rest := SyncGrace + t.DrainTimeout + t.StopTimeout + t.Margin()
 	if d+rest <= t.GracePeriod {
 		return nil
 	}
 	rule := fmt.Sprintf("with a registrar and no propagation window (propagation.min, propagation.quiet and propagation.max 0), "+
 		"registry.deregister_timeout + %s (the wait for a running Sync) + drain.timeout + stop.timeout + margin must fit grace_period %s",
-		syncGrace, t.GracePeriod)
+		SyncGrace, t.GracePeriod)
 	if room := t.GracePeriod - rest; room > 0 {
 		return &RangeError{"registry.deregister_timeout", d.String(), "must be > 0s and <= " + room.String() + ": " + rule}
 	}
