@@ -63,6 +63,9 @@ type ClientStats struct {
 	// Ejections counts instances the consumer took out of its rotation
 	// locally (outlier ejection), 0 for a consumer that never ejects.
 	Ejections int64
+	// BudgetDenied counts the retries the consumer's retry budget refused
+	// (0 for a consumer without one).
+	BudgetDenied int64
 }
 
 // Client is one consumer of the service under drill. Do is called from
@@ -106,6 +109,10 @@ type ClientConfig struct {
 	// wrote through it, to tell a request that may have reached a dying
 	// replica from one that never left the consumer.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// TryTimeout, if > 0, bounds each try of a consumer that retries (a
+	// response header must arrive within it; ScenarioBrownout); 0 means
+	// only Timeout bounds the request.
+	TryTimeout time.Duration
 }
 
 // NewClientFunc builds one consumer of a kind. It must not block; errors

@@ -40,6 +40,9 @@ func newDrainkitClient(c ClientConfig) (Client, error) {
 		MaxIdleConnsPerHost: 64,
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
+		// A try without a response header in time fails and may be
+		// retried elsewhere: a hung instance counts towards ejection.
+		ResponseHeaderTimeout: c.TryTimeout,
 	}
 	tr, err := consumer.NewTransport(w, c.Service, consumer.Options{Base: base, Logger: logger})
 	if err != nil {
@@ -84,7 +87,8 @@ func (d *drainkitClient) ViewListed() ([]string, uint64) {
 
 // Stats implements Client.
 func (d *drainkitClient) Stats() ClientStats {
-	return ClientStats{Ejections: int64(d.tr.Status().Ejections)}
+	st := d.tr.Status()
+	return ClientStats{Ejections: int64(st.Ejections), BudgetDenied: int64(st.BudgetExhausted)}
 }
 
 // Close implements Client.

@@ -22,8 +22,10 @@ type StrategyRun struct {
 	Name      string
 	Discovery string // how consumers learned the instances
 	Consumer  string // the consumers' kind (Config.ConsumerKind)
-	// Ejections sums the instances the consumers ejected locally.
-	Ejections int64
+	// Ejections sums the instances the consumers ejected locally;
+	// BudgetDenied the retries their retry budgets refused.
+	Ejections    int64
+	BudgetDenied int64
 	// Start is the drill's start, the same for every strategy of a drill,
 	// so that all runs share one time axis; Duration runs from it to this
 	// strategy's end.
@@ -46,6 +48,9 @@ type StrategyRun struct {
 	Deaths []ReplicaDeath
 	// Events are the faults the scenario inflicted, with their instants.
 	Events []Event
+	// Streams are the long-lived scenario's streams by kind (nil
+	// otherwise).
+	Streams []StreamSummary
 	// OutageStart and OutageEnd bound the registry-outage scenario's
 	// outage (offsets; equal, both zero or negative, without one).
 	OutageStart, OutageEnd time.Duration
@@ -133,6 +138,8 @@ type strategyRun struct {
 	// bound the outage.
 	proxy               *outageProxy
 	outageAt, outageEnd time.Time
+	// streamSums are the long-lived scenario's streams, set by its fault.
+	streamSums []StreamSummary
 
 	// start is the drill's start (all offsets count from it); the barriers
 	// start and stop the load of all strategies together.
@@ -207,6 +214,7 @@ func (s *strategyRun) run(ctx context.Context) (res StrategyRun) {
 	res.StillListed = s.stillListed(clients)
 	load.finish(&res, clients)
 	res.Events = s.events.finish(rec.Records(), s.readyAt)
+	res.Streams = s.streamSums
 	res.OutageStart, res.OutageEnd = -1, -1
 	if !s.outageAt.IsZero() {
 		res.OutageStart, res.OutageEnd = s.outageAt.Sub(res.Start), s.outageEnd.Sub(res.Start)
@@ -267,7 +275,8 @@ func (s *strategyRun) newClients(disc Discovery) ([]Client, error) {
 	}
 	clients := make([]Client, 0, s.cfg.Consumers)
 	for i := range s.cfg.Consumers {
-		cc := ClientConfig{ID: i + 1, Service: s.cfg.serviceName(s.name), Views: disc, Endpoints: disc, Timeout: s.cfg.RequestTimeout, Dial: drillDialer}
+		cc := ClientConfig{ID: i + 1, Service: s.cfg.serviceName(s.name), Views: disc, Endpoints: disc, Timeout: s.cfg.RequestTimeout, Dial: drillDialer,
+			TryTimeout: s.scenario.tryTimeout}
 		if ttl := s.cfg.ConsumerCache; ttl > 0 {
 			phase := float64(i) / float64(s.cfg.Consumers)
 			cc.Endpoints = NewCachedSource(disc, ttl, phase)
@@ -318,7 +327,9 @@ func (l *runningLoad) finish(res *StrategyRun, clients []Client) {
 	<-l.done
 	res.MaxLag, res.LateSends = l.load.Pacing()
 	for _, c := range clients {
-		res.Ejections += c.Stats().Ejections
+		st := c.Stats()
+		res.Ejections += st.Ejections
+		res.BudgetDenied += st.BudgetDenied
 	}
 }
 

@@ -36,6 +36,10 @@ type Scenario struct {
 	// budget is how many failures the verdict allows, from the run's
 	// summary so far; nil means none may fail.
 	budget func(s Summary) (n int, why string)
+	// tryTimeout, if > 0, is the drainkit consumer's per-try timeout
+	// (ClientConfig.TryTimeout); 0 leaves a try bounded by the request
+	// timeout only.
+	tryTimeout time.Duration
 }
 
 // Scenario names.
@@ -45,6 +49,8 @@ const (
 	ScenarioWarmup    = "warmup"
 	ScenarioSlowProbe = "slow-probe"
 	ScenarioOutage    = "registry-outage"
+	ScenarioBrownout  = "brownout"
+	ScenarioLongLived = "long-lived"
 )
 
 // Scenarios lists the scenarios in the order `--scenario list` shows them
@@ -88,6 +94,29 @@ var Scenarios = []Scenario{
 			"Running consumers keep calling on their last view; after the return one replica is replaced, so the return is shown picked up (the four instants of that stop). " +
 			"Passes when no request fails.",
 		inflict: (*strategyRun).registryOutage,
+	},
+	{
+		Name: ScenarioBrownout,
+		Description: "one of the replicas browns out under a fixed total capacity: every request to it waits 5s (the built-in example's brownout switch, serve --brownout-dir) while its readiness stays 200, so the discovery keeps listing it; each built-in replica serves at most 64 requests at once and sheds the rest with 503 \"over capacity\". " +
+			"The drainkit consumer gives each try 500ms (a per-try timeout), ejects the instance after 3 such failures and retries within its retry budget (20 % of the requests plus 10/s); the naive consumer waits the request timeout and never retries. " +
+			"Prints the amplification (attempts / requests) and the requests shed over capacity. Passes when the failures stay within the budget (the requests whose retry the retry budget refused), the retries within the retry budget, and no healthy replica went over its capacity. " +
+			"An --exec binary has no brownout switch and is only run under load.",
+		inflict:    (*strategyRun).brownout,
+		tryTimeout: BrownoutTryTimeout,
+		budget: func(s Summary) (int, string) {
+			if s.Brownout == nil {
+				return 0, ""
+			}
+			return int(s.Brownout.BudgetDenied), "requests whose retry the consumers' retry budget refused"
+		},
+	},
+	{
+		Name: ScenarioLongLived,
+		Description: "the rolling restart with long-lived streams open: each consumer holds 2 server-sent-event streams (GET /events) over HTTP/1.1 and 2 over HTTP/2 (h2c) besides the request load. " +
+			"A draining replica ends each stream with its drain signal (the SSE \"event: drain\"; over HTTP/2 also GOAWAY); the drainkit consumer re-opens it at once through its view on a remaining instance, " +
+			"the naive one, like a browser's EventSource, ignores the signal and reconnects to the same address 2s later. A stream that breaks (EOF, reset, refused, timeout) is a failure. " +
+			"Passes when no request or stream fails and streams of every kind were ended by the drain signal.",
+		inflict: (*strategyRun).longLived,
 	},
 }
 

@@ -90,6 +90,11 @@ type Summary struct {
 	// scenario's outage (omitted otherwise).
 	OutageStartSeconds *float64 `json:"registry_outage_start_s,omitempty"`
 	OutageEndSeconds   *float64 `json:"registry_outage_end_s,omitempty"`
+	// Brownout is the brownout scenario's amplification and capacity
+	// figures; Streams the long-lived scenario's streams by kind (both
+	// omitted otherwise).
+	Brownout *BrownoutSummary `json:"brownout,omitempty"`
+	Streams  []StreamSummary  `json:"streams,omitempty"`
 	// Pass is true when no request failed (or no more than Budget) and the
 	// run completed; for the
 	// drainkit strategy, also every replaced replica exited 0.
@@ -166,6 +171,10 @@ func Summarize(cfg Config, run StrategyRun) Summary {
 	reqs := s.countRequests(run)
 	rs := s.addReplicas(cfg, run, reqs)
 	s.Events = summarizeEvents(run)
+	s.Streams = run.Streams
+	if run.Scenario == ScenarioBrownout {
+		s.Brownout = brownoutFigures(cfg, run, s.Requests)
+	}
 	allowed := 0
 	if sc, ok := scenarioNamed(run.Scenario); ok && sc.budget != nil {
 		n, why := sc.budget(s)
@@ -179,6 +188,12 @@ func Summarize(cfg Config, run StrategyRun) Summary {
 	if run.Scenario == ScenarioSlowProbe {
 		s.EjectionBoundSeconds = secs(cfg.ejectionBound())
 		s.Pass = s.Pass && (cfg.Exec != "" || droppedWithin(s.Events, s.EjectionBoundSeconds))
+	}
+	if s.Brownout != nil {
+		s.Pass = s.Pass && s.Brownout.BudgetHeld
+	}
+	if run.Scenario == ScenarioLongLived {
+		s.Pass = s.Pass && streamsDrained(s.Streams)
 	}
 	s.Verdict = verdict(cfg, run, s, rs.windowCut)
 	s.judgeExits(run, rs.unclean)
@@ -424,6 +439,10 @@ func verdict(cfg Config, run StrategyRun, s Summary, windowCut []string) string 
 		return warmupVerdict(s) + deathNote(s)
 	case ScenarioSlowProbe:
 		return slowProbeVerdict(cfg, s) + deathNote(s)
+	case ScenarioBrownout:
+		return brownoutVerdict(cfg, s) + deathNote(s)
+	case ScenarioLongLived:
+		return longLivedVerdict(cfg, run, s, windowCut) + cutNote(s) + deathNote(s)
 	case ScenarioOutage:
 		return verdictBody(cfg, run, s, windowCut) + outageNote(run) + cutNote(s) + deathNote(s)
 	}
