@@ -92,15 +92,7 @@ func TestDrillScenarioBrownout(t *testing.T) {
 			t.Errorf("event %+v: want the consumers' ejection within 1.5 s of the brownout", e)
 		}
 		t.Run("report renders in chromium", func(t *testing.T) {
-			errs, dom := pageErrors(t, report)
-			if len(errs) > 0 {
-				t.Errorf("console errors in the report:\n%s", strings.Join(errs, "\n"))
-			}
-			for _, want := range []string{"Scenario brownout", "registry decision", "first consumer view without", "last request to old address", "Amplification", "over capacity"} {
-				if !strings.Contains(dom, want) {
-					t.Errorf("the rendered report lacks %q", want)
-				}
-			}
+			checkScenarioReport(t, report, "Scenario brownout", "Amplification", "over capacity")
 		})
 	})
 	t.Run("naive consumer", func(t *testing.T) {
@@ -126,4 +118,19 @@ func TestDrillScenarioBrownout(t *testing.T) {
 			t.Errorf("exit %d: %s: %d failed, capacity %d\nstderr:\n%s", r.code, s.Name, s.Failed, s.Brownout.Capacity, r.stderr)
 		}
 	})
+}
+
+// checkScenarioReport renders report in Chromium: no console error, the
+// four instants' headings and want in the page.
+func checkScenarioReport(t *testing.T, report string, want ...string) {
+	t.Helper()
+	errs, dom := pageErrors(t, report)
+	if len(errs) > 0 {
+		t.Errorf("console errors in the report:\n%s", strings.Join(errs, "\n"))
+	}
+	for _, w := range append([]string{"registry decision", "first consumer view without", "last request to old address"}, want...) {
+		if !strings.Contains(dom, w) {
+			t.Errorf("the rendered report lacks %q", w)
+		}
+	}
 }

@@ -3,9 +3,6 @@ package drill
 import (
 	"context"
 	"fmt"
-	"net"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"time"
@@ -49,15 +46,8 @@ func (s *strategyRun) brownoutLaunch(dir string) {
 func (s *strategyRun) brownout(ctx context.Context, _ Discovery, initial []*Replica) error {
 	victim := initial[0]
 	s.st.set("r%d browns out", victim.ID)
-	s.mu.Lock()
-	s.faulted[victim.ID] = true
-	s.mu.Unlock()
-	s.events.fault("brownout", victim, time.Now())
-	if s.blockDir != "" {
-		_, port, _ := net.SplitHostPort(victim.HTTPAddr)
-		if err := os.WriteFile(filepath.Join(s.blockDir, port), nil, 0o600); err != nil {
-			return fmt.Errorf("%s: browning out r%d: %w", s.name, victim.ID, err)
-		}
+	if err := s.switchOn(victim, "brownout", "browning out"); err != nil {
+		return err
 	}
 	return syncx.Sleep(ctx, brownoutHold)
 }

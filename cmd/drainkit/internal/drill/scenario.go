@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -268,15 +265,8 @@ func (c Config) ejectionBound() time.Duration {
 func (s *strategyRun) slowProbe(ctx context.Context, disc Discovery, initial []*Replica) error {
 	victim := initial[0]
 	s.st.set("r%d's readiness check blocks", victim.ID)
-	s.mu.Lock()
-	s.faulted[victim.ID] = true
-	s.mu.Unlock()
-	s.events.fault("check blocks", victim, time.Now())
-	if s.blockDir != "" {
-		_, port, _ := net.SplitHostPort(victim.HTTPAddr)
-		if err := os.WriteFile(filepath.Join(s.blockDir, port), nil, 0o600); err != nil {
-			return fmt.Errorf("%s: blocking r%d's check: %w", s.name, victim.ID, err)
-		}
+	if err := s.switchOn(victim, "check blocks", "blocking the check of"); err != nil {
+		return err
 	}
 	deadline := time.Now().Add(s.cfg.ejectionBound() + time.Second)
 	for time.Now().Before(deadline) {
