@@ -88,8 +88,8 @@ func TestDrillScenarioBrownout(t *testing.T) {
 		if b.ShedByOthers != 0 || b.Capacity != 64 || b.TryTimeout != 0.5 {
 			t.Errorf("%+v: want no request shed by the healthy replicas at a capacity of 64, tries of 500ms", *b)
 		}
-		if e := s.Events[0]; e.Ejection == nil || *e.Ejection-e.Fault > 1.5 {
-			t.Errorf("event %+v: want the consumers' ejection within 1.5 s of the brownout", e)
+		if e := s.Events[0]; e.Ejection == nil || *e.Ejection-e.Fault > 3 {
+			t.Errorf("event %+v: want the consumers' ejection within 3 s of the brownout", e)
 		}
 		t.Run("report renders in chromium", func(t *testing.T) {
 			checkScenarioReport(t, report, "Scenario brownout", "Amplification", "over capacity")
