@@ -111,7 +111,11 @@ func (s *strategyRun) longLived(ctx context.Context, disc Discovery, initial []*
 	if err != nil {
 		return err
 	}
-	defer st.stop()
+	// Also when the restart fails: the streams' numbers so far are reported.
+	defer func() {
+		st.stop()
+		s.streamSums = st.summaries()
+	}()
 	if err := st.awaitOpen(ctx); err != nil {
 		return fmt.Errorf("%s: %w", s.name, err)
 	}
@@ -119,14 +123,7 @@ func (s *strategyRun) longLived(ctx context.Context, disc Discovery, initial []*
 		return err
 	}
 	s.st.set("streams on the new replicas")
-	if err := syncx.Sleep(ctx, s.cfg.Tail); err != nil {
-		return err
-	}
-	st.stop()
-	s.mu.Lock()
-	s.streamSums = st.summaries()
-	s.mu.Unlock()
-	return nil
+	return syncx.Sleep(ctx, s.cfg.Tail)
 }
 
 // streamSet is the run's streams.
@@ -348,7 +345,8 @@ func streamErr(ctx context.Context, err error) error {
 
 // newStreamOpener returns the stream opener of the run's consumer kind:
 // the drainkit consumer's Transport for ConsumerDrainkit, else the naive
-// one.
+// one. Both follow the discovery itself: a stream is re-opened rarely, so
+// --consumer-cache does not apply to it.
 func (s *strategyRun) newStreamOpener(kind string, disc Discovery, rr *atomic.Uint64) (streamOpener, error) {
 	base := &http.Transport{
 		Proxy:              nil, // loopback only

@@ -138,7 +138,8 @@ type strategyRun struct {
 	// bound the outage.
 	proxy               *outageProxy
 	outageAt, outageEnd time.Time
-	// streamSums are the long-lived scenario's streams, set by its fault.
+	// streamSums are the long-lived scenario's streams, set by its fault
+	// (in the run's own goroutine, before the run reads them).
 	streamSums []StreamSummary
 
 	// start is the drill's start (all offsets count from it); the barriers
