@@ -74,6 +74,16 @@ reported INVALID too, blaming the service, not the machine.
 The load sends --method --path (default GET /) with --body: drill an
 endpoint of your service's own.
 
+--protocol grpc sends unary gRPC calls instead (grpc.testing.TestService/UnaryCall,
+20 ms of work each) to the example service's gRPC listener, drained by each strategy
+its way (drainkit: grpcdrain; shutdown: grpc.Server.GracefulStop on SIGTERM; exit and
+kill: none), with the same strategies, table and reports. The naive consumer is one
+grpc.ClientConn over the discovery's addresses with round_robin and no retry policy;
+drainkit's is consumer/grpcresolver with health checking and its retry policy for
+idempotent methods. --protocol grpc-stream opens server streams (StreamingOutputCall)
+held --stream-hold each: a stream the server ends cleanly (drainkit's drain signal) is
+re-opened and counts as a retry; one ended with an error status fails.
+
 The replicas get the drain timings as DRAINKIT_* variables: the library's defaults,
 overridden by DRAINKIT_* in the drill's environment, a --config file or the timing
 flags below. Exit status: 0 when the drainkit strategy (or the --exec binary) lost no
@@ -127,8 +137,11 @@ func (o *drillOptions) bind(f *pflag.FlagSet) {
 	f.StringSliceVar(&c.Scenarios, "scenario", c.Scenarios, "faults to rehearse, one after another: "+strings.Join(drill.ScenarioNames(), ", ")+"; list describes them")
 	f.StringSliceVar(&c.Strategies, "strategies", c.Strategies, "strategies to compare: drainkit, shutdown, exit, kill, offline-kill (with --nacos)")
 	f.DurationVar(&c.Outage, "outage", c.Outage, "with --scenario registry-outage: how long the registry is unreachable")
+	f.StringVar(&c.ZonePolicy, "zone-policy", c.ZonePolicy, "with --scenario zone-loss: what the drainkit consumer does when its zone is lost: spill (to the other zone) or strict (stay, and fail)")
 	f.DurationVar(&c.Warmup, "warmup", c.Warmup, "with --scenario warmup: how long the built-in strategies' example service warms up (below warmup.timeout)")
 	f.StringVar(&c.ConsumerKind, "consumer", c.ConsumerKind, "consumers: naive (round robin over the discovery's list, no retry) or drainkit (drainkit's consumer package)")
+	f.StringVar(&c.Protocol, "protocol", c.Protocol, "what the load speaks: "+strings.Join(drill.Protocols, ", ")+" (unary gRPC calls, or server streams held --stream-hold, to the example's gRPC listener)")
+	f.DurationVar(&c.StreamHold, "stream-hold", c.StreamHold, "with --protocol grpc-stream: how long each request holds its server stream (below --request-timeout)")
 	f.StringVar(&c.Method, "method", c.Method, "request method: "+strings.Join(drill.Methods, ", ")+" (POST, PUT and PATCH carry --body, else a small JSON body; POST and PATCH are not idempotent)")
 	f.StringVar(&c.Path, "path", c.Path, "request path and query on the service, starting with '/', e.g. /orders?limit=1 (at most "+strconv.Itoa(drill.MaxPathLen)+" bytes)")
 	f.StringVar(&c.Body, "body", "", "request body for POST, PUT, PATCH or DELETE (at most 1 MiB); empty: a small JSON body for POST, PUT and PATCH")

@@ -71,8 +71,8 @@ func parseBrownout(t *testing.T, r result) brownoutRun {
 // retry budget (amplification printed, above 1: it did retry), and the
 // healthy replicas shed nothing. The naive consumer waits out the request
 // timeout on every third request and fails far over the budget (the check
-// can fail). The README program has no brownout switch and only runs under
-// the same load.
+// can fail). (--exec of the README program, which has no brownout switch:
+// TestDrillEveryScenarioOnExec.)
 func TestDrillScenarioBrownout(t *testing.T) {
 	t.Run("drainkit consumer", func(t *testing.T) {
 		report := filepath.Join(t.TempDir(), "brownout.html")
@@ -106,16 +106,6 @@ func TestDrillScenarioBrownout(t *testing.T) {
 		}
 		if e := s.Events[0]; e.Ejection != nil || e.Failed == 0 {
 			t.Errorf("event %+v: want failures per second after the brownout and no ejection", e)
-		}
-	})
-	t.Run("exec README program", func(t *testing.T) {
-		dir, env := readmeModule(t)
-		bin := filepath.Join(dir, "readme")
-		goCmd(t, dir, env, "build", "-o", bin, ".")
-		r := drainkit(t, 2*time.Minute, shortEnv, append(brownoutArgs, "--consumer", "drainkit", "--exec", bin)...)
-		s := parseBrownout(t, r)
-		if r.code != 0 || !s.Pass || s.Failed != 0 || s.Name != "readme" || s.Brownout.Capacity != 0 {
-			t.Errorf("exit %d: %s: %d failed, capacity %d\nstderr:\n%s", r.code, s.Name, s.Failed, s.Brownout.Capacity, r.stderr)
 		}
 	})
 }

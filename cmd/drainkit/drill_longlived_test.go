@@ -73,8 +73,8 @@ func parseLongLived(t *testing.T, r result) longLivedRun {
 // HTTP/2), and the drainkit consumer re-opens them on a remaining replica:
 // no stream error, no failed request. The naive consumer, which ignores the
 // signal and reconnects to the same address like a browser's EventSource,
-// gets refused once the old listener is closed (the check can fail). An
-// --exec binary serving the example (drainkit's own serve mode) passes too.
+// gets refused once the old listener is closed (the check can fail).
+// (--exec: TestDrillEveryScenarioOnExec.)
 func TestDrillScenarioLongLived(t *testing.T) {
 	t.Run("drainkit consumer", func(t *testing.T) {
 		report := filepath.Join(t.TempDir(), "long-lived.html")
@@ -102,16 +102,6 @@ func TestDrillScenarioLongLived(t *testing.T) {
 			if k.Errors == 0 || !strings.Contains(k.ErrorExample, "refused") {
 				t.Errorf("%s: %+v: want streams re-opened on a closed listener", k.Kind, k)
 			}
-		}
-	})
-	// The README program serves no GET /events, so --exec drills drainkit's
-	// own service mode here.
-	t.Run("exec", func(t *testing.T) {
-		r := drainkit(t, 2*time.Minute, shortEnv, append(longLivedArgs, "--consumer", "drainkit",
-			"--exec", binary, "--exec-arg", "serve", "--exec-arg", "--strategy=drainkit")...)
-		s := parseLongLived(t, r)
-		if r.code != 0 || !s.Pass || s.Failed != 0 {
-			t.Errorf("exit %d: %d failed %v\nstderr:\n%s", r.code, s.Failed, s.Kinds, r.stderr)
 		}
 	})
 }

@@ -3,10 +3,12 @@ package main
 import (
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/drainkit/drainkit/internal/consultest"
 	"github.com/drainkit/drainkit/internal/etcdtest"
 )
 
@@ -48,6 +50,17 @@ type scenarioRun struct {
 	// OutageStart and OutageEnd bound the registry-outage scenario's outage.
 	OutageStart *float64 `json:"registry_outage_start_s"`
 	OutageEnd   *float64 `json:"registry_outage_end_s"`
+	// LateConsumers are the consumers the registry-outage scenario starts
+	// during the outage.
+	LateConsumers []struct {
+		Snapshot bool     `json:"with_snapshot"`
+		Started  float64  `json:"started_s"`
+		Served   string   `json:"served_snapshot"`
+		Age      *float64 `json:"snapshot_age_s"`
+		Requests int      `json:"requests"`
+		Failed   int      `json:"failed"`
+		Error    string   `json:"error"`
+	} `json:"late_consumers"`
 }
 
 // scenarioJSON is the part of `drill --json` the scenario tests read.
@@ -121,17 +134,8 @@ func TestDrillScenarioKill(t *testing.T) {
 			t.Errorf("no consumer ejected the dead instance: %+v", e)
 		}
 		t.Run("report renders in chromium", func(t *testing.T) {
-			errs, dom := pageErrors(t, report)
-			if len(errs) > 0 {
-				t.Errorf("console errors in the report:\n%s", strings.Join(errs, "\n"))
-			}
-			for _, want := range []string{"Scenario kill", "registry decision", "first consumer view without", "last request to old address", "SIGKILL", "Failure budget"} {
-				if !strings.Contains(dom, want) {
-					t.Errorf("the rendered report lacks %q", want)
-				}
-			}
-			if strings.Count(dom, "<svg") == 0 {
-				t.Errorf("the rendered report has no chart")
+			if dom := checkInstantMarks(t, report, out.Strategies); !strings.Contains(dom, "Failure budget") {
+				t.Errorf("the rendered report lacks the failure budget")
 			}
 		})
 	})
@@ -144,16 +148,6 @@ func TestDrillScenarioKill(t *testing.T) {
 		}
 		if e := s.Events[0]; e.Failed == 0 || *e.LastSent-e.Fault < 0.1 {
 			t.Errorf("event %+v: want failures per second after the kill and requests sent to the dead address", e)
-		}
-	})
-	t.Run("exec README program", func(t *testing.T) {
-		dir, env := readmeModule(t)
-		bin := filepath.Join(dir, "readme")
-		goCmd(t, dir, env, "build", "-o", bin, ".")
-		r := drainkit(t, 2*time.Minute, shortEnv, append(killArgs, "--consumer", "drainkit", "--exec", bin)...)
-		s := checkKill(t, parseScenarios(t, r))
-		if r.code != 0 || s.Failed > *s.Budget || s.Name != "readme" {
-			t.Errorf("exit %d: %s: %d failed, budget %d\nstderr:\n%s", r.code, s.Name, s.Failed, *s.Budget, r.stderr)
 		}
 	})
 }
@@ -194,7 +188,7 @@ var warmupArgs = []string{"drill", "--json", "--scenario", "warmup", "--rate", "
 // drainkit fails readiness until it is warm: no request before READY, none
 // failed. The shutdown strategy reports ready at once, as services without a
 // startup gate do, and fails the requests of its warm-up (the check can
-// fail). The README program (instant warm-up) passes on --exec.
+// fail). (--exec of the README program: TestDrillEveryScenarioOnExec.)
 func TestDrillScenarioWarmup(t *testing.T) {
 	t.Run("built-in", func(t *testing.T) {
 		r := drainkit(t, 2*time.Minute, shortEnv, append(warmupArgs, "--strategies", "drainkit,shutdown")...)
@@ -222,20 +216,6 @@ func TestDrillScenarioWarmup(t *testing.T) {
 			t.Errorf("exit %d, want 0 (drainkit passed)\nstderr:\n%s", r.code, r.stderr)
 		}
 	})
-	t.Run("exec README program", func(t *testing.T) {
-		dir, env := readmeModule(t)
-		bin := filepath.Join(dir, "readme")
-		goCmd(t, dir, env, "build", "-o", bin, ".")
-		r := drainkit(t, 2*time.Minute, shortEnv, append(warmupArgs, "--consumer", "drainkit", "--exec", bin)...)
-		out := parseScenarios(t, r)
-		if len(out.Strategies) != 1 {
-			t.Fatalf("runs %+v, want one", out.Strategies)
-		}
-		s := out.Strategies[0]
-		if e := checkStart(t, s); r.code != 0 || s.Failed != 0 || e.EarlyRequests != 0 {
-			t.Errorf("exit %d: %d failed, %d before READY\nstderr:\n%s", r.code, s.Failed, e.EarlyRequests, r.stderr)
-		}
-	})
 }
 
 // checkStart checks that run s has one start event with its instants.
@@ -261,13 +241,15 @@ var checksEnv = append([]string{"DRAINKIT_CHECKS_INTERVAL=500ms", "DRAINKIT_CHEC
 
 // TestDrillScenarioSlowProbe: one replica's readiness check blocks under
 // load. No request fails (requests never wait for a check), and the
-// discovery drops the instance within what checks.* say; the README
-// program (no check to block) runs under the same load and passes.
+// discovery drops the instance within what checks.* say, and the HTML
+// report marks the four instants. (--exec of the README program, which has
+// no check to block: TestDrillEveryScenarioOnExec.)
 func TestDrillScenarioSlowProbe(t *testing.T) {
 	args := []string{"drill", "--json", "--scenario", "slow-probe", "--rate", "200", "--replicas", "3",
 		"--baseline", "1s", "--tail", "1s", "--discovery-interval", "500ms"}
 	t.Run("built-in", func(t *testing.T) {
-		r := drainkit(t, 2*time.Minute, checksEnv, args...)
+		report := filepath.Join(t.TempDir(), "slow-probe.html")
+		r := drainkit(t, 2*time.Minute, checksEnv, append(args, "--report", report)...)
 		out := parseScenarios(t, r)
 		if len(out.Strategies) != 1 || len(out.Strategies[0].Events) != 1 {
 			t.Fatalf("runs %+v, want one with one event", out.Strategies)
@@ -284,58 +266,35 @@ func TestDrillScenarioSlowProbe(t *testing.T) {
 		if d := *e.Decision - e.Fault; d < 0.5 || d > s.EjectionBound {
 			t.Errorf("dropped %.2fs after the check blocked, want 0.5s..%.2fs", d, s.EjectionBound)
 		}
-	})
-	t.Run("exec README program", func(t *testing.T) {
-		dir, env := readmeModule(t)
-		bin := filepath.Join(dir, "readme")
-		goCmd(t, dir, env, "build", "-o", bin, ".")
-		r := drainkit(t, 2*time.Minute, checksEnv, append(args, "--exec", bin)...)
-		out := parseScenarios(t, r)
-		if len(out.Strategies) != 1 || r.code != 0 || out.Strategies[0].Failed != 0 {
-			t.Errorf("exit %d, runs %+v\nstderr:\n%s", r.code, out.Strategies, r.stderr)
+		if marks := instantMarks(s); len(marks) != 4 {
+			t.Errorf("instants %q, want all four", marks)
 		}
+		checkInstantMarks(t, report, out.Strategies)
 	})
 }
 
-// TestDrillScenarioRegistryOutage: etcd becomes unreachable for 2 s under
-// load (a proxy resets every connection); the drainkit strategy's
-// consumers keep calling on their last view and fail nothing, and the
-// replacement after the return is picked up: its stop has all four
-// instants, the registry's decision after the outage. An --exec binary
-// registering in etcd through the same proxy passes too.
+// TestDrillScenarioRegistryOutage: the registry (etcd, then a Consul
+// agent) becomes unreachable for 2 s under load (a proxy resets every
+// connection); the drainkit strategy's consumers keep calling on their last
+// view and fail nothing, and the replacement after the return is picked up:
+// its stop has all four instants, the registry's decision after the outage.
+// Two consumers start during the outage: the one with a last-good snapshot
+// (written by the same consumer before it) serves it, with its age, and
+// fails nothing; the one without has no view and fails every call, naming
+// it (consumer.ErrNoInstance): the check that the outage cut the registry
+// off. (--exec: TestDrillEveryScenarioOnExec.)
 func TestDrillScenarioRegistryOutage(t *testing.T) {
-	s := etcdtest.Start(t)
-	args := []string{"drill", "--json", "--scenario", "registry-outage", "--etcd", s.Endpoint, "--outage", "2s",
+	args := []string{"drill", "--json", "--scenario", "registry-outage", "--outage", "2s",
 		"--consumer", "drainkit", "--rate", "200", "--replicas", "2", "--baseline", "1s", "--tail", "1s"}
-	check := func(t *testing.T, r result) {
-		t.Helper()
-		out := parseScenarios(t, r)
-		if len(out.Strategies) != 1 {
-			t.Fatalf("runs %+v, want one", out.Strategies)
-		}
-		run := out.Strategies[0]
-		if r.code != 0 || !run.Pass || run.Failed != 0 {
-			t.Errorf("exit %d: %d failed %v: want none\nstderr:\n%s", r.code, run.Failed, run.Kinds, r.stderr)
-		}
-		if run.OutageStart == nil || run.OutageEnd == nil || *run.OutageEnd-*run.OutageStart < 1.9 {
-			t.Fatalf("outage %v..%v, want 2s", run.OutageStart, run.OutageEnd)
-		}
-		if len(run.Events) != 1 {
-			t.Fatalf("events %+v, want the replacement after the return", run.Events)
-		}
-		e := run.Events[0]
-		if e.Decision == nil || e.ConsumerView == nil || e.DecisionRevision == nil || *e.Decision < *run.OutageEnd {
-			t.Errorf("event %+v: want the registry's decision and a consumer view after the outage (%.2fs)", e, *run.OutageEnd)
-		}
-	}
-	t.Run("built-in", func(t *testing.T) {
-		check(t, drainkit(t, 2*time.Minute, []string{"DRAINKIT_PROPAGATION_MIN=2s"}, args...))
+	env := []string{"DRAINKIT_PROPAGATION_MIN=2s"}
+	t.Run("etcd", func(t *testing.T) {
+		s := etcdtest.Start(t)
+		args := append(slices.Clip(args), "--etcd", s.Endpoint)
+		checkOutage(t, drainkit(t, 2*time.Minute, env, args...))
 	})
-	// The README program registers nowhere (its closure has no etcd or
-	// Consul client), so --exec drills drainkit's own service mode here.
-	t.Run("exec", func(t *testing.T) {
-		check(t, drainkit(t, 2*time.Minute, []string{"DRAINKIT_PROPAGATION_MIN=2s"},
-			append(args, "--exec", binary, "--exec-arg", "serve", "--exec-arg", "--strategy=drainkit")...))
+	t.Run("consul", func(t *testing.T) {
+		agent := consultest.Start(t)
+		checkOutage(t, drainkit(t, 2*time.Minute, env, append(slices.Clip(args), "--consul", agent.HTTPAddr)...))
 	})
 	t.Run("needs a registry", func(t *testing.T) {
 		r := drainkit(t, 30*time.Second, nil, "drill", "--scenario", "registry-outage")
@@ -343,4 +302,54 @@ func TestDrillScenarioRegistryOutage(t *testing.T) {
 			t.Errorf("exit %d, stderr %q: want 2 asking for a registry", r.code, r.stderr)
 		}
 	})
+}
+
+// checkOutage checks a registry-outage drill of the drainkit consumer: no
+// failure, a 2 s outage, the replacement after it seen with the four
+// instants, and the two consumers started during it.
+func checkOutage(t *testing.T, r result) {
+	t.Helper()
+	out := parseScenarios(t, r)
+	if len(out.Strategies) != 1 {
+		t.Fatalf("runs %+v, want one", out.Strategies)
+	}
+	if r.code != 0 {
+		t.Errorf("exit %d, want 0\nstderr:\n%s", r.code, r.stderr)
+	}
+	checkOutageRun(t, out.Strategies[0])
+}
+
+// checkOutageRun judges one registry-outage run (see checkOutage).
+func checkOutageRun(t *testing.T, run scenarioRun) {
+	t.Helper()
+	wantNoFailure(t, run)
+	if run.OutageStart == nil || run.OutageEnd == nil || *run.OutageEnd-*run.OutageStart < 1.9 {
+		t.Fatalf("outage %v..%v, want 2s", run.OutageStart, run.OutageEnd)
+	}
+	if len(run.Events) != 1 {
+		t.Fatalf("events %+v, want the replacement after the return", run.Events)
+	}
+	e := run.Events[0]
+	if e.Decision == nil || e.ConsumerView == nil || e.DecisionRevision == nil || *e.Decision < *run.OutageEnd {
+		t.Errorf("event %+v: want the registry's decision and a consumer view after the outage (%.2fs)", e, *run.OutageEnd)
+	}
+	if len(run.LateConsumers) != 2 {
+		t.Fatalf("late consumers %+v, want one with a snapshot and one without", run.LateConsumers)
+	}
+	for _, lc := range run.LateConsumers {
+		if lc.Started < *run.OutageStart || lc.Started > *run.OutageEnd || lc.Requests == 0 {
+			t.Errorf("late consumer %+v: want it started during the outage (%.2fs..%.2fs) and calling", lc, *run.OutageStart, *run.OutageEnd)
+		}
+		switch {
+		case lc.Snapshot && (lc.Failed != 0 || !strings.HasSuffix(lc.Served, ".json") || lc.Age == nil || *lc.Age < 0):
+			t.Errorf("the consumer with a snapshot: %+v: want the snapshot served, with its age, and no failure", lc)
+		case !lc.Snapshot && (lc.Failed != lc.Requests || lc.Served != "" || !strings.Contains(lc.Error, "no instance to send the request to")):
+			t.Errorf("the consumer without a snapshot: %+v: want every call failed, naming the missing view", lc)
+		}
+	}
+	for _, want := range []string{"with a last-good snapshot served it", "without a snapshot had no view"} {
+		if !strings.Contains(run.Verdict, want) {
+			t.Errorf("verdict lacks %q: %s", want, run.Verdict)
+		}
+	}
 }

@@ -5,7 +5,9 @@ go 1.26.0
 require (
 	github.com/drainkit/drainkit v0.0.0-00010101000000-000000000000
 	github.com/drainkit/drainkit/consumer v0.0.0-00010101000000-000000000000
+	github.com/drainkit/drainkit/consumer/grpcresolver v0.0.0-00010101000000-000000000000
 	github.com/drainkit/drainkit/examples v0.0.0-00010101000000-000000000000
+	github.com/drainkit/drainkit/grpcdrain v0.0.0-00010101000000-000000000000
 	github.com/drainkit/drainkit/internal/consultest v0.0.0-00010101000000-000000000000
 	github.com/drainkit/drainkit/internal/etcdtest v0.0.0-00010101000000-000000000000
 	github.com/drainkit/drainkit/registry/consul v0.0.0-00010101000000-000000000000
@@ -21,6 +23,7 @@ require (
 	golang.org/x/sync v0.25.0
 	golang.org/x/sys v0.49.0
 	gonum.org/v1/plot v0.17.0
+	google.golang.org/grpc v1.85.0
 )
 
 require (
@@ -118,6 +121,5 @@ require (
 	golang.org/x/text v0.43.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20260817212433-ac3dfec99bb1 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
-	google.golang.org/grpc v1.85.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )

@@ -32,6 +32,7 @@ func newServeCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.Strategy, "strategy", "drainkit", "shutdown strategy: drainkit, shutdown, exit, kill or offline-kill")
 	f.StringVar(&o.HTTPAddr, "http-addr", "127.0.0.1:8080", "service listener address")
+	f.StringVar(&o.GRPCAddr, "grpc-addr", "", "also serve the example's gRPC service (grpc-go's interop TestService and health) on this address, registered as the \"grpc\" endpoint; empty: HTTP only")
 	f.DurationVar(&o.Warmup, "warmup", 0, "the example's warm-up: every request before it is over gets 503; the drainkit strategy fails readiness meanwhile")
 	f.StringVar(&o.CheckBlockDir, "check-block-dir", "", "the drainkit strategy's readiness check blocks (until checks.timeout) while DIR/<http port> exists")
 	f.IntVar(&o.Capacity, "capacity", 0, "serve at most this many requests at once, answer 503 \"over capacity\" beyond it; 0: no limit")

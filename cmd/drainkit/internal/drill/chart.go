@@ -2,6 +2,7 @@ package drill
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"image/color"
 	"math"
@@ -47,9 +48,19 @@ func step(name string) func(ReplicaReport) (time.Duration, bool) {
 	}
 }
 
+// signalled marks when the drill sent sig to the replica: a kill -9 is
+// labelled SIGKILL, never SIGTERM (ReplicaReport.StopSignal; "" counts as
+// SIGTERM).
+func signalled(sig string) func(ReplicaReport) (time.Duration, bool) {
+	return func(rp ReplicaReport) (time.Duration, bool) {
+		return rp.Signalled, rp.Signalled >= 0 && cmp.Or(rp.StopSignal, "SIGTERM") == sig
+	}
+}
+
 var drainMarks = []drainMark{
 	{"preStop call", draw.RingGlyph{}, colBlack, func(rp ReplicaReport) (time.Duration, bool) { return rp.PreStop, rp.PreStop >= 0 }},
-	{"SIGTERM", draw.TriangleGlyph{}, colBlack, func(rp ReplicaReport) (time.Duration, bool) { return rp.Signalled, rp.Signalled >= 0 }},
+	{"SIGTERM", draw.TriangleGlyph{}, colBlack, signalled("SIGTERM")},
+	{"SIGKILL", draw.TriangleGlyph{}, colFail, signalled("SIGKILL")},
 	{"not ready", draw.CircleGlyph{}, colDrain, step(lifecycle.StepNotReady)},
 	{"deregistered", draw.SquareGlyph{}, color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff}, step(lifecycle.StepDeregistered)},
 	{"last late arrival", draw.PlusGlyph{}, colFail, func(rp ReplicaReport) (time.Duration, bool) {

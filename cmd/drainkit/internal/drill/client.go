@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/drainkit/drainkit/consumer"
 	"github.com/drainkit/drainkit/registry"
 )
 
@@ -55,6 +56,11 @@ type Attempt struct {
 	// ViewAge is the age of the consumer's view (registry.View.Age) when it
 	// picked the instance, 0 when the client does not know it.
 	ViewAge time.Duration
+	// FirstAddr and Unanswered are, for a client the drill's HTTP trace
+	// cannot follow (gRPC), the first instance the request went toward and
+	// the first it was sent to without an answer ("" for none); the trace's
+	// findings win when it has any.
+	FirstAddr, Unanswered string
 }
 
 // ClientStats are a client's cumulative counters, read once at the end of
@@ -73,9 +79,10 @@ type ClientStats struct {
 type Client interface {
 	// Do sends r to an instance of the service, bounded by ctx (the
 	// request timeout), reads the response body to the end and reports the
-	// outcome. The drill traces the request through ctx
+	// outcome. The drill traces an HTTP request through ctx
 	// (net/http/httptrace): a client must send it with ctx or a context
-	// derived from it.
+	// derived from it. A client the trace cannot follow (gRPC) reports
+	// Attempt.FirstAddr and Unanswered itself.
 	Do(ctx context.Context, r Request) Attempt
 	// Listed returns the host:ports the client's next request could go to,
 	// without side effects (a cache must not refresh for it). The drill keeps
@@ -109,6 +116,9 @@ type ClientConfig struct {
 	// wrote through it, to tell a request that may have reached a dying
 	// replica from one that never left the consumer.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Zones is the consumer's zone-aware picking (ScenarioZoneLoss); the
+	// zero value is off. A consumer kind that knows no zones ignores it.
+	Zones consumer.Zones
 	// TryTimeout, if > 0, bounds each try of a consumer that retries (a
 	// response header must arrive within it; ScenarioBrownout); 0 means
 	// only Timeout bounds the request.

@@ -79,11 +79,20 @@ type Config struct {
 	// Outage is how long the registry is unreachable in
 	// ScenarioRegistryOutage (default 3s, up to 10m).
 	Outage time.Duration
+	// ZonePolicy is what the drainkit consumer does in ScenarioZoneLoss
+	// when its zone is lost: ZoneSpill (default) or ZoneStrict.
+	ZonePolicy string
 	// Strategies to compare (default DefaultStrategies). Ignored with Exec.
 	Strategies []string
 	// ConsumerKind is the consumers' kind: ConsumerNaive (default) or
 	// ConsumerDrainkit (see RegisterConsumer).
 	ConsumerKind string
+	// Protocol is what the load speaks: ProtocolHTTP (default),
+	// ProtocolGRPC or ProtocolGRPCStream (see protocol.go); StreamHold is
+	// how long each request of ProtocolGRPCStream holds its stream
+	// (default 1s, below RequestTimeout).
+	Protocol   string
+	StreamHold time.Duration
 	// Method is the load's request method, one of Methods (default "GET");
 	// a POST, PUT or PATCH carries Body, else a small JSON body. A consumer
 	// may not resend a POST or PATCH once it was written.
@@ -197,8 +206,11 @@ func DefaultConfig() Config {
 		Scenarios:         append([]string(nil), DefaultScenarios...),
 		Warmup:            3 * time.Second,
 		Outage:            3 * time.Second,
+		ZonePolicy:        ZoneSpill,
 		Strategies:        append([]string(nil), DefaultStrategies...),
 		ConsumerKind:      ConsumerNaive,
+		Protocol:          ProtocolHTTP,
+		StreamHold:        time.Second,
 		Method:            "GET",
 		Path:              "/",
 		Replicas:          3,
@@ -240,6 +252,9 @@ func (c Config) Validate() error {
 		return err
 	}
 	if err := c.validateRequest(); err != nil {
+		return err
+	}
+	if err := c.validateProtocol(); err != nil {
 		return err
 	}
 	if _, err := consumerKind(c.ConsumerKind); err != nil {
@@ -392,7 +407,12 @@ func (c Config) request() Request {
 }
 
 // target is the request line's method and path, e.g. "GET /".
-func (c Config) target() string { return c.Method + " " + cmp.Or(c.Path, "/") }
+func (c Config) target() string {
+	if c.grpc() {
+		return c.grpcTarget()
+	}
+	return c.Method + " " + cmp.Or(c.Path, "/")
+}
 
 // strategyNames returns the names the run reports: the built-ins, or the
 // executable's base name for Exec.

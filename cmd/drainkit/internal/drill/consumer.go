@@ -2,6 +2,7 @@ package drill
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"io"
 	"net"
@@ -189,9 +190,9 @@ func (l *Load) send(consumer int, c Client, due time.Time) {
 	rec := Record{
 		Start: l.Recorder.Offset(due), Sent: l.Recorder.Offset(sent), End: l.Recorder.Offset(time.Now()),
 		Consumer: consumer, Replica: l.replicaOf(att.Addr), Outcome: Classify(att.Status, att.Err),
-		Retries: att.Retries, Unanswered: l.replicaOf(w.unanswered()), ViewAge: att.ViewAge,
+		Retries: att.Retries, Unanswered: l.replicaOf(cmp.Or(w.unanswered(), att.Unanswered)), ViewAge: att.ViewAge,
 	}
-	if first := l.replicaOf(w.firstTry()); first != rec.Replica {
+	if first := l.replicaOf(cmp.Or(w.firstTry(), att.FirstAddr)); first != rec.Replica {
 		rec.FirstTry = first
 	}
 	if att.Err != nil {

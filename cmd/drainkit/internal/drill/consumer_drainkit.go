@@ -28,8 +28,15 @@ type drainkitClient struct {
 
 // newDrainkitClient implements NewClientFunc for ConsumerDrainkit.
 func newDrainkitClient(c ClientConfig) (Client, error) {
+	return newDrainkitClientWith(c, consumer.WatcherOptions{})
+}
+
+// newDrainkitClientWith is newDrainkitClient with further watcher options
+// (Source, Service and Logger are the drill's).
+func newDrainkitClientWith(c ClientConfig, wo consumer.WatcherOptions) (*drainkitClient, error) {
 	logger := slog.New(slog.DiscardHandler) // the drill reports the outcomes itself
-	w, err := consumer.NewWatcher(consumer.WatcherOptions{Source: c.Views, Service: c.Service, Logger: logger})
+	wo.Source, wo.Service, wo.Logger = c.Views, c.Service, logger
+	w, err := consumer.NewWatcher(wo)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +51,7 @@ func newDrainkitClient(c ClientConfig) (Client, error) {
 		// retried elsewhere: a hung instance counts towards ejection.
 		ResponseHeaderTimeout: c.TryTimeout,
 	}
-	tr, err := consumer.NewTransport(w, c.Service, consumer.Options{Base: base, Logger: logger})
+	tr, err := consumer.NewTransport(w, c.Service, consumer.Options{Base: base, Logger: logger, Zones: c.Zones})
 	if err != nil {
 		w.Close()
 		return nil, err
@@ -57,7 +64,7 @@ func (d *drainkitClient) Do(ctx context.Context, r Request) Attempt {
 	var out consumer.Outcome
 	age := d.w.View().Age(time.Now())
 	status, err := send(consumer.WithOutcome(ctx, &out), d.client, "http://"+d.service, r)
-	if errors.Is(err, consumer.ErrNoInstance) {
+	if errors.Is(err, consumer.ErrNoInstance) || errors.Is(err, consumer.ErrZoneUnavailable) {
 		err = fmt.Errorf("%w: %w", ErrNoEndpoint, err)
 	}
 	return Attempt{Addr: out.Addr, Status: status, Err: err, Retries: max(out.Attempts-1, 0), ViewAge: age}

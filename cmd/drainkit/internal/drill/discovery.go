@@ -18,6 +18,9 @@ import (
 type Endpoint struct {
 	Replica int    // the drill's replica ID
 	Addr    string // host:port of the service listener
+	// GRPCAddr is the host:port of its gRPC listener, "" when it serves
+	// none (Config.Protocol http).
+	GRPCAddr string
 }
 
 // Source is a consumer's way to learn the set of instances. Endpoints returns
@@ -122,7 +125,7 @@ func (d *ProbeDiscovery) Describe() string {
 // Add implements Discovery: the replica is probed at once, then every interval.
 func (d *ProbeDiscovery) Add(r *Replica) {
 	ctx, cancel := context.WithCancel(d.ctx)
-	t := &probeTarget{ep: Endpoint{Replica: r.ID, Addr: r.HTTPAddr}, url: "http://" + r.AdminAddr + "/readyz", cancel: cancel}
+	t := &probeTarget{ep: Endpoint{Replica: r.ID, Addr: r.HTTPAddr, GRPCAddr: r.GRPCAddr}, url: "http://" + r.AdminAddr + "/readyz", cancel: cancel}
 	d.mu.Lock()
 	d.targets[r.ID] = t
 	d.mu.Unlock()
@@ -186,7 +189,8 @@ func (d *ProbeDiscovery) rebuildLocked() {
 		host, port := splitHostPort(t.ep.Addr)
 		insts = append(insts, registry.Instance{
 			ID: fmt.Sprintf("r%d", t.ep.Replica), Address: host, Port: port,
-			Meta: map[string]string{registry.MetaReadyAt: t.readyAt.UTC().Format(time.RFC3339Nano)},
+			Meta:      map[string]string{registry.MetaReadyAt: t.readyAt.UTC().Format(time.RFC3339Nano)},
+			Endpoints: t.ep.endpoints(),
 		})
 	}
 	slices.SortFunc(eps, func(a, b Endpoint) int { return a.Replica - b.Replica })

@@ -29,7 +29,11 @@ func (f *registryFeed) rebuildLocked() {
 	eps := make([]Endpoint, 0, len(f.latest.Instances))
 	for _, in := range f.latest.Instances {
 		hp := in.HostPort()
-		eps = append(eps, Endpoint{Replica: f.ids[hp], Addr: hp})
+		ep := Endpoint{Replica: f.ids[hp], Addr: hp}
+		if g, ok := in.ForScheme(grpcEndpointScheme); ok && len(in.Endpoints) > 0 {
+			ep.GRPCAddr = g.HostPort()
+		}
+		eps = append(eps, ep)
 	}
 	v := f.latest
 	if v.Service == "" {

@@ -6,7 +6,8 @@
 //
 // Out of scope: remote hosts (everything runs on 127.0.0.1), HTTPS, and load
 // shapes other than a constant rate of one request (Config.Method, Path
-// and Body; GET / by default).
+// and Body; GET / by default), or of one gRPC call or held stream
+// (Config.Protocol).
 package drill
 
 import (
@@ -175,7 +176,7 @@ func (c Config) launch(name string) Launch {
 	if c.registries() > 0 {
 		args = append(args, "--service", c.serviceName(name))
 	}
-	return Launch{Command: c.Self, Args: args, Env: env}
+	return Launch{Command: c.Self, Args: args, Env: env, GRPC: c.grpc()}
 }
 
 // serviceName is the service a strategy's replicas register as (in Consul,

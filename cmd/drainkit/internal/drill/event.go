@@ -83,13 +83,13 @@ func newEventTracker(start time.Time, disc Discovery, clients []Client) *eventTr
 // consumers' views until one dropped r (and, with consumers that eject,
 // one ejected an instance) or finish is called.
 func (t *eventTracker) fault(kind string, r *Replica, at time.Time) {
-	t.track(&Event{Kind: kind, Replica: r.ID, Fault: at.Sub(t.start)}, r.HTTPAddr)
+	t.track(&Event{Kind: kind, Replica: r.ID, Fault: at.Sub(t.start)}, r.consumerAddr())
 }
 
 // added records that r was started at, and samples the consumers' views
 // until one lists it or finish is called.
 func (t *eventTracker) added(kind string, r *Replica, at time.Time) {
-	t.track(&Event{Kind: kind, Replica: r.ID, Added: true, Fault: at.Sub(t.start)}, r.HTTPAddr)
+	t.track(&Event{Kind: kind, Replica: r.ID, Added: true, Fault: at.Sub(t.start)}, r.consumerAddr())
 }
 
 // track samples the consumers' views for ev, an event on the replica at

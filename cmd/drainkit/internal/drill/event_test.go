@@ -14,13 +14,15 @@ import (
 // did not happen is null.
 func TestSummarizeEventsBinsFailuresFromTheFault(t *testing.T) {
 	const s = time.Second
-	run := StrategyRun{Scenario: ScenarioKill, Events: []Event{{Kind: "SIGKILL", Replica: 1, Fault: 2 * s,
-		Decision: 3500 * time.Millisecond, DecisionRevision: 7, ConsumerView: 3600 * time.Millisecond, ConsumerRevision: 7,
-		Ejection: -1, LastSent: 3400 * time.Millisecond}}}
-	for _, at := range []time.Duration{1900 * time.Millisecond, 2 * s, 2500 * time.Millisecond, 3100 * time.Millisecond, 4100 * time.Millisecond} {
-		run.Records = append(run.Records, Record{Start: at, Sent: at, Replica: 1, Outcome: Refused})
-	}
-	run.Records = append(run.Records, Record{Start: 2200 * time.Millisecond, Replica: 2, Outcome: OK})
+	fix := newRunFixture(ScenarioKill, StrategyDrainkit).
+		event("SIGKILL", 1, 2*s, func(e *Event) {
+			e.Decision, e.DecisionRevision = 3500*time.Millisecond, 7
+			e.ConsumerView, e.ConsumerRevision = 3600*time.Millisecond, 7
+			e.LastSent = 3400 * time.Millisecond
+		}).
+		requests(1, Refused, "connect: connection refused", 1900*time.Millisecond, 2*s, 2500*time.Millisecond, 3100*time.Millisecond, 4100*time.Millisecond).
+		requests(2, OK, "", 2200*time.Millisecond)
+	run := fix.Run
 	got := summarizeEvents(run)
 	if len(got) != 1 {
 		t.Fatalf("%d events", len(got))
@@ -84,8 +86,8 @@ func TestScenarioListDescribesEvery(t *testing.T) {
 func TestSlowProbeVerdictCanFail(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Checks = lifecycle.CheckOptions{Interval: 500 * time.Millisecond, Timeout: 300 * time.Millisecond, FailureThreshold: 2, SuccessThreshold: 3}
-	run := StrategyRun{Scenario: ScenarioSlowProbe, Name: StrategyDrainkit, Records: []Record{{Replica: 2, Outcome: OK}},
-		Events: []Event{{Kind: "check blocks", Replica: 1, Fault: time.Second, Decision: -1, ConsumerView: -1, Ejection: -1, LastSent: -1, FirstSent: -1, Ready: -1}}}
+	fix := newRunFixture(ScenarioSlowProbe, StrategyDrainkit).requests(2, OK, "", 0).event("check blocks", 1, time.Second, nil)
+	run := fix.Run
 	if s := Summarize(cfg, run); s.Pass || !strings.HasPrefix(s.Verdict, "FAIL: the instance was not dropped in time") {
 		t.Errorf("never dropped: pass %v, verdict %q", s.Pass, s.Verdict)
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -135,17 +137,35 @@ func resetConn(c net.Conn) {
 	_ = c.Close()
 }
 
-// registryOutage is ScenarioRegistryOutage: cut the registry off for
-// Config.Outage under load, restore it, then replace one replica so that a
-// change after the return shows whether the consumers picked it up.
+// registryOutage is ScenarioRegistryOutage: a consumer watching the
+// registry writes its last-good snapshot, then the registry is cut off for
+// Config.Outage under load while two consumers start (with that snapshot
+// and without one, LateConsumer), then it is restored and one replica
+// replaced, so that a change after the return shows whether the consumers
+// picked it up.
 func (s *strategyRun) registryOutage(ctx context.Context, disc Discovery, initial []*Replica) error {
 	if s.proxy == nil {
 		return errors.New("registry-outage: no registry proxy (give --etcd or --consul)")
 	}
+	dir, err := os.MkdirTemp("", "drainkit-drill-snapshot-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	snapshot := filepath.Join(dir, "last-good.json")
+	if err := s.writeSnapshot(ctx, snapshot); err != nil {
+		return err
+	}
 	s.st.set("registry outage (%s)", s.cfg.Outage)
 	s.outageAt = time.Now()
 	s.proxy.cut()
-	err := syncx.Sleep(ctx, s.cfg.Outage)
+	late := make(chan []LateConsumer, 1)
+	go func() { late <- s.lateConsumers(ctx, snapshot) }()
+	err = syncx.Sleep(ctx, s.cfg.Outage)
+	lcs := <-late // all ended within the outage
+	s.mu.Lock()
+	s.late = lcs
+	s.mu.Unlock()
 	s.proxy.restore()
 	s.outageEnd = time.Now()
 	if err != nil {
@@ -163,6 +183,16 @@ func (s *strategyRun) registryOutage(ctx context.Context, disc Discovery, initia
 // StrategyRun has none).
 func (r StrategyRun) hadOutage() bool { return r.OutageEnd > r.OutageStart }
 
+// outageVerdict is a registry-outage run's verdict: body (the verdict on
+// the load's requests) and outageNote, headed by a FAIL when the consumers
+// started during the outage did not behave as configured (lateConsumersOK).
+func outageVerdict(body string, run StrategyRun) string {
+	if !lateConsumersOK(run.LateConsumers) {
+		body = "FAIL: the consumers started during the outage did not behave as configured; the load: " + body
+	}
+	return body + outageNote(run)
+}
+
 // outageNote says when the registry was unreachable and how the change
 // after its return was seen.
 func outageNote(run StrategyRun) string {
@@ -170,5 +200,5 @@ func outageNote(run StrategyRun) string {
 		return ""
 	}
 	return fmt.Sprintf("; the registry was unreachable from %.2fs to %.2fs and the replacement after its return is in the events",
-		secs(run.OutageStart), secs(run.OutageEnd))
+		secs(run.OutageStart), secs(run.OutageEnd)) + lateConsumersNote(run.LateConsumers)
 }

@@ -14,12 +14,14 @@ import (
 )
 
 // Launch says how to start one replica: Command and Args, to which Start
-// appends --http-addr and --admin-addr with fresh loopback ports, and Env,
-// the complete environment (DRAINKIT_* timings included).
+// appends --http-addr and --admin-addr with fresh loopback ports (and
+// --grpc-addr with GRPC), and Env, the complete environment (DRAINKIT_*
+// timings included).
 type Launch struct {
 	Command string
 	Args    []string
 	Env     []string
+	GRPC    bool
 }
 
 // Replica is one child process of the service under drill.
@@ -27,6 +29,7 @@ type Replica struct {
 	ID        int    // 1, 2, ... in start order within a strategy run
 	HTTPAddr  string // host:port of the service listener
 	AdminAddr string // host:port of the admin listener (probes)
+	GRPCAddr  string // host:port of the gRPC listener, "" without Launch.GRPC
 
 	cmd     *exec.Cmd
 	done    chan struct{} // closed when the process has exited and stderr is read
@@ -46,6 +49,8 @@ type Replica struct {
 	stderrTail []string
 	preStop    PreStopResult
 	offlined   time.Time // the console's offline (StrategyOfflineKill)
+
+	adminToken string // DRAINKIT_ADMIN_TOKEN of its environment, "" for none
 }
 
 // PreStopResult is the outcome of Replica.PreStop: when the call began (zero
@@ -67,8 +72,14 @@ func StartReplica(l Launch, id int) (*Replica, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Replica{ID: id, HTTPAddr: httpAddr, AdminAddr: adminAddr, done: make(chan struct{})}
+	r := &Replica{ID: id, HTTPAddr: httpAddr, AdminAddr: adminAddr, done: make(chan struct{}), adminToken: adminToken(l.Env)}
 	args := append(append([]string(nil), l.Args...), "--http-addr", httpAddr, "--admin-addr", adminAddr)
+	if l.GRPC {
+		if r.GRPCAddr, err = freePort(); err != nil {
+			return nil, err
+		}
+		args = append(args, "--grpc-addr", r.GRPCAddr)
+	}
 	cmd := exec.Command(l.Command, args...)
 	cmd.Env = l.Env
 	cmd.Stdout = io.Discard
@@ -204,7 +215,7 @@ func (r *Replica) PreStop(ctx context.Context, timeout time.Duration, client *ht
 		}
 	}()
 	errText := ""
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+r.AdminAddr+"/drain?wait=propagation&reason=preStop", nil)
+	req, err := r.adminRequest(ctx, http.MethodPost, "/drain?wait=propagation&reason=preStop")
 	if err == nil {
 		var resp *http.Response
 		resp, err = (&http.Client{Transport: client.Transport}).Do(req)
@@ -249,12 +260,11 @@ func (r *Replica) PreStopResult() PreStopResult {
 }
 
 func (r *Replica) pollState(client *http.Client) {
-	url := "http://" + r.AdminAddr + "/state"
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		if body, ok := get(ctx, client, url); ok {
+		if body, ok := r.getAdmin(ctx, client, "/state"); ok {
 			if tl, ok := parseStateTimeline(body); ok {
 				r.mu.Lock()
 				r.stateTL = &tl
@@ -268,20 +278,6 @@ func (r *Replica) pollState(client *http.Client) {
 		case <-t.C:
 		}
 	}
-}
-
-func get(ctx context.Context, client *http.Client, url string) ([]byte, bool) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, false
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, false
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	return b, err == nil && resp.StatusCode == http.StatusOK
 }
 
 // Kill sends SIGKILL (cleanup after a failed run); it is a no-op once the

@@ -2,6 +2,7 @@ package drill
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"html/template"
 	"io"
@@ -152,12 +153,21 @@ type htmlDeath struct {
 }
 
 type htmlReplica struct {
-	ID                                                                    int
-	Role                                                                  string
-	Started, Ready, PreStop, SIGTERM, NotReady, Dereg, Late, Closed, Exit string
-	Requests, Failed                                                      int
-	LateN                                                                 string
-	ExitCode                                                              string
+	ID                                                                   int
+	Role                                                                 string
+	Started, Ready, PreStop, Signal, NotReady, Dereg, Late, Closed, Exit string
+	Requests, Failed                                                     int
+	LateN                                                                string
+	ExitCode                                                             string
+}
+
+// signalAt renders when the drill signalled the replica and with which
+// signal ("1.25 SIGKILL"), "–" when it never did.
+func signalAt(rp ReplicaReport, at func(time.Duration) string) string {
+	if rp.Signalled < 0 {
+		return at(rp.Signalled)
+	}
+	return at(rp.Signalled) + " " + cmp.Or(rp.StopSignal, "SIGTERM")
 }
 
 func replicaRow(rp ReplicaReport, s Summary) htmlReplica {
@@ -179,7 +189,7 @@ func replicaRow(rp ReplicaReport, s Summary) htmlReplica {
 	}
 	row := htmlReplica{
 		ID: rp.ID, Role: rp.Role,
-		Started: at(rp.Started), Ready: at(rp.Ready), PreStop: at(rp.PreStop), SIGTERM: at(rp.Signalled), Exit: at(rp.Exited),
+		Started: at(rp.Started), Ready: at(rp.Ready), PreStop: at(rp.PreStop), Signal: signalAt(rp, at), Exit: at(rp.Exited),
 		NotReady: stepAt(lifecycle.StepNotReady), Dereg: stepAt(lifecycle.StepDeregistered), Closed: stepAt(lifecycle.StepListenersClosed),
 		Late: "–", LateN: "–", ExitCode: fmt.Sprint(rp.ExitCode),
 	}
@@ -279,8 +289,8 @@ pre { background: #f7f7f7; padding: .8em; overflow-x: auto; font-size: .8em; }
 {{if .Budget}}<p>Failure budget: {{deref .Budget}} ({{.BudgetReason}}).</p>{{end}}{{end}}
 {{template "scenarioFigures" .}}
 <table>
-<tr><th>replica</th><th class="l">role</th><th>started</th><th>ready</th><th>preStop</th><th>SIGTERM</th><th>not ready</th><th>deregistered</th><th>last late arrival</th><th>listeners closed</th><th>exit</th><th>exit code</th><th>requests</th><th>failed</th><th>late arrivals</th></tr>
-{{range .Rows}}<tr><td>r{{.ID}}</td><td class="l">{{.Role}}</td><td>{{.Started}}</td><td>{{.Ready}}</td><td>{{.PreStop}}</td><td>{{.SIGTERM}}</td><td>{{.NotReady}}</td><td>{{.Dereg}}</td><td>{{.Late}}</td><td>{{.Closed}}</td><td>{{.Exit}}</td><td>{{.ExitCode}}</td><td>{{.Requests}}</td><td>{{.Failed}}</td><td>{{.LateN}}</td></tr>
+<tr><th>replica</th><th class="l">role</th><th>started</th><th>ready</th><th>preStop</th><th>signal</th><th>not ready</th><th>deregistered</th><th>last late arrival</th><th>listeners closed</th><th>exit</th><th>exit code</th><th>requests</th><th>failed</th><th>late arrivals</th></tr>
+{{range .Rows}}<tr><td>r{{.ID}}</td><td class="l">{{.Role}}</td><td>{{.Started}}</td><td>{{.Ready}}</td><td>{{.PreStop}}</td><td>{{.Signal}}</td><td>{{.NotReady}}</td><td>{{.Dereg}}</td><td>{{.Late}}</td><td>{{.Closed}}</td><td>{{.Exit}}</td><td>{{.ExitCode}}</td><td>{{.Requests}}</td><td>{{.Failed}}</td><td>{{.LateN}}</td></tr>
 {{end}}</table>
 <p>Times in seconds from the drill's start; every strategy sent load from {{printf "%.2f" .LoadStartSeconds}}s to {{printf "%.2f" .LoadEndSeconds}}s.</p>
 {{range .DeathGroups}}<p class="fail">{{.Line}}</p>{{if .Stderr}}<pre>{{range .Stderr}}{{.}}

@@ -1,6 +1,7 @@
 package drill
 
 import (
+	"cmp"
 	"encoding/json"
 	"io"
 	"time"
@@ -19,6 +20,7 @@ type ConfigReport struct {
 	Strategies        []string           `json:"strategies"`
 	Exec              string             `json:"exec,omitempty"`
 	Consumer          string             `json:"consumer"`
+	Protocol          string             `json:"protocol"`
 	Method            string             `json:"method"`
 	Path              string             `json:"path"`
 	BodyBytes         int                `json:"body_bytes"`
@@ -83,7 +85,7 @@ func (c Config) Report() ConfigReport {
 		poll, wait = c.NacosPoll.Seconds(), c.OfflineWait.Seconds()
 	}
 	return ConfigReport{
-		Scenarios: c.scenarios(), Strategies: c.strategyNames(), Exec: c.Exec, Consumer: c.ConsumerKind, Method: c.Method,
+		Scenarios: c.scenarios(), Strategies: c.strategyNames(), Exec: c.Exec, Consumer: c.ConsumerKind, Protocol: cmp.Or(c.Protocol, ProtocolHTTP), Method: c.Method,
 		Path: c.request().Path, BodyBytes: len(c.request().Body),
 		Replicas: c.Replicas, Rate: c.Rate, Consumers: c.Consumers,
 		RequestTimeout: c.RequestTimeout.Seconds(),

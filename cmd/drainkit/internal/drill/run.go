@@ -54,6 +54,12 @@ type StrategyRun struct {
 	// OutageStart and OutageEnd bound the registry-outage scenario's
 	// outage (offsets; equal, both zero or negative, without one).
 	OutageStart, OutageEnd time.Duration
+	// LateConsumers are the consumers started during the outage, with a
+	// last-good snapshot and without (empty without an outage).
+	LateConsumers []LateConsumer
+	// BadPush is what ScenarioBadPush's proxy did (nil in other
+	// scenarios).
+	BadPush *BadPushStats
 	// ProbeFailures are the discovery's failed readiness probes (none with
 	// Consul discovery).
 	ProbeFailures []ProbeFailure
@@ -138,6 +144,10 @@ type strategyRun struct {
 	// bound the outage.
 	proxy               *outageProxy
 	outageAt, outageEnd time.Time
+	late                []LateConsumer // started during the outage (guarded by mu)
+	// push is ScenarioBadPush's proxy on the consumers' answers (nil
+	// otherwise).
+	push *badPush
 	// streamSums are the long-lived scenario's streams, set by its fault
 	// (in the run's own goroutine, before the run reads them).
 	streamSums []StreamSummary
@@ -201,15 +211,21 @@ func (s *strategyRun) run(ctx context.Context) (res StrategyRun) {
 		err = s.awaitOthers(ctx)
 	}
 	var clients []Client
+	cdisc := disc // what the consumers learn the instances from
+	if err == nil && s.scenario.consumers != nil {
+		if cdisc, err = s.scenario.consumers(s, disc); err == nil {
+			defer cdisc.Close()
+		}
+	}
 	if err == nil {
-		clients, err = s.newClients(disc)
+		clients, err = s.newClients(cdisc)
 	}
 	defer func() { closeAll(clients) }()
 	if err != nil {
 		res.Err = err
 		return res
 	}
-	s.events = newEventTracker(res.Start, disc, clients)
+	s.events = newEventTracker(res.Start, cdisc, clients)
 	load := s.startLoad(ctx, rec, clients, &res)
 	err = s.underLoad(ctx, disc, initial, clients)
 	res.StillListed = s.stillListed(clients)
@@ -217,8 +233,15 @@ func (s *strategyRun) run(ctx context.Context) (res StrategyRun) {
 	res.Events = s.events.finish(rec.Records(), s.readyAt)
 	res.Streams = s.streamSums
 	res.OutageStart, res.OutageEnd = -1, -1
+	if s.push != nil {
+		st := s.push.stats(res.Start)
+		res.BadPush = &st
+	}
 	if !s.outageAt.IsZero() {
 		res.OutageStart, res.OutageEnd = s.outageAt.Sub(res.Start), s.outageEnd.Sub(res.Start)
+		s.mu.Lock()
+		res.LateConsumers = s.late
+		s.mu.Unlock()
 	}
 	if err != nil {
 		res.Err = err
@@ -270,7 +293,7 @@ func (s *strategyRun) awaitOthers(ctx context.Context) error {
 // disc, each behind its own cache when Config.ConsumerCache is set
 // (staggered, so that they do not all refresh at once).
 func (s *strategyRun) newClients(disc Discovery) ([]Client, error) {
-	newClient, err := consumerKind(s.cfg.ConsumerKind)
+	newClient, err := s.cfg.newClientFunc()
 	if err != nil {
 		return nil, err
 	}
@@ -278,6 +301,9 @@ func (s *strategyRun) newClients(disc Discovery) ([]Client, error) {
 	for i := range s.cfg.Consumers {
 		cc := ClientConfig{ID: i + 1, Service: s.cfg.serviceName(s.name), Views: disc, Endpoints: disc, Timeout: s.cfg.RequestTimeout, Dial: drillDialer,
 			TryTimeout: s.scenario.tryTimeout}
+		if s.scenario.Name == ScenarioZoneLoss {
+			cc.Zones = s.cfg.zoneConsumers()
+		}
 		if ttl := s.cfg.ConsumerCache; ttl > 0 {
 			phase := float64(i) / float64(s.cfg.Consumers)
 			cc.Endpoints = NewCachedSource(disc, ttl, phase)
@@ -488,6 +514,9 @@ func (s *strategyRun) startListed(ctx context.Context, disc Discovery, id int, r
 		s.mu.Lock()
 		s.reps = append(s.reps, r)
 		s.addrs[r.HTTPAddr] = id
+		if r.GRPCAddr != "" {
+			s.addrs[r.GRPCAddr] = id
+		}
 		s.roles[id] = role
 		s.mu.Unlock()
 		rctx, cancel := context.WithTimeout(ctx, s.cfg.Timings.WarmupTimeout+10*time.Second)

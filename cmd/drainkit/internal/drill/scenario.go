@@ -33,6 +33,10 @@ type Scenario struct {
 	// budget is how many failures the verdict allows, from the run's
 	// summary so far; nil means none may fail.
 	budget func(s Summary) (n int, why string)
+	// consumers returns what the run's consumers learn the instances
+	// from, standing between them and the discovery; nil means the
+	// discovery itself.
+	consumers func(s *strategyRun, disc Discovery) (Discovery, error)
 	// tryTimeout, if > 0, is the drainkit consumer's per-try timeout
 	// (ClientConfig.TryTimeout); 0 leaves a try bounded by the request
 	// timeout only.
@@ -46,6 +50,8 @@ const (
 	ScenarioWarmup    = "warmup"
 	ScenarioSlowProbe = "slow-probe"
 	ScenarioOutage    = "registry-outage"
+	ScenarioBadPush   = "bad-push"
+	ScenarioZoneLoss  = "zone-loss"
 	ScenarioBrownout  = "brownout"
 	ScenarioLongLived = "long-lived"
 )
@@ -88,9 +94,28 @@ var Scenarios = []Scenario{
 	{
 		Name: ScenarioOutage,
 		Description: "the registry (--etcd or --consul) becomes unreachable for --outage under load: the run's replicas and consumers reach it through a proxy that resets every connection meanwhile. " +
-			"Running consumers keep calling on their last view; after the return one replica is replaced, so the return is shown picked up (the four instants of that stop). " +
-			"Passes when no request fails.",
+			"Running consumers keep calling on their last view; two drainkit consumers start during the outage, one with the last-good snapshot a consumer wrote before it (consumer.WatcherOptions.SnapshotPath) and one without; " +
+			"after the return one replica is replaced, so the return is shown picked up (the four instants of that stop). " +
+			"Passes when no request fails, the consumer with the snapshot serves it (its age is printed) and fails nothing, and the one without fails every call for want of a view.",
 		inflict: (*strategyRun).registryOutage,
+	},
+	{
+		Name: ScenarioBadPush,
+		Description: "the consumers' registry answers come through a proxy that delivers every answer twice, follows every change with the previous answer again (reordered: its older revision after the newer one) and once answers an empty list at the current revision, for 1s. " +
+			"Meanwhile one replica is replaced (a new one listed, the old one drained and stopped); the stale answer listing it stays the last one delivered until 1s after its exit, then the empty one comes. " +
+			"Works with the built-in discovery, --etcd and --consul (the proxy sits on the answers of the drill's watch; not with --nacos, whose naive consumers poll on their own). " +
+			"Passes when no request fails and none is sent to the drained instance after its exit: the last good view survives the empty answer and a stale answer is dropped by its revision. The table gives the proxy's counts.",
+		inflict:   (*strategyRun).badPushFault,
+		consumers: (*strategyRun).badPushed,
+	},
+	{
+		Name: ScenarioZoneLoss,
+		Description: "instances in two zones (the first half of --replicas in zone a, the rest in b; the zone is each endpoint's metadata, as a Kubernetes endpoints controller sets it) and the drill's consumers in zone a, zone-aware with the drainkit consumer; " +
+			"every instance of zone a is killed at once (kill -9). With --zone-policy spill (default) the calls spill to zone b; with strict they stay in zone a and fail. Built-in discovery only. " +
+			"Passes when the failures stay within the budget (the requests written to the killed replicas and unanswered; with strict also every request after the loss) and the zone-aware consumer sent nothing to zone b before the loss (with strict, nothing after it either). Shows the spill instant.",
+		inflict:   (*strategyRun).zoneLoss,
+		budget:    zoneBudget,
+		consumers: (*strategyRun).zoned,
 	},
 	{
 		Name: ScenarioBrownout,
@@ -175,6 +200,14 @@ func (c Config) validateScenarios() error {
 	}
 	if seen[ScenarioOutage] && (c.Outage <= 0 || c.Outage > 10*time.Minute) {
 		return fmt.Errorf("--outage: %s is out of range: must be > 0 and <= 10m", c.Outage)
+	}
+	if seen[ScenarioBadPush] && c.Nacos != "" {
+		return fmt.Errorf("--scenario bad-push: not with --nacos (its naive consumers poll the open API on their own, past the proxy): use the built-in discovery, --etcd or --consul")
+	}
+	if seen[ScenarioZoneLoss] {
+		if err := c.validateZoneLoss(); err != nil {
+			return err
+		}
 	}
 	if seen[ScenarioWarmup] && (c.Warmup <= 0 || c.Warmup >= c.Timings.WarmupTimeout) {
 		return fmt.Errorf("--warmup: %s is out of range: must be > 0 and below warmup.timeout (%s)", c.Warmup, c.Timings.WarmupTimeout)

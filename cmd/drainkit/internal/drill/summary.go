@@ -90,6 +90,13 @@ type Summary struct {
 	// scenario's outage (omitted otherwise).
 	OutageStartSeconds *float64 `json:"registry_outage_start_s,omitempty"`
 	OutageEndSeconds   *float64 `json:"registry_outage_end_s,omitempty"`
+	// LateConsumers are the registry-outage scenario's consumers started
+	// during the outage, with a last-good snapshot and without.
+	LateConsumers []LateConsumerSummary `json:"late_consumers,omitempty"`
+	// BadPush is what ScenarioBadPush's proxy did and what reached the
+	// consumers; Zones ScenarioZoneLoss's findings (omitted otherwise).
+	BadPush *BadPushSummary `json:"bad_push,omitempty"`
+	Zones   *ZoneSummary    `json:"zone_loss,omitempty"`
 	// Brownout is the brownout scenario's amplification and capacity
 	// figures; Streams the long-lived scenario's streams by kind (both
 	// omitted otherwise).
@@ -171,6 +178,7 @@ func Summarize(cfg Config, run StrategyRun) Summary {
 	reqs := s.countRequests(run)
 	rs := s.addReplicas(cfg, run, reqs)
 	s.Events = summarizeEvents(run)
+	s.BadPush, s.Zones = summarizeBadPush(run), summarizeZones(cfg, run)
 	s.Streams = run.Streams
 	if run.Scenario == ScenarioBrownout {
 		s.Brownout = brownoutFigures(cfg, run, s.Requests)
@@ -189,6 +197,13 @@ func Summarize(cfg Config, run StrategyRun) Summary {
 		s.EjectionBoundSeconds = secs(cfg.ejectionBound())
 		s.Pass = s.Pass && (cfg.Exec != "" || droppedWithin(s.Events, s.EjectionBoundSeconds))
 	}
+	if run.Scenario == ScenarioOutage {
+		s.Pass = s.Pass && lateConsumersOK(run.LateConsumers)
+	}
+	if s.BadPush != nil {
+		s.Pass = s.Pass && s.BadPush.SentAfterExit == 0
+	}
+	s.Pass = s.Pass && zonesHeld(s.Zones)
 	if s.Brownout != nil {
 		s.Pass = s.Pass && s.Brownout.BudgetHeld
 	}
@@ -225,6 +240,7 @@ func newSummary(run StrategyRun) Summary {
 	}
 	if run.hadOutage() {
 		s.OutageStartSeconds, s.OutageEndSeconds = optSecs(run.OutageStart), optSecs(run.OutageEnd)
+		s.LateConsumers = summarizeLate(run.LateConsumers)
 	}
 	return s
 }
@@ -444,7 +460,11 @@ func verdict(cfg Config, run StrategyRun, s Summary, windowCut []string) string 
 	case ScenarioLongLived:
 		return longLivedVerdict(cfg, run, s, windowCut) + cutNote(s) + deathNote(s)
 	case ScenarioOutage:
-		return verdictBody(cfg, run, s, windowCut) + outageNote(run) + cutNote(s) + deathNote(s)
+		return outageVerdict(verdictBody(cfg, run, s, windowCut), run) + cutNote(s) + deathNote(s)
+	case ScenarioBadPush:
+		return badPushVerdict(s) + cutNote(s) + deathNote(s)
+	case ScenarioZoneLoss:
+		return zoneLossVerdict(s) + cutNote(s) + deathNote(s)
 	}
 	return verdictBody(cfg, run, s, windowCut) + cutNote(s) + deathNote(s)
 }
@@ -510,6 +530,8 @@ func verdictBody(cfg Config, run StrategyRun, s Summary, windowCut []string) str
 	}
 	head := fmt.Sprintf("FAIL: %d of %d requests failed (%s)", s.Failed, s.Requests, kinds)
 	switch {
+	case run.Name == StrategyShutdown && cfg.grpc():
+		return grpcShutdownVerdict(head, cfg)
 	case run.Name == StrategyShutdown && cfg.Exec == "":
 		return fmt.Sprintf("%s: http.Server.Shutdown closed the listener at SIGTERM, but consumers kept sending to it for %s after %s", head, sending(s), stop)
 	case run.Name == StrategyExit && cfg.Exec == "":

@@ -299,6 +299,21 @@ func TestSummarizeConsumerFigures(t *testing.T) {
 		!strings.Contains(sum.Verdict, "after SIGKILL") || sum.Replicas[0].Signal != "SIGKILL" {
 		t.Fatalf("verdict %q, signal %q", sum.Verdict, sum.Replicas[0].Signal)
 	}
+	// The chart's lane marks and the replica table name the kill -9
+	// SIGKILL, and r2's stop at the end SIGTERM.
+	svg, err := ChartSVG(run, run.Duration)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(svg), ">SIGKILL<") || !strings.Contains(string(svg), ">SIGTERM<") {
+		t.Errorf("the kill run's chart legend lacks SIGKILL or SIGTERM")
+	}
+	if row := replicaRow(run.Replicas[0], sum); row.Signal != "2.00 SIGKILL" {
+		t.Errorf("r1's signal %q, want 2.00 SIGKILL", row.Signal)
+	}
+	if row := replicaRow(run.Replicas[1], sum); row.Signal != "9.00 SIGTERM" {
+		t.Errorf("r2's signal %q, want 9.00 SIGTERM", row.Signal)
+	}
 }
 
 // durationWords mark a JSON key that holds a duration or a time.

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/drainkit/drainkit/grpcdrain"
 	"github.com/drainkit/drainkit/httpdrain"
 	"github.com/drainkit/drainkit/internal/syncx"
 	"github.com/drainkit/drainkit/lifecycle"
@@ -63,6 +64,19 @@ func runDrainkit(o Options, logger *slog.Logger) (int, error) {
 		lc.OnWarmup("example caches", func(ctx context.Context) error { return syncx.Sleep(ctx, o.Warmup) })
 	}
 
+	grpcLn, err := listenGRPC(o)
+	if err != nil {
+		_ = httpLn.Close()
+		_ = adminLn.Close()
+		return 1, err
+	}
+	if grpcLn != nil {
+		// The gRPC listener drains with the HTTP one: health NOT_SERVING and
+		// GOAWAY at t0, the listener open through the propagation window,
+		// streams ended at the drain signal.
+		grpcdrain.Add(lc, "grpc", grpcLn, registerGRPC(grpcdrain.Draining))
+	}
+
 	// An operator's offline in Nacos ejects the instance (cause operator,
 	// /state shows it) until an operator puts it online again.
 	onOperator := func(offline bool) {
@@ -72,10 +86,13 @@ func runDrainkit(o Options, logger *slog.Logger) (int, error) {
 			_ = lc.Restore("nacos: an operator enabled the instance")
 		}
 	}
-	reg, regName, err := newRegistrar(o, httpLn, logger, onOperator)
+	reg, regName, err := newRegistrar(o, httpLn, grpcLn, logger, onOperator)
 	if err != nil {
 		_ = httpLn.Close()
 		_ = adminLn.Close()
+		if grpcLn != nil {
+			_ = grpcLn.Close()
+		}
 		return 1, err
 	}
 	if reg != nil {

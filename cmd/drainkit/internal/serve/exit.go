@@ -17,14 +17,23 @@ func runExit(o Options, logger *slog.Logger) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	if _, err := register(o, httpLn, logger); err != nil {
+	grpcLn, err := listenGRPC(o)
+	if err != nil {
+		return 1, err
+	}
+	if _, err := register(o, httpLn, grpcLn, logger); err != nil {
 		return 1, err
 	}
 	srv := serviceServer(serviceHandler(o, httpLn))
 	admin := &http.Server{Handler: alwaysReady(), ReadHeaderTimeout: 10 * time.Second}
-	errs := make(chan error, 2)
+	errs := make(chan error, 3)
 	go func() { errs <- srv.Serve(httpLn) }()
 	go func() { errs <- admin.Serve(adminLn) }()
+	if grpcLn != nil {
+		var never lateCounter // never started: nothing is late without a shutdown
+		gs := plainGRPC(&never)
+		go func() { errs <- gs.Serve(grpcLn) }()
+	}
 	return 1, fmt.Errorf("listener failed: %w", <-errs)
 }
 

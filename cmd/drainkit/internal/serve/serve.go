@@ -5,10 +5,11 @@
 //
 //   - drainkit: lifecycle + httpdrain + probes, the full drain sequence
 //     (DESIGN.md section 4), registering in Consul when --service is set and
-//     CONSUL_HTTP_ADDR names an agent.
+//     CONSUL_HTTP_ADDR names an agent; with --grpc-addr, grpcdrain drains
+//     the gRPC listener in the same sequence.
 //   - shutdown: what most Go services do: readiness 200 until SIGTERM, then
-//     http.Server.Shutdown at once (after deregistering from Consul, if
-//     registered), no propagation window.
+//     http.Server.Shutdown (and grpc.Server.GracefulStop) at once (after
+//     deregistering from Consul, if registered), no propagation window.
 //   - exit: no drain at all; SIGTERM's default action kills the process.
 //   - kill: the same process as exit; the drill stops it with SIGKILL (a
 //     `kill -9`, a node lost, an OOM kill), so nothing can drain.
@@ -37,6 +38,11 @@ type Options struct {
 	Strategy string
 	// HTTPAddr is the service listener's address (host:port).
 	HTTPAddr string
+	// GRPCAddr, if set, is the gRPC listener's address (host:port): the
+	// example's gRPC service (grpc.go) and the health service, drained the
+	// strategy's way; registered as the instance's "grpc" endpoint beside
+	// "http" (DESIGN.md section 6f). Empty: HTTP only.
+	GRPCAddr string
 	// Service, if set, registers the instance under this name: in etcd
 	// (ETCD_ENDPOINTS), Nacos (NACOS_SERVER_ADDR) or else Consul (the agent
 	// from CONSUL_HTTP_ADDR and the other CONSUL_* variables).

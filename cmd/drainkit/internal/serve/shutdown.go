@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/registry"
 )
@@ -29,15 +31,25 @@ func runShutdown(o Options, logger *slog.Logger) (int, error) {
 	if err != nil {
 		return 1, err
 	}
+	grpcLn, err := listenGRPC(o)
+	if err != nil {
+		_ = httpLn.Close()
+		_ = adminLn.Close()
+		return 1, err
+	}
 	var late lateCounter
 	p := &plainServers{
 		srv:   serviceServer(late.wrap(serviceHandler(o, httpLn))),
 		admin: &http.Server{Handler: alwaysReady(), ReadHeaderTimeout: 10 * time.Second},
-		errs:  make(chan error, 2),
+		errs:  make(chan error, 3),
 	}
 	go func() { p.errs <- p.srv.Serve(httpLn) }()
 	go func() { p.errs <- p.admin.Serve(adminLn) }()
-	reg, err := register(o, httpLn, logger)
+	if grpcLn != nil {
+		p.grpc = plainGRPC(&late)
+		go func() { p.errs <- p.grpc.Serve(grpcLn) }()
+	}
+	reg, err := register(o, httpLn, grpcLn, logger)
 	if err != nil {
 		p.close()
 		return 1, err
@@ -66,30 +78,53 @@ func runShutdown(o Options, logger *slog.Logger) (int, error) {
 }
 
 // plainServers are the service and admin servers of a strategy without
-// drainkit; errs gets each Serve's return.
+// drainkit, and its gRPC server (nil without Options.GRPCAddr); errs gets
+// each Serve's return.
 type plainServers struct {
 	srv, admin *http.Server
+	grpc       *grpc.Server
 	errs       chan error
+}
+
+// serving is how many Serve calls send to errs.
+func (p *plainServers) serving() int {
+	if p.grpc != nil {
+		return 3
+	}
+	return 2
 }
 
 func (p *plainServers) close() {
 	_ = p.srv.Close()
 	_ = p.admin.Close()
+	if p.grpc != nil {
+		p.grpc.Stop()
+	}
 }
 
-// shutdown calls Shutdown on both servers within timeout, waits for both
-// Serve calls and returns the exit code: 1 when the service server did not
-// finish its requests in time (they were cut).
+// shutdown calls Shutdown on the HTTP servers and GracefulStop on the gRPC
+// server within timeout, waits for every Serve call and returns the exit
+// code: 1 when a service server did not finish its requests in time (they
+// were cut).
 func (p *plainServers) shutdown(timeout time.Duration, logger *slog.Logger) int {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	grpcInTime := make(chan bool, 1)
+	if p.grpc != nil {
+		go func() { grpcInTime <- gracefulStop(p.grpc, timeout) }()
+	} else {
+		grpcInTime <- true
+	}
 	code := 0
 	if err := p.srv.Shutdown(ctx); err != nil {
 		_ = p.srv.Close()
 		code = 1
 	}
+	if !<-grpcInTime {
+		code = 1
+	}
 	_ = p.admin.Shutdown(ctx)
-	for range 2 {
+	for range p.serving() {
 		if err := <-p.errs; err != nil && !errors.Is(err, http.ErrServerClosed) {
 			logger.Warn("listener failed", "error", err.Error())
 		}
@@ -111,8 +146,8 @@ func deregister(o Options, reg registry.Registrar, logger *slog.Logger) {
 // register registers the instance (see newRegistrar: etcd or Consul) when
 // o.Service is set (nil otherwise) and keeps it registered, as a service
 // without drainkit that still uses a registry would.
-func register(o Options, httpLn net.Listener, logger *slog.Logger) (registry.Registrar, error) {
-	reg, _, err := newRegistrar(o, httpLn, logger, nil)
+func register(o Options, httpLn, grpcLn net.Listener, logger *slog.Logger) (registry.Registrar, error) {
+	reg, _, err := newRegistrar(o, httpLn, grpcLn, logger, nil)
 	if err != nil || reg == nil {
 		return nil, err
 	}
@@ -138,12 +173,18 @@ func (l *lateCounter) start() {
 	l.started.Store(true)
 }
 
+// note counts one request (an HTTP request, a gRPC call or stream) if it
+// arrived after the shutdown began.
+func (l *lateCounter) note() {
+	if l.started.Load() {
+		l.n.Add(1)
+		l.last.Store(int64(time.Since(l.t0)))
+	}
+}
+
 func (l *lateCounter) wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if l.started.Load() {
-			l.n.Add(1)
-			l.last.Store(int64(time.Since(l.t0)))
-		}
+		l.note()
 		h.ServeHTTP(w, r)
 	})
 }
