@@ -149,6 +149,10 @@ func (c Config) strategyRuns(sc Scenario, start time.Time, client *http.Client, 
 		if sc.Name == ScenarioBrownout {
 			sr.brownoutLaunch(blockDir)
 		}
+		if sc.Name == ScenarioLongLived && c.Exec == "" && !c.grpc() {
+			// The example serves gRPC too: long-lived holds gRPC streams.
+			sr.launch.GRPC, sr.launch.HTTPLoad = true, true
+		}
 		if sc.Name == ScenarioSlowProbe {
 			sr.launch.Env = append(slices.Clip(sr.launch.Env), c.checksEnv()...)
 			if c.Exec == "" {

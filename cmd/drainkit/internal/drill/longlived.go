@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,13 +21,17 @@ import (
 
 // Stream kinds of ScenarioLongLived: the example's server-sent events
 // (GET /events) over HTTP/1.1 and over HTTP/2 without TLS (prior
-// knowledge, h2c), where a drain also sends GOAWAY.
+// knowledge, h2c), where a drain also sends GOAWAY, and, when the replicas
+// serve gRPC (the built-in strategies), gRPC server streams
+// (GRPCStreamMethod), which a drain ends cleanly after GOAWAY.
 const (
-	StreamSSE = "sse-http1"
-	StreamH2  = "sse-http2"
+	StreamSSE  = "sse-http1"
+	StreamH2   = "sse-http2"
+	StreamGRPC = "grpc-stream"
 )
 
-// streamKinds lists the stream kinds in report order.
+// streamKinds lists the HTTP stream kinds in report order (StreamGRPC
+// comes last when the replicas serve gRPC).
 var streamKinds = []string{StreamSSE, StreamH2}
 
 // Stream settings of ScenarioLongLived.
@@ -132,11 +137,14 @@ type streamSet struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	openers []streamOpener
+	grpc    []Client       // the gRPC stream consumers
 	opened  sync.WaitGroup // done once per stream at its first event
 	stopped sync.Once
 
 	// rr spreads the naive streams' picks over the instances.
 	rr atomic.Uint64
+	// kinds are the stream kinds held, in report order.
+	kinds []string
 
 	mu   sync.Mutex
 	sums map[string]*StreamSummary
@@ -146,8 +154,11 @@ type streamSet struct {
 // each re-opening until the set stops.
 func (s *strategyRun) startStreams(ctx context.Context, disc Discovery) (*streamSet, error) {
 	sctx, cancel := context.WithCancel(ctx)
-	st := &streamSet{s: s, cancel: cancel, sums: map[string]*StreamSummary{}}
-	for _, kind := range streamKinds {
+	st := &streamSet{s: s, cancel: cancel, sums: map[string]*StreamSummary{}, kinds: streamKinds}
+	if s.launch.GRPC {
+		st.kinds = append(slices.Clip(st.kinds), StreamGRPC)
+	}
+	for _, kind := range st.kinds {
 		st.sums[kind] = &StreamSummary{Kind: kind}
 	}
 	for c := range s.cfg.Consumers {
@@ -162,6 +173,12 @@ func (s *strategyRun) startStreams(ctx context.Context, disc Discovery) (*stream
 				st.sums[kind].Streams++
 				st.opened.Add(1)
 				st.wg.Go(func() { st.loop(sctx, c+1, kind, o) })
+			}
+		}
+		if s.launch.GRPC {
+			if err := st.startGRPC(sctx, c+1, disc); err != nil {
+				st.stop()
+				return nil, fmt.Errorf("%s: gRPC streams: %w", s.name, err)
 			}
 		}
 	}
@@ -189,7 +206,7 @@ func (st *streamSet) errorText() string {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	var parts []string
-	for _, kind := range streamKinds {
+	for _, kind := range st.kinds {
 		if k := st.sums[kind]; k.ErrorExample != "" {
 			parts = append(parts, kind+": "+k.ErrorExample)
 		}
@@ -209,6 +226,7 @@ func (st *streamSet) stop() {
 		for _, o := range st.openers {
 			o.close()
 		}
+		closeAll(st.grpc)
 	})
 }
 
@@ -216,8 +234,8 @@ func (st *streamSet) stop() {
 func (st *streamSet) summaries() []StreamSummary {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	out := make([]StreamSummary, 0, len(streamKinds))
-	for _, kind := range streamKinds {
+	out := make([]StreamSummary, 0, len(st.kinds))
+	for _, kind := range st.kinds {
 		out = append(out, *st.sums[kind])
 	}
 	return out
