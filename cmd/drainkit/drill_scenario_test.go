@@ -99,7 +99,7 @@ func TestDrillScenarioList(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
-	for _, want := range []string{"\nwarmup\n", "\nrolling\n", "\nkill\n", "\nslow-probe\n", "\nregistry-outage\n", "registry's decision", "first consumer view without", "last request sent to the old address"} {
+	for _, want := range []string{"\nwarmup\n", "\nrolling\n", "\nkill\n", "\nslow-probe\n", "\nregistry-outage\n", "\nbrownout\n", "\nlong-lived\n", "registry's decision", "first consumer view without", "last request sent to the old address"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("--scenario list lacks %q:\n%s", want, r.stdout)
 		}

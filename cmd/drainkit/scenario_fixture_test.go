@@ -99,6 +99,22 @@ var scenarioCases = map[string]scenarioCase{
 		env:   shortEnv,
 		check: func(t *testing.T, s scenarioRun) { wantWithinBudget(t, s); wantEvents(t, s, "SIGKILL", 2) },
 	},
+	drill.ScenarioBrownout: {
+		args: brownoutArgs[4:], // after drill --json --scenario brownout
+		env:  shortEnv,
+		// The README program has no brownout switch: only the load runs.
+		check: func(t *testing.T, s scenarioRun) { wantNoFailure(t, s); wantEvents(t, s, "brownout", 1) },
+	},
+	drill.ScenarioLongLived: {
+		args: longLivedArgs[4:], // after drill --json --scenario long-lived
+		env:  shortEnv,
+		// The README program serves no GET /events: drainkit's own service
+		// mode does.
+		exec: func(*testing.T) []string {
+			return []string{"--exec", binary, "--exec-arg", "serve", "--exec-arg", "--strategy=drainkit"}
+		},
+		check: func(t *testing.T, s scenarioRun) { wantNoFailure(t, s); wantEvents(t, s, "SIGTERM", 3) },
+	},
 }
 
 // drill runs scenario name as c says, with the drainkit consumer and

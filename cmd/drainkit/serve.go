@@ -35,6 +35,8 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&o.GRPCAddr, "grpc-addr", "", "also serve the example's gRPC service (grpc-go's interop TestService and health) on this address, registered as the \"grpc\" endpoint; empty: HTTP only")
 	f.DurationVar(&o.Warmup, "warmup", 0, "the example's warm-up: every request before it is over gets 503; the drainkit strategy fails readiness meanwhile")
 	f.StringVar(&o.CheckBlockDir, "check-block-dir", "", "the drainkit strategy's readiness check blocks (until checks.timeout) while DIR/<http port> exists")
+	f.IntVar(&o.Capacity, "capacity", 0, "serve at most this many requests at once, answer 503 \"over capacity\" beyond it; 0: no limit")
+	f.StringVar(&o.BrownoutDir, "brownout-dir", "", "every service request waits 5s (or until its client gives up) while DIR/<http port> exists; readiness is not affected")
 	f.StringVar(&o.Service, "service", "", "register under this service name: in etcd when ETCD_ENDPOINTS is set, else in Nacos when registry.nacos.server_addr or NACOS_SERVER_ADDR is, else in Consul (CONSUL_HTTP_ADDR)")
 	config.BindFlags(f)
 	return cmd

@@ -69,6 +69,9 @@ type ClientStats struct {
 	// Ejections counts instances the consumer took out of its rotation
 	// locally (outlier ejection), 0 for a consumer that never ejects.
 	Ejections int64
+	// BudgetDenied counts the retries the consumer's retry budget refused
+	// (0 for a consumer without one).
+	BudgetDenied int64
 }
 
 // Client is one consumer of the service under drill. Do is called from
@@ -116,6 +119,10 @@ type ClientConfig struct {
 	// Zones is the consumer's zone-aware picking (ScenarioZoneLoss); the
 	// zero value is off. A consumer kind that knows no zones ignores it.
 	Zones consumer.Zones
+	// TryTimeout, if > 0, bounds each try of a consumer that retries (a
+	// response header must arrive within it; ScenarioBrownout); 0 means
+	// only Timeout bounds the request.
+	TryTimeout time.Duration
 }
 
 // NewClientFunc builds one consumer of a kind. It must not block; errors

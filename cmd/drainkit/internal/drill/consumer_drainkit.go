@@ -50,6 +50,9 @@ func newDrainkitClientWith(c ClientConfig, wo consumer.WatcherOptions) (*drainki
 		MaxIdleConnsPerHost: 64,
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
+		// A try without a response header in time fails and may be
+		// retried elsewhere: a hung instance counts towards ejection.
+		ResponseHeaderTimeout: c.TryTimeout,
 	}
 	sdk := newConsumerSDK()
 	tr, err := consumer.NewTransport(w, c.Service, consumer.Options{Base: base, Logger: logger, Zones: c.Zones,
@@ -97,7 +100,8 @@ func (d *drainkitClient) ViewListed() ([]string, uint64) {
 
 // Stats implements Client.
 func (d *drainkitClient) Stats() ClientStats {
-	return ClientStats{Ejections: int64(d.tr.Status().Ejections)}
+	st := d.tr.Status()
+	return ClientStats{Ejections: int64(st.Ejections), BudgetDenied: int64(st.BudgetExhausted)}
 }
 
 // Telemetry implements telemetryReporter; read it before Close.

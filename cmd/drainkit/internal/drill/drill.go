@@ -73,7 +73,7 @@ func Run(ctx context.Context, cfg Config, progress *Progress) (*Result, error) {
 // Config.Sequential.
 func (c Config) runScenario(ctx context.Context, sc Scenario, start time.Time, client *http.Client, progress *Progress) []StrategyRun {
 	var blockDir string
-	if sc.Name == ScenarioSlowProbe && c.Exec == "" {
+	if (sc.Name == ScenarioSlowProbe || sc.Name == ScenarioBrownout) && c.Exec == "" {
 		dir, err := os.MkdirTemp("", "drainkit-drill-checks-")
 		if err != nil {
 			return []StrategyRun{{Scenario: sc.Name, Name: c.strategyNames()[0], Start: start, Err: fmt.Errorf("slow-probe: %w", err)}}
@@ -145,6 +145,13 @@ func (c Config) strategyRuns(sc Scenario, start time.Time, client *http.Client, 
 		sr.newDisc = func() (Discovery, error) { return c.newDiscovery(name, client) }
 		if sc.Name == ScenarioOutage {
 			sr.proxied()
+		}
+		if sc.Name == ScenarioBrownout {
+			sr.brownoutLaunch(blockDir)
+		}
+		if sc.Name == ScenarioLongLived && c.Exec == "" && !c.grpc() {
+			// The example serves gRPC too: long-lived holds gRPC streams.
+			sr.launch.GRPC, sr.launch.HTTPLoad = true, true
 		}
 		if sc.Name == ScenarioSlowProbe {
 			sr.launch.Env = append(slices.Clip(sr.launch.Env), c.checksEnv()...)

@@ -131,8 +131,14 @@ func newGRPCClient(kind string, cc ClientConfig, hold time.Duration) (Client, er
 }
 
 // consumerAddr is the address the consumers call r at: its gRPC listener's
-// when it serves gRPC, else its HTTP listener's.
-func (r *Replica) consumerAddr() string { return cmp.Or(r.GRPCAddr, r.HTTPAddr) }
+// when it serves gRPC (and the load is not HTTP: Launch.HTTPLoad), else its
+// HTTP listener's.
+func (r *Replica) consumerAddr() string {
+	if r.httpLoad {
+		return r.HTTPAddr
+	}
+	return cmp.Or(r.GRPCAddr, r.HTTPAddr)
+}
 
 // endpoints are the registry endpoints of a replica that serves gRPC too,
 // "http" and "grpc", as the example registers them (DESIGN.md section 6f);

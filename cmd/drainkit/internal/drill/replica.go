@@ -22,6 +22,9 @@ type Launch struct {
 	Args    []string
 	Env     []string
 	GRPC    bool
+	// HTTPLoad, with GRPC, says that the load still calls the HTTP
+	// listener (the long-lived scenario holds gRPC streams beside it).
+	HTTPLoad bool
 }
 
 // Replica is one child process of the service under drill.
@@ -30,6 +33,7 @@ type Replica struct {
 	HTTPAddr  string // host:port of the service listener
 	AdminAddr string // host:port of the admin listener (probes)
 	GRPCAddr  string // host:port of the gRPC listener, "" without Launch.GRPC
+	httpLoad  bool   // Launch.HTTPLoad
 
 	cmd     *exec.Cmd
 	done    chan struct{} // closed when the process has exited and stderr is read
@@ -72,7 +76,7 @@ func StartReplica(l Launch, id int) (*Replica, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Replica{ID: id, HTTPAddr: httpAddr, AdminAddr: adminAddr, done: make(chan struct{}), adminToken: adminToken(l.Env)}
+	r := &Replica{ID: id, HTTPAddr: httpAddr, AdminAddr: adminAddr, done: make(chan struct{}), adminToken: adminToken(l.Env), httpLoad: l.HTTPLoad}
 	args := append(append([]string(nil), l.Args...), "--http-addr", httpAddr, "--admin-addr", adminAddr)
 	if l.GRPC {
 		if r.GRPCAddr, err = freePort(); err != nil {

@@ -287,6 +287,7 @@ pre { background: #f7f7f7; padding: .8em; overflow-x: auto; font-size: .8em; }
 {{range .Events}}<tr><td>r{{.Replica}}</td><td class="l">{{.Kind}}</td><td>{{printf "%.2f" .FaultSeconds}}</td><td>{{instant .RegistryDecisionSeconds}}</td><td>{{rev .RegistryRevision}}</td><td>{{instant .ConsumerViewSeconds}}</td><td>{{rev .ConsumerRevision}}</td><td>{{.AddressRequests}}</td><td>{{instant .EjectionSeconds}}</td><td class="l">{{perSecond .FailuresPerSecond}}</td></tr>
 {{end}}</table>
 {{if .Budget}}<p>Failure budget: {{deref .Budget}} ({{.BudgetReason}}).</p>{{end}}{{end}}
+{{template "scenarioFigures" .}}
 <table>
 <tr><th>replica</th><th class="l">role</th><th>started</th><th>ready</th><th>preStop</th><th>signal</th><th>not ready</th><th>deregistered</th><th>last late arrival</th><th>listeners closed</th><th>exit</th><th>exit code</th><th>requests</th><th>failed</th><th>late arrivals</th></tr>
 {{range .Rows}}<tr><td>r{{.ID}}</td><td class="l">{{.Role}}</td><td>{{.Started}}</td><td>{{.Ready}}</td><td>{{.PreStop}}</td><td>{{.Signal}}</td><td>{{.NotReady}}</td><td>{{.Dereg}}</td><td>{{.Late}}</td><td>{{.Closed}}</td><td>{{.Exit}}</td><td>{{.ExitCode}}</td><td>{{.Requests}}</td><td>{{.Failed}}</td><td>{{.LateN}}</td></tr>

@@ -22,8 +22,10 @@ type StrategyRun struct {
 	Name      string
 	Discovery string // how consumers learned the instances
 	Consumer  string // the consumers' kind (Config.ConsumerKind)
-	// Ejections sums the instances the consumers ejected locally.
-	Ejections int64
+	// Ejections sums the instances the consumers ejected locally;
+	// BudgetDenied the retries their retry budgets refused.
+	Ejections    int64
+	BudgetDenied int64
 	// Telemetry sums the consumers' OpenTelemetry counts; nil for kinds
 	// that export none.
 	Telemetry *ConsumerTelemetry
@@ -49,6 +51,9 @@ type StrategyRun struct {
 	Deaths []ReplicaDeath
 	// Events are the faults the scenario inflicted, with their instants.
 	Events []Event
+	// Streams are the long-lived scenario's streams by kind (nil
+	// otherwise).
+	Streams []StreamSummary
 	// OutageStart and OutageEnd bound the registry-outage scenario's
 	// outage (offsets; equal, both zero or negative, without one).
 	OutageStart, OutageEnd time.Duration
@@ -146,6 +151,9 @@ type strategyRun struct {
 	// push is ScenarioBadPush's proxy on the consumers' answers (nil
 	// otherwise).
 	push *badPush
+	// streamSums are the long-lived scenario's streams, set by its fault
+	// (in the run's own goroutine, before the run reads them).
+	streamSums []StreamSummary
 
 	// start is the drill's start (all offsets count from it); the barriers
 	// start and stop the load of all strategies together.
@@ -226,6 +234,7 @@ func (s *strategyRun) run(ctx context.Context) (res StrategyRun) {
 	res.StillListed = s.stillListed(clients)
 	load.finish(&res, clients)
 	res.Events = s.events.finish(rec.Records(), s.readyAt)
+	res.Streams = s.streamSums
 	res.OutageStart, res.OutageEnd = -1, -1
 	if s.push != nil {
 		st := s.push.stats(res.Start)
@@ -293,7 +302,8 @@ func (s *strategyRun) newClients(disc Discovery) ([]Client, error) {
 	}
 	clients := make([]Client, 0, s.cfg.Consumers)
 	for i := range s.cfg.Consumers {
-		cc := ClientConfig{ID: i + 1, Service: s.cfg.serviceName(s.name), Views: disc, Endpoints: disc, Timeout: s.cfg.RequestTimeout, Dial: drillDialer}
+		cc := ClientConfig{ID: i + 1, Service: s.cfg.serviceName(s.name), Views: disc, Endpoints: disc, Timeout: s.cfg.RequestTimeout, Dial: drillDialer,
+			TryTimeout: s.scenario.tryTimeout}
 		if s.scenario.Name == ScenarioZoneLoss {
 			cc.Zones = s.cfg.zoneConsumers()
 		}
@@ -347,7 +357,9 @@ func (l *runningLoad) finish(res *StrategyRun, clients []Client) {
 	<-l.done
 	res.MaxLag, res.LateSends = l.load.Pacing()
 	for _, c := range clients {
-		res.Ejections += c.Stats().Ejections
+		st := c.Stats()
+		res.Ejections += st.Ejections
+		res.BudgetDenied += st.BudgetDenied
 	}
 	res.Telemetry = sumTelemetry(clients)
 }

@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,6 +37,10 @@ type Scenario struct {
 	// from, standing between them and the discovery; nil means the
 	// discovery itself.
 	consumers func(s *strategyRun, disc Discovery) (Discovery, error)
+	// tryTimeout, if > 0, is the drainkit consumer's per-try timeout
+	// (ClientConfig.TryTimeout); 0 leaves a try bounded by the request
+	// timeout only.
+	tryTimeout time.Duration
 }
 
 // Scenario names.
@@ -51,6 +52,8 @@ const (
 	ScenarioOutage    = "registry-outage"
 	ScenarioBadPush   = "bad-push"
 	ScenarioZoneLoss  = "zone-loss"
+	ScenarioBrownout  = "brownout"
+	ScenarioLongLived = "long-lived"
 )
 
 // Scenarios lists the scenarios in the order `--scenario list` shows them
@@ -113,6 +116,31 @@ var Scenarios = []Scenario{
 		inflict:   (*strategyRun).zoneLoss,
 		budget:    zoneBudget,
 		consumers: (*strategyRun).zoned,
+	},
+	{
+		Name: ScenarioBrownout,
+		Description: "one of the replicas browns out under a fixed total capacity: every request to it waits 5s (the built-in example's brownout switch, serve --brownout-dir) while its readiness stays 200, so the discovery keeps listing it; each built-in replica serves at most 64 requests at once and sheds the rest with 503 \"over capacity\". " +
+			"The drainkit consumer gives each try 500ms (a per-try timeout), ejects the instance after 3 such failures and retries within its retry budget (20 % of the requests plus 10/s); the naive consumer waits the request timeout and never retries. " +
+			"Prints the amplification (attempts / requests) and the requests shed over capacity. Passes when the failures stay within the budget (the requests whose retry the retry budget refused), the retries within the retry budget, and no healthy replica went over its capacity. " +
+			"An --exec binary has no brownout switch and is only run under load.",
+		inflict:    (*strategyRun).brownout,
+		tryTimeout: BrownoutTryTimeout,
+		budget: func(s Summary) (int, string) {
+			if s.Brownout == nil {
+				return 0, ""
+			}
+			return int(s.Brownout.BudgetDenied), "requests whose retry the consumers' retry budget refused"
+		},
+	},
+	{
+		Name: ScenarioLongLived,
+		Description: "the rolling restart with long-lived streams open: each consumer holds 2 server-sent-event streams (GET /events) over HTTP/1.1 and 2 over HTTP/2 (h2c) besides the request load, " +
+			"and with the built-in strategies 2 gRPC server streams (the example's gRPC listener, held 3s each, through the consumer kind's gRPC consumer). " +
+			"A draining replica ends each stream with its drain signal (the SSE \"event: drain\"; over HTTP/2 also GOAWAY; a gRPC stream ends cleanly after GOAWAY); the drainkit consumer re-opens it at once through its view on a remaining instance, " +
+			"the naive one, like a browser's EventSource, ignores the SSE signal and reconnects to the same address 2s later (its gRPC streams are re-opened by grpc-go, which honours GOAWAY). A stream that breaks (EOF, reset, refused, timeout, an error status) is a failure. " +
+			"Passes when no request or stream fails and streams of every kind were ended by the drain signal. " +
+			"An --exec binary must serve GET /events that way (text/event-stream, a last \"event: drain\" when it drains) and accept h2c.",
+		inflict: (*strategyRun).longLived,
 	},
 }
 
@@ -272,15 +300,8 @@ func (c Config) ejectionBound() time.Duration {
 func (s *strategyRun) slowProbe(ctx context.Context, disc Discovery, initial []*Replica) error {
 	victim := initial[0]
 	s.st.set("r%d's readiness check blocks", victim.ID)
-	s.mu.Lock()
-	s.faulted[victim.ID] = true
-	s.mu.Unlock()
-	s.events.fault("check blocks", victim, time.Now())
-	if s.blockDir != "" {
-		_, port, _ := net.SplitHostPort(victim.HTTPAddr)
-		if err := os.WriteFile(filepath.Join(s.blockDir, port), nil, 0o600); err != nil {
-			return fmt.Errorf("%s: blocking r%d's check: %w", s.name, victim.ID, err)
-		}
+	if err := s.switchOn(victim, "check blocks", "blocking the check of"); err != nil {
+		return err
 	}
 	deadline := time.Now().Add(s.cfg.ejectionBound() + time.Second)
 	for time.Now().Before(deadline) {

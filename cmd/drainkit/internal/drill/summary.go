@@ -103,6 +103,11 @@ type Summary struct {
 	// consumers; Zones ScenarioZoneLoss's findings (omitted otherwise).
 	BadPush *BadPushSummary `json:"bad_push,omitempty"`
 	Zones   *ZoneSummary    `json:"zone_loss,omitempty"`
+	// Brownout is the brownout scenario's amplification and capacity
+	// figures; Streams the long-lived scenario's streams by kind (both
+	// omitted otherwise).
+	Brownout *BrownoutSummary `json:"brownout,omitempty"`
+	Streams  []StreamSummary  `json:"streams,omitempty"`
 	// Pass is true when no request failed (or no more than Budget) and the
 	// run completed; for the
 	// drainkit strategy, also every replaced replica exited 0.
@@ -180,6 +185,10 @@ func Summarize(cfg Config, run StrategyRun) Summary {
 	rs := s.addReplicas(cfg, run, reqs)
 	s.Events = summarizeEvents(run)
 	s.BadPush, s.Zones = summarizeBadPush(run), summarizeZones(cfg, run)
+	s.Streams = run.Streams
+	if run.Scenario == ScenarioBrownout {
+		s.Brownout = brownoutFigures(cfg, run, s.Requests)
+	}
 	allowed := 0
 	if sc, ok := scenarioNamed(run.Scenario); ok && sc.budget != nil {
 		n, why := sc.budget(s)
@@ -201,6 +210,12 @@ func Summarize(cfg Config, run StrategyRun) Summary {
 		s.Pass = s.Pass && s.BadPush.SentAfterExit == 0
 	}
 	s.Pass = s.Pass && zonesHeld(s.Zones)
+	if s.Brownout != nil {
+		s.Pass = s.Pass && s.Brownout.BudgetHeld
+	}
+	if run.Scenario == ScenarioLongLived {
+		s.Pass = s.Pass && streamsDrained(s.Streams)
+	}
 	s.Verdict = verdict(cfg, run, s, rs.windowCut)
 	s.judgeExits(run, rs.unclean)
 	return s
@@ -448,6 +463,10 @@ func verdict(cfg Config, run StrategyRun, s Summary, windowCut []string) string 
 		return warmupVerdict(s) + deathNote(s)
 	case ScenarioSlowProbe:
 		return slowProbeVerdict(cfg, s) + deathNote(s)
+	case ScenarioBrownout:
+		return brownoutVerdict(cfg, s) + deathNote(s)
+	case ScenarioLongLived:
+		return longLivedVerdict(cfg, run, s, windowCut) + cutNote(s) + deathNote(s)
 	case ScenarioOutage:
 		return outageVerdict(verdictBody(cfg, run, s, windowCut), run) + cutNote(s) + deathNote(s)
 	case ScenarioBadPush:

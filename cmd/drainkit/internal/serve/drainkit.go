@@ -54,7 +54,7 @@ func runDrainkit(o Options, logger *slog.Logger) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	srv := &http.Server{Handler: handler(o.warmUntil()), ReadHeaderTimeout: 10 * time.Second}
+	srv := serviceServer(serviceHandler(o, httpLn))
 	lc.AddServer("http", httpdrain.New(srv, httpLn))
 	if o.CheckBlockDir != "" {
 		lc.AddCheck("example dependency", blockingCheck(filepath.Join(o.CheckBlockDir, portOf(httpLn.Addr()))))

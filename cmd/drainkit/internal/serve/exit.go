@@ -24,7 +24,7 @@ func runExit(o Options, logger *slog.Logger) (int, error) {
 	if _, err := register(o, httpLn, grpcLn, logger); err != nil {
 		return 1, err
 	}
-	srv := &http.Server{Handler: handler(o.warmUntil()), ReadHeaderTimeout: 10 * time.Second}
+	srv := serviceServer(serviceHandler(o, httpLn))
 	admin := &http.Server{Handler: alwaysReady(), ReadHeaderTimeout: 10 * time.Second}
 	errs := make(chan error, 3)
 	go func() { errs <- srv.Serve(httpLn) }()

@@ -56,6 +56,14 @@ type Options struct {
 	// that blocks until its context ends (checks.timeout) while the file
 	// CheckBlockDir/<HTTP port> exists: the drill's slow-probe scenario.
 	CheckBlockDir string
+	// Capacity, if > 0, is how many requests the service serves at once
+	// (a fixed pool of workers); a request beyond it gets 503 "over
+	// capacity" at once. The drill's brownout scenario sets it.
+	Capacity int
+	// BrownoutDir, if set, makes every service request wait BrownoutDelay
+	// (or until its client gives up) while the file BrownoutDir/<HTTP port>
+	// exists: the drill's brownout scenario. Readiness is not affected.
+	BrownoutDir string
 	// Config is the loaded configuration: timings, admin listener (its Addr
 	// and Token), registry settings.
 	Config *config.Config

@@ -39,7 +39,7 @@ func runShutdown(o Options, logger *slog.Logger) (int, error) {
 	}
 	var late lateCounter
 	p := &plainServers{
-		srv:   &http.Server{Handler: late.wrap(handler(o.warmUntil())), ReadHeaderTimeout: 10 * time.Second},
+		srv:   serviceServer(late.wrap(serviceHandler(o, httpLn))),
 		admin: &http.Server{Handler: alwaysReady(), ReadHeaderTimeout: 10 * time.Second},
 		errs:  make(chan error, 3),
 	}
