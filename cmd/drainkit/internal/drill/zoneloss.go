@@ -134,7 +134,7 @@ type ZoneSummary struct {
 	// RemoteAfterLoss how many were.
 	SpillSeconds    *float64 `json:"spill_s"`
 	RemoteAfterLoss int      `json:"remote_zone_requests_after_loss"`
-	// FailedAfterLoss counts the requests due after the loss that failed.
+	// FailedAfterLoss counts the requests that failed at or after the loss.
 	FailedAfterLoss int `json:"failed_after_loss"`
 }
 
@@ -172,7 +172,9 @@ func summarizeZones(cfg Config, run StrategyRun) *ZoneSummary {
 				spill = at
 			}
 		}
-		if r.Start >= loss && r.Outcome.Failed() {
+		// A request sent before the loss and failed after it (refused on
+		// its resend within the zone) failed of the loss too.
+		if r.End >= loss && r.Outcome.Failed() {
 			z.FailedAfterLoss++
 		}
 	}
@@ -182,12 +184,12 @@ func summarizeZones(cfg Config, run StrategyRun) *ZoneSummary {
 
 // zoneBudget is ScenarioZoneLoss's failure budget: the requests written to
 // the killed replicas and unanswered, as in ScenarioKill; with the strict
-// policy also every request due after the loss (the calls stop, as the
-// policy says).
+// policy every request that failed from the loss on (the calls stop, as
+// the policy says), so only a failure before the loss is over it.
 func zoneBudget(s Summary) (int, string) {
 	if s.Zones != nil && s.Zones.Policy == ZoneStrict && s.Zones.ZoneAware {
-		return s.WrittenUnanswered + s.Zones.FailedAfterLoss,
-			"requests written to the killed replicas and unanswered, and the requests after the zone's loss, which the strict zone policy stops"
+		return s.Zones.FailedAfterLoss,
+			"requests that failed from the zone's loss on (those written to the killed replicas among them), which the strict zone policy stops"
 	}
 	return s.WrittenUnanswered, "requests written to the killed replicas and unanswered"
 }
