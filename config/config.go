@@ -90,6 +90,18 @@ type RegistryConfig struct {
 	// registry.deregister_timeout, default 5s, > 0 and <= 24h); the lifecycle
 	// also caps it at propagation.max when that is > 0.
 	DeregisterTimeout time.Duration
+	// Meta is the metadata registered with the instance (key registry.meta,
+	// default empty): Consul's service meta, the metadata of kratos's
+	// instance JSON in etcd, Nacos's instance metadata; every registrar
+	// registers it beside the keys it writes itself, and every registry
+	// Source delivers it in registry.Instance.Meta. consumer.Zones reads an
+	// instance's zone from its key "zone". In the environment and on the
+	// command line it is key=value pairs separated by commas
+	// (DRAINKIT_REGISTRY_META=zone=eu-west-1a,track=stable); in the file,
+	// a table of strings or the same text. The rules (metaAllowed) are the
+	// strictest of the registries', and the keys drainkit writes are
+	// refused. nil when none is set.
+	Meta map[string]string
 	// Etcd configures registration in etcd (keys registry.etcd.*, see EtcdConfig).
 	Etcd EtcdConfig
 	// Nacos configures registration in Nacos (keys registry.nacos.*, see NacosConfig).

@@ -36,7 +36,7 @@ func Example() string {
 		fmt.Fprintf(&b, "%s# %s.\n%s# Range: %s. Env %s, flag --%s.\n", indent, k.help, indent, k.allowed, EnvVar(k.name), FlagName(k.name))
 		val := k.format(d)
 		switch k.kind {
-		case kindString:
+		case kindString, kindMeta:
 			val = fmt.Sprintf("%q", val)
 		case kindSecret:
 			val = `""`

@@ -46,6 +46,7 @@ func BindFlagsExcept(fs *pflag.FlagSet, omit func(key string) bool) {
 
 var typeNames = map[kind]string{
 	kindDuration: "duration", kindInt: "int", kindString: "string", kindSecret: "token", kindBool: "bool", kindFloat: "float",
+	kindMeta: "key=value,...",
 }
 
 // textValue is a pflag.Value that keeps the text as given; Load converts it.

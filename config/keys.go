@@ -16,6 +16,7 @@ const (
 	kindSecret
 	kindBool
 	kindFloat
+	kindMeta
 )
 
 // keyDef describes one configuration key.
@@ -24,7 +25,7 @@ type keyDef struct {
 	kind    kind
 	help    string              // what the key means, one line
 	allowed string              // the allowed range or form, in words
-	field   func(c *Config) any // pointer to the field: *time.Duration, *int, *float64, *string, *Secret or *bool
+	field   func(c *Config) any // pointer to the field: *time.Duration, *int, *float64, *string, *Secret, *bool or *map[string]string
 }
 
 // keys lists every key in the order of the sample file, of String and of
@@ -75,6 +76,8 @@ var keys = []keyDef{
 		"0 (the smaller of the heartbeat interval and 2s), or > 0s and <= the heartbeat interval", func(c *Config) any { return &c.Registry.CallTimeout }},
 	{"registry.deregister_timeout", kindDuration, "deregistration at the drain's start must finish within this (also capped by propagation.max)",
 		"> 0s, <= 24h", func(c *Config) any { return &c.Registry.DeregisterTimeout }},
+	{"registry.meta", kindMeta, "metadata registered with the instance (Consul's service meta, the kratos metadata in etcd, Nacos's instance metadata), e.g. zone=eu-west-1a for zone-aware consumers; empty: none",
+		metaAllowed, func(c *Config) any { return &c.Registry.Meta }},
 }
 
 // Keys returns every configuration key, in a stable order, e.g.
@@ -100,10 +103,11 @@ func KeysUnder(prefix string) []string {
 }
 
 // SharedRegistryKeys returns the registry.* keys every registrar reads:
-// registry.service, registry.address and registry.deregister_timeout. A
+// registry.service, registry.address, registry.deregister_timeout and
+// registry.meta. A
 // registrar's drainkit.Registration lists them with its own keys.
 func SharedRegistryKeys() []string {
-	return []string{"registry.service", "registry.address", "registry.deregister_timeout"}
+	return []string{"registry.service", "registry.address", "registry.deregister_timeout", "registry.meta"}
 }
 
 // EnvVar returns the environment variable for key: "DRAINKIT_" followed by the
@@ -145,6 +149,8 @@ func (k keyDef) format(c *Config) string {
 		return p.redact()
 	case *bool:
 		return strconv.FormatBool(*p)
+	case *map[string]string:
+		return formatMeta(*p)
 	}
 	return ""
 }

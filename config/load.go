@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -123,7 +124,7 @@ func (c *Config) applyAll(raws map[string][]rawValue, given map[string]string) *
 			given[k.name] = r.display(k)
 			// A string's rule depends on no other key: check every source's
 			// value, even one a higher source overrides.
-			if k.kind == kindString || k.kind == kindSecret {
+			if k.kind == kindString || k.kind == kindSecret || k.kind == kindMeta {
 				if msg := c.checkOwn(k); msg != "" {
 					return c.rangeError(k, given, msg, nil)
 				}
@@ -211,9 +212,22 @@ func readFile(path string, src Source) (map[string]any, error) {
 	}
 	vals := make(map[string]any, len(flat))
 	for k := range flat {
-		vals[k] = v.Get(k) // the raw value: never a lenient getter
+		vals[k] = fileValue(v, flat, k, k)
 	}
 	return vals, nil
+}
+
+// fileValue is the value of the file's key fk (key, without the viper
+// sub-tree) to convert: the raw value from v, never a lenient getter, or
+// for registry.meta the table as the file spelled it, since viper
+// lower-cases a table's keys and meta keys are case-sensitive.
+func fileValue(v *viper.Viper, flat map[string]any, key, fk string) any {
+	if k, ok := lookupKey(key); ok && k.kind == kindMeta {
+		if _, isTable := table(flat[fk]); isTable {
+			return flat[fk]
+		}
+	}
+	return v.Get(fk)
 }
 
 // checkKeys fails on an empty or unknown key of flat, whose keys are sub.key
@@ -275,6 +289,9 @@ func flatten(sub, prefix, spelling string, m map[string]any, out map[string]any,
 		sp += strings.Repeat("}", strings.Count(sp, ": {"))
 		if prev, dup := spelled[key]; dup {
 			return fmt.Errorf("sets %s twice, as %q and as %q", key, min(prev, sp), max(prev, sp))
+		}
+		if t, ok := v.(map[string]any); ok {
+			v = maps.Clone(t) // viper lower-cases the decoded tables' keys in place afterwards
 		}
 		out[key], spelled[key] = v, sp
 	}

@@ -23,6 +23,13 @@ func (r rawValue) display(k keyDef) string {
 	if s, ok := r.v.(string); ok {
 		return quoteValue(s)
 	}
+	if t, ok := table(r.v); ok && k.kind == kindMeta { // a file's table, as its pairs
+		pairs := make(map[string]string, len(t))
+		for key, v := range t {
+			pairs[key] = fmt.Sprint(v)
+		}
+		return quoteValue(formatMeta(pairs))
+	}
 	s := fmt.Sprint(r.v)
 	if len(s) > 64 {
 		s = s[:64] + "..."
@@ -72,6 +79,12 @@ func (k keyDef) apply(c *Config, r rawValue) *Error {
 			return fail(problem, k.allowed, nil)
 		}
 		*p = b
+	case *map[string]string:
+		m, problem := toMeta(r.v)
+		if problem != "" {
+			return fail(problem, k.allowed, nil)
+		}
+		*p = m
 	}
 	return nil
 }

@@ -96,7 +96,7 @@ func (c *Config) rangeError(k keyDef, given map[string]string, allowed string, e
 		allowed += "; " + strings.Join(related, ", ")
 	}
 	problem := "is out of range"
-	if k.kind == kindString || k.kind == kindSecret {
+	if k.kind == kindString || k.kind == kindSecret || k.kind == kindMeta {
 		problem = "is not valid"
 	}
 	return &Error{Key: k.name, Value: val, Source: c.Source(k.name), Problem: problem, Allowed: allowed, Err: err}
@@ -150,6 +150,8 @@ func (c *Config) checkOwn(k keyDef) string {
 		if r.CallTimeout < 0 || r.CallTimeout > hb {
 			return "must be 0 (the smaller of the heartbeat interval and 2s) or > 0s and <= registry.heartbeat_interval (" + formatDuration(hb) + ")"
 		}
+	case "registry.meta":
+		return checkMeta(r.Meta)
 	case "registry.deregister_timeout":
 		if r.DeregisterTimeout <= 0 || r.DeregisterTimeout > budget.MaxDuration {
 			return "must be > 0s and " + max

@@ -119,7 +119,7 @@ func readViperFile(v *viper.Viper, sub string) (viperFile, error) {
 	}
 	f := viperFile{path: path, vals: map[string]any{}}
 	for fk := range flat {
-		f.vals[fk] = fv.Get(fk)
+		f.vals[fk] = fileValue(fv, flat, strings.TrimPrefix(fk, sub+"."), fk)
 	}
 	return f, nil
 }
