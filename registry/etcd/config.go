@@ -1,6 +1,7 @@
 package etcd
 
 import (
+	"maps"
 	"strconv"
 
 	"github.com/drainkit/drainkit/config"
@@ -13,8 +14,10 @@ import (
 // when empty), registry.address (Address; empty keeps the default) and
 // registry.etcd.* (endpoints, prefix, ttl,
 // keepalive_interval, call_timeout, dial_timeout, username, password and the
-// TLS files, which go into the etcd client's own configuration). The caller
-// sets what config does not cover (Scheme, Version, Meta, Logger).
+// TLS files, which go into the etcd client's own configuration); Meta is a
+// copy of registry.meta, registered as kratos's instance metadata, which
+// the caller may add to. The caller sets what config does not cover
+// (Scheme, Version, Logger).
 //
 // It returns a *budget.RangeError naming registry.etcd.ca_file when the
 // TLS files cannot be loaded, and otherwise the result of Options.Validate,
@@ -27,6 +30,7 @@ func OptionsFrom(reg config.RegistryConfig, defaultService string, port int) (Op
 	e := reg.Etcd
 	o := DefaultOptions(service, port)
 	o.Address = reg.Address
+	o.Meta = maps.Clone(reg.Meta)
 	o.Prefix, o.TTL, o.KeepAliveInterval, o.CallTimeout = e.Prefix, e.TTL, e.KeepAliveInterval, e.CallTimeout
 	o.Client.Endpoints = e.EndpointList()
 	o.Client.DialTimeout = e.DialTimeout

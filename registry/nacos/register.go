@@ -2,6 +2,7 @@ package nacos
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"strings"
 
@@ -27,10 +28,11 @@ func Keys() []string {
 
 // OptionsFrom returns Options for an instance serving on port from the
 // registry settings of a config.Config: registry.service (defaultService
-// when empty), registry.address (Address; empty keeps the default) and
-// registry.nacos.* (server_addr, context_path, namespace, group, cluster,
+// when empty), registry.address (Address; empty keeps the default),
+// registry.meta (a copy in Meta, the instance's metadata, which the caller
+// may add to) and registry.nacos.* (server_addr, context_path, namespace, group, cluster,
 // weight, username, password, sync_interval, call_timeout, close_timeout,
-// sdk_dir). The caller sets what config does not cover (Meta, OnOperator,
+// sdk_dir). The caller sets what config does not cover (OnOperator,
 // Logger, the endpoints). The error is Options.Validate's, naming the key.
 func OptionsFrom(reg config.RegistryConfig, defaultService string, port int) (Options, error) {
 	service := reg.Service
@@ -40,6 +42,7 @@ func OptionsFrom(reg config.RegistryConfig, defaultService string, port int) (Op
 	n := reg.Nacos
 	o := DefaultOptions(service, port)
 	o.Address = reg.Address
+	o.Meta = maps.Clone(reg.Meta)
 	o.Addrs = n.ServerAddrList()
 	o.ContextPath, o.Namespace, o.Group = n.ContextPath, n.Namespace, n.Group
 	o.Username, o.Password = n.Username, string(n.Password)
