@@ -3,9 +3,14 @@ package main
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/drainkit/drainkit/internal/consultest"
+	"github.com/drainkit/drainkit/internal/etcdtest"
+	"github.com/drainkit/drainkit/internal/nacostest"
 )
 
 // zoneLossJSON is the zone-loss part of `drill --json`.
@@ -40,8 +45,8 @@ var zoneLossArgs = []string{"drill", "--json", "--scenario", "zone-loss", "--rat
 // budget. The naive consumer, round robin over both zones, keeps sending
 // to the dead ones until the probes drop them and fails over the budget
 // (the check can fail). With --zone-policy strict the calls stop instead:
-// nothing goes to the other zone and the requests fail. A registry is
-// refused (its replicas register no zone); --exec of the README program:
+// nothing goes to the other zone and the requests fail. Registries:
+// TestDrillScenarioZoneLossRegistries; --exec of the README program:
 // TestDrillEveryScenarioOnExec.
 func TestDrillScenarioZoneLoss(t *testing.T) {
 	t.Run("drainkit consumer spills", func(t *testing.T) {
@@ -74,16 +79,58 @@ func TestDrillScenarioZoneLoss(t *testing.T) {
 			t.Errorf("zones %+v: want nothing in zone b and the requests after the loss failed", *z)
 		}
 	})
-	t.Run("registry refused", func(t *testing.T) {
-		r := drainkit(t, 30*time.Second, nil, "drill", "--scenario", "zone-loss", "--etcd", "127.0.0.1:1")
-		if r.code != 2 || !strings.Contains(r.stderr, "built-in discovery") {
-			t.Errorf("exit %d, stderr %q: want 2 naming the built-in discovery", r.code, r.stderr)
-		}
-		r = drainkit(t, 30*time.Second, nil, "drill", "--scenario", "zone-loss", "--zone-policy", "nearest")
+	t.Run("bad zone policy", func(t *testing.T) {
+		r := drainkit(t, 30*time.Second, nil, "drill", "--scenario", "zone-loss", "--zone-policy", "nearest")
 		if r.code != 2 || !strings.Contains(r.stderr, "--zone-policy") {
 			t.Errorf("exit %d, stderr %q: want 2 naming --zone-policy", r.code, r.stderr)
 		}
 	})
+}
+
+// TestDrillScenarioZoneLossRegistries: zone-loss with Consul, etcd and Nacos, whose
+// replicas register their zone (registry.meta, DRAINKIT_REGISTRY_META from
+// the drill) and whose Sources deliver it: no relay adds it. The drainkit
+// consumer kept every request in zone a before the loss and spills within
+// the budget; the naive one, which knows no zones, fails over it until the
+// registry drops the killed replicas (Consul's TTL check, etcd's lease,
+// both 2 s here, so that the registry's decision falls within the run;
+// Nacos's closed connection).
+func TestDrillScenarioZoneLossRegistries(t *testing.T) {
+	env := append(slices.Clip(shortEnv), "DRAINKIT_REGISTRY_TTL=2s", "DRAINKIT_REGISTRY_ETCD_TTL=2s")
+	for _, reg := range []struct {
+		name  string
+		flags func(t *testing.T) []string
+	}{
+		{"consul", func(t *testing.T) []string { return []string{"--consul", consultest.Start(t).HTTPAddr} }},
+		{"etcd", func(t *testing.T) []string { return []string{"--etcd", etcdtest.Start(t).Endpoint} }},
+		// Nacos drops a killed instance when its gRPC connection closes;
+		// the naive consumers poll every second to see it within the run.
+		{"nacos", func(t *testing.T) []string { return []string{"--nacos", nacostest.Start(t).Addr, "--nacos-poll", "1s"} }},
+	} {
+		t.Run(reg.name, func(t *testing.T) {
+			args := append(slices.Clip(zoneLossArgs), append(reg.flags(t), "--tail", "4s")...)
+			t.Run("drainkit consumer spills", func(t *testing.T) {
+				r := drainkit(t, 2*time.Minute, env, append(args, "--consumer", "drainkit")...)
+				s, z := checkZoneLoss(t, r, "spill")
+				if r.code != 0 || !s.Pass || s.Failed > *s.Budget {
+					t.Errorf("exit %d: %d failed %v, budget %d: want within the budget\nstderr:\n%s", r.code, s.Failed, s.Kinds, *s.Budget, r.stderr)
+				}
+				if !z.ZoneAware || z.RemoteBeforeLoss != 0 || z.Spill == nil || z.RemoteAfterLoss == 0 {
+					t.Errorf("zones %+v: want every request in zone a before the loss (the registered zone) and a spill to zone b after it", *z)
+				}
+			})
+			t.Run("naive consumer", func(t *testing.T) {
+				r := drainkit(t, 2*time.Minute, env, append(args, "--consumer", "naive")...)
+				s, z := checkZoneLoss(t, r, "spill")
+				if r.code != 1 || s.Pass || s.Failed <= *s.Budget {
+					t.Errorf("exit %d: %d failed %v, budget %d: want failures over the budget and exit 1", r.code, s.Failed, s.Kinds, *s.Budget)
+				}
+				if z.ZoneAware || z.RemoteBeforeLoss == 0 {
+					t.Errorf("zones %+v: the naive consumer knows no zones and sends to both", *z)
+				}
+			})
+		})
+	}
 }
 
 // checkZoneLoss checks the shape of a zone-loss drill: one run, a budget,

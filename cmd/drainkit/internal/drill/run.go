@@ -216,7 +216,7 @@ func (s *strategyRun) run(ctx context.Context) (res StrategyRun) {
 	var clients []Client
 	cdisc := disc // what the consumers learn the instances from
 	if err == nil && s.scenario.consumers != nil {
-		if cdisc, err = s.scenario.consumers(s, disc); err == nil {
+		if cdisc, err = s.scenario.consumers(s, disc); err == nil && cdisc != disc {
 			defer cdisc.Close()
 		}
 	}
@@ -508,7 +508,7 @@ func (s *strategyRun) awaitExit(ctx context.Context, r *Replica) error {
 func (s *strategyRun) startListed(ctx context.Context, disc Discovery, id int, role string, started func(*Replica)) (*Replica, error) {
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
-		r, err := StartReplica(s.launchAs(role), id)
+		r, err := StartReplica(s.launchAs(role, id), id)
 		if err != nil {
 			return nil, err
 		}
@@ -585,13 +585,17 @@ func (s *strategyRun) readyAt(id int) time.Duration {
 	return -1
 }
 
-// launchAs returns how to start a replica in role: ScenarioWarmup's
+// launchAs returns how to start replica id in role: ScenarioWarmup's
 // scale-out replica of a built-in strategy warms up for Config.Warmup (an
-// --exec binary's warm-up is its own).
-func (s *strategyRun) launchAs(role string) Launch {
+// --exec binary's warm-up is its own); in ScenarioZoneLoss with a registry,
+// the replica registers its zone (zoneEnv).
+func (s *strategyRun) launchAs(role string, id int) Launch {
 	l := s.launch
 	if role == RoleScaleOut && s.cfg.Exec == "" {
 		l.Args = append(slices.Clip(l.Args), "--warmup", s.cfg.Warmup.String())
+	}
+	if s.scenario.Name == ScenarioZoneLoss && s.cfg.registries() > 0 {
+		l.Env = append(slices.Clip(l.Env), zoneEnv(l.Env, id, s.cfg.Replicas))
 	}
 	return l
 }

@@ -110,8 +110,9 @@ var Scenarios = []Scenario{
 	},
 	{
 		Name: ScenarioZoneLoss,
-		Description: "instances in two zones (the first half of --replicas in zone a, the rest in b; the zone is each endpoint's metadata, as a Kubernetes endpoints controller sets it) and the drill's consumers in zone a, zone-aware with the drainkit consumer; " +
-			"every instance of zone a is killed at once (kill -9). With --zone-policy spill (default) the calls spill to zone b; with strict they stay in zone a and fail. Built-in discovery only. " +
+		Description: "instances in two zones (the first half of --replicas in zone a, the rest in b; the zone is each instance's metadata: registered by the replica from registry.meta with --consul, --etcd or --nacos, " +
+			"set on each endpoint as a Kubernetes endpoints controller does with the built-in discovery) and the drill's consumers in zone a, zone-aware with the drainkit consumer; " +
+			"every instance of zone a is killed at once (kill -9). With --zone-policy spill (default) the calls spill to zone b; with strict they stay in zone a and fail. " +
 			"Passes when the failures stay within the budget (the requests written to the killed replicas and unanswered; with strict also every request after the loss) and the zone-aware consumer sent nothing to zone b before the loss (with strict, nothing after it either). Shows the spill instant.",
 		inflict:   (*strategyRun).zoneLoss,
 		budget:    zoneBudget,

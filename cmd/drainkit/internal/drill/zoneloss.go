@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drainkit/drainkit/config"
 	"github.com/drainkit/drainkit/consumer"
 	"github.com/drainkit/drainkit/registry"
 )
@@ -51,12 +52,20 @@ func (c Config) zoneConsumers() consumer.Zones {
 	return consumer.Zones{Local: zoneLocal, MinClusterSize: 1, Strict: c.ZonePolicy == ZoneStrict}
 }
 
-// zoned is ScenarioZoneLoss's consumer discovery: disc's answers with each
-// instance's zone in its metadata (consumer.Zones' default key "zone"),
-// as a Kubernetes endpoints controller copies the node's zone into each
+// zoned is ScenarioZoneLoss's consumer discovery. With a registry it is
+// disc itself: each replica registered its zone (zoneEnv), and the
+// registry's Source delivers it in the instance's metadata; zoned checks
+// that every listed replica carries its zone, since a binary that does not
+// read registry.meta would make the run judge consumers blind to zones.
+// With the built-in discovery, disc's answers get each instance's zone in
+// its metadata (consumer.Zones' default key "zone") from a relay, as a
+// Kubernetes endpoints controller copies the node's zone into each
 // endpoint.
 func (s *strategyRun) zoned(disc Discovery) (Discovery, error) {
 	n := s.cfg.Replicas
+	if s.cfg.registries() > 0 {
+		return disc, registeredZones(disc, n)
+	}
 	r, err := newViewRelay(disc, func(m relayed) []relayed {
 		zone := map[string]string{}
 		for _, ep := range m.eps {
@@ -68,7 +77,7 @@ func (s *strategyRun) zoned(disc Discovery) (Discovery, error) {
 			if in.Meta == nil {
 				in.Meta = map[string]string{}
 			}
-			in.Meta["zone"] = zone[in.HostPort()]
+			in.Meta[zoneKey] = zone[in.HostPort()]
 			insts[i] = in
 		}
 		if m.view.Instances != nil {
@@ -80,6 +89,51 @@ func (s *strategyRun) zoned(disc Discovery) (Discovery, error) {
 		return nil, fmt.Errorf("zone-loss: %w", err)
 	}
 	return r, nil
+}
+
+// zoneKey is the metadata key of an instance's zone, consumer.Zones'
+// default.
+const zoneKey = "zone"
+
+// zoneEnv returns the variable that gives replica id, in a run of replicas
+// initial replicas, its zone in the registry: registry.meta with
+// zone=zoneOf(id), added to the pairs env's last DRAINKIT_REGISTRY_META
+// already holds (its own zone pair replaced).
+func zoneEnv(env []string, id, replicas int) string {
+	name := config.EnvVar("registry.meta")
+	pairs := []string{}
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+			pairs = pairs[:0]
+			for _, p := range strings.Split(v, ",") {
+				if k, _, _ := strings.Cut(p, "="); strings.TrimSpace(k) != zoneKey && strings.TrimSpace(p) != "" {
+					pairs = append(pairs, p)
+				}
+			}
+		}
+	}
+	return name + "=" + strings.Join(append(pairs, zoneKey+"="+zoneOf(id, replicas)), ",")
+}
+
+// registeredZones checks that disc's current view lists each of its
+// replicas with its zone (zoneOf) in the metadata.
+func registeredZones(disc Discovery, replicas int) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var view registry.View
+	_ = disc.Watch(ctx, func(v registry.View) { view = v; cancel() })
+	ids := map[string]int{}
+	for _, ep := range disc.Endpoints() {
+		ids[ep.Addr] = ep.Replica
+	}
+	for _, in := range view.Instances {
+		id := ids[in.HostPort()]
+		if want := zoneOf(id, replicas); id != 0 && in.Meta[zoneKey] != want {
+			return fmt.Errorf("zone-loss: replica r%d is listed in %s with metadata %s=%q, want %q: the replicas register their zone from %s, which this binary does not read (it is drainkit's setting registry.meta)",
+				id, view.Source, zoneKey, in.Meta[zoneKey], want, config.EnvVar("registry.meta"))
+		}
+	}
+	return nil
 }
 
 // zoneLoss is ScenarioZoneLoss: kill -9 every initial replica of
@@ -249,9 +303,6 @@ func (c Config) validateZoneLoss() error {
 	}
 	if c.Replicas < 2 {
 		return fmt.Errorf("--scenario zone-loss: --replicas %d: needs at least 2 (one zone of them is killed, the other must remain)", c.Replicas)
-	}
-	if c.registries() > 0 {
-		return fmt.Errorf("--scenario zone-loss: runs on the built-in discovery (readiness probes, whose endpoints carry the zone as Kubernetes' do): the replicas register no zone in --consul, --etcd or --nacos")
 	}
 	return nil
 }
