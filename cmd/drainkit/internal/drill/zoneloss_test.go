@@ -18,7 +18,7 @@ func TestZoneEnv(t *testing.T) {
 		{nil, 1, "DRAINKIT_REGISTRY_META=zone=a"},
 		{nil, 3, "DRAINKIT_REGISTRY_META=zone=b"},
 		{[]string{"DRAINKIT_REGISTRY_META=zone=x", "DRAINKIT_REGISTRY_META=track=canary, zone=x,"}, 2, "DRAINKIT_REGISTRY_META=track=canary,zone=a"},
-		{[]string{"DRAINKIT_REGISTRY_METAX=zone=x"}, 4, "DRAINKIT_REGISTRY_META=zone=b"},
+		{[]string{"DRAINKIT_REGISTRY_ADDRESS=10.0.0.1"}, 4, "DRAINKIT_REGISTRY_META=zone=b"},
 	} {
 		if got := zoneEnv(tc.env, tc.id, 4); got != tc.want {
 			t.Errorf("zoneEnv(%q, r%d) = %q, want %q", tc.env, tc.id, got, tc.want)
