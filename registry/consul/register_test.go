@@ -14,7 +14,7 @@ import (
 func TestRegisterFlagsAreConsuls(t *testing.T) {
 	got := helpflags.Registry(t, consul.Register("orders"))
 	want := []string{"registry-address", "registry-call-timeout", "registry-deregister-critical-service-after",
-		"registry-deregister-timeout", "registry-heartbeat-interval", "registry-service", "registry-ttl"}
+		"registry-deregister-timeout", "registry-heartbeat-interval", "registry-meta", "registry-service", "registry-ttl"}
 	if !slices.Equal(got, want) {
 		t.Errorf("registry flags in --help:\n got %v\nwant %v", got, want)
 	}

@@ -25,7 +25,7 @@ func TestRegisterFlagsAreEtcds(t *testing.T) {
 	got := helpflags.Registry(t, etcd.Register("orders"))
 	want := []string{"registry-address", "registry-deregister-timeout", "registry-etcd-ca-file", "registry-etcd-call-timeout",
 		"registry-etcd-cert-file", "registry-etcd-dial-timeout", "registry-etcd-endpoints", "registry-etcd-keepalive-interval",
-		"registry-etcd-key-file", "registry-etcd-password", "registry-etcd-prefix", "registry-etcd-ttl", "registry-etcd-username", "registry-service"}
+		"registry-etcd-key-file", "registry-etcd-password", "registry-etcd-prefix", "registry-etcd-ttl", "registry-etcd-username", "registry-meta", "registry-service"}
 	if !slices.Equal(got, want) {
 		t.Errorf("registry flags in --help:\n got %v\nwant %v", got, want)
 	}
