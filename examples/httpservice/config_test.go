@@ -96,6 +96,32 @@ func TestBadDeregistrationBudgetFailsAtStart(t *testing.T) {
 	}
 }
 
+// TestBadRegistryMetaFailsAtStart: with a registrar configured, a
+// registry.meta that sets a key drainkit writes itself, or a key Consul
+// refuses, fails at start: exit 2, one line naming the key, its source and
+// the rule, before any listener opens (both addresses are held by the
+// test).
+func TestBadRegistryMetaFailsAtStart(t *testing.T) {
+	held := holdPorts(t)
+	for _, tc := range []struct{ env, want string }{
+		{"DRAINKIT_REGISTRY_META=zone=a,drainkit_ready_at=x", `meta key "drainkit_ready_at" is reserved`},
+		{"DRAINKIT_REGISTRY_META=Zone=a", `meta key "Zone" must be 1 to 128 lower-case letters`},
+	} {
+		for _, registrar := range []string{"CONSUL_HTTP_ADDR=127.0.0.1:1", "ETCD_ENDPOINTS=127.0.0.1:1"} {
+			c := startChildNoWait(t, []string{registrar, tc.env}, "--admin-addr", held[0].Addr().String(), "--http-addr", held[1].Addr().String())
+			code := c.WaitExit(10 * time.Second)
+			out := strings.TrimSpace(c.Logs())
+			if code != 2 || strings.Contains(out, "\n") || !strings.Contains(out, "registry.meta") ||
+				!strings.Contains(out, "from env DRAINKIT_REGISTRY_META") || !strings.Contains(out, tc.want) {
+				t.Errorf("%s %s: exit %d, stderr %q; want 2 and one line naming registry.meta, its source and %q", registrar, tc.env, code, out, tc.want)
+			}
+			if strings.Contains(out, "address already in use") || strings.Contains(out, `"started"`) {
+				t.Errorf("%s %s: a listener was opened before the settings were checked: %s", registrar, tc.env, out)
+			}
+		}
+	}
+}
+
 // holdPorts listens on two 127.0.0.1 ports until the test ends: a child
 // given them as its addresses reports "address already in use" if it tries
 // to listen.
