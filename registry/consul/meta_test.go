@@ -2,12 +2,12 @@ package consul_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
 	"github.com/drainkit/drainkit/config"
 	"github.com/drainkit/drainkit/internal/consultest"
+	"github.com/drainkit/drainkit/internal/sourcetest"
 	"github.com/drainkit/drainkit/internal/testlog"
 	"github.com/drainkit/drainkit/registry"
 	"github.com/drainkit/drainkit/registry/consul"
@@ -33,20 +33,7 @@ func TestMetaFromSettings(t *testing.T) {
 	if err := r.Sync(context.Background(), ready(time.Now())); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	var got registry.Instance
-	err = consul.NewSource(a.Client(t), "zoned", consul.WatchOptions{WaitTime: time.Second}).Watch(ctx, func(v registry.View) {
-		for _, in := range v.Instances {
-			if in.ID == r.ID() {
-				got = in
-				cancel()
-			}
-		}
-	})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("Watch = %v; the instance was never listed", err)
-	}
+	got := sourcetest.Listed(t, consul.NewSource(a.Client(t), "zoned", consul.WatchOptions{WaitTime: time.Second}), "127.0.0.1:18131", 10*time.Second)
 	if _, ok := got.ReadyAt(); got.Meta["zone"] != "b" || got.Meta["track"] != "canary" || !ok {
 		t.Fatalf("instance meta %v: want zone=b, track=canary and drainkit's %s", got.Meta, registry.MetaReadyAt)
 	}

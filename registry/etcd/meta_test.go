@@ -1,14 +1,13 @@
 package etcd_test
 
 import (
-	"context"
-	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/drainkit/drainkit/config"
 	"github.com/drainkit/drainkit/internal/etcdtest"
+	"github.com/drainkit/drainkit/internal/sourcetest"
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/registry"
 	"github.com/drainkit/drainkit/registry/etcd"
@@ -35,20 +34,7 @@ func TestMetaFromSettings(t *testing.T) {
 	if err := syncTo(t, r, lifecycle.Ready, lifecycle.CauseWarmup); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	var got registry.Instance
-	err = etcd.NewSource(s.Client(t), "zoned", etcd.WatchOptions{}).Watch(ctx, func(v registry.View) {
-		for _, in := range v.Instances {
-			if in.HostPort() == "127.0.0.1:18132" {
-				got = in
-				cancel()
-			}
-		}
-	})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("Watch = %v; the instance was never listed", err)
-	}
+	got := sourcetest.Listed(t, etcd.NewSource(s.Client(t), "zoned", etcd.WatchOptions{}), "127.0.0.1:18132", 10*time.Second)
 	if _, ok := got.ReadyAt(); got.Meta["zone"] != "b" || got.Meta["track"] != "canary" || !ok {
 		t.Fatalf("instance meta %v: want zone=b, track=canary and drainkit's %s", got.Meta, registry.MetaReadyAt)
 	}

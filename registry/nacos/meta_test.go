@@ -1,12 +1,11 @@
 package nacos_test
 
 import (
-	"context"
-	"errors"
 	"testing"
 	"time"
 
 	"github.com/drainkit/drainkit/config"
+	"github.com/drainkit/drainkit/internal/sourcetest"
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/registry"
 	"github.com/drainkit/drainkit/registry/nacos"
@@ -30,22 +29,9 @@ func TestMetaFromSettings(t *testing.T) {
 	o.SyncInterval, o.CallTimeout, o.SettleTime, o.Logger, o.SDKDir = base.SyncInterval, base.CallTimeout, base.SettleTime, base.Logger, base.SDKDir
 	r := newRegistrar(t, o)
 	sync(t, r, lifecycle.Ready, lifecycle.CauseWarmup)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	var got registry.Instance
 	src := nacos.NewSource(svc, nacos.WatchOptions{Server: nacos.Server{Addrs: []string{srv.Addr}}, NoSubscribe: true,
 		ReadInterval: 200 * time.Millisecond, SDKDir: t.TempDir()})
-	err = src.Watch(ctx, func(v registry.View) {
-		for _, in := range v.Instances {
-			if in.HostPort() == "127.0.0.1:18133" {
-				got = in
-				cancel()
-			}
-		}
-	})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("Watch = %v; the instance was never listed", err)
-	}
+	got := sourcetest.Listed(t, src, "127.0.0.1:18133", 20*time.Second)
 	if _, ok := got.ReadyAt(); got.Meta["zone"] != "b" || got.Meta["track"] != "canary" || !ok {
 		t.Fatalf("instance meta %v: want zone=b, track=canary and drainkit's %s", got.Meta, registry.MetaReadyAt)
 	}
