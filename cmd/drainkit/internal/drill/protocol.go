@@ -111,8 +111,9 @@ func (c Config) newClientFunc() (NewClientFunc, error) {
 	return func(cc ClientConfig) (Client, error) { return newGRPCClient(kind, cc, hold) }, nil
 }
 
-// newGRPCClient returns a gRPC consumer of kind (ConsumerNaive or
-// ConsumerDrainkit) over cc.Views, whose Do makes a unary call (hold 0) or
+// newGRPCClient returns a gRPC consumer of kind (ConsumerNaive, through
+// its connection-level balancer over cc.Endpoints, or ConsumerDrainkit,
+// over cc.Views), whose Do makes a unary call (hold 0) or
 // holds a server stream for hold, re-opening it when the server ends it
 // cleanly before (the drain signal) and failing when it ends with an error
 // status. The instances must serve gRPC: replicas started with Launch.GRPC
