@@ -77,10 +77,12 @@ endpoint of your service's own.
 --protocol grpc sends unary gRPC calls instead (grpc.testing.TestService/UnaryCall,
 20 ms of work each) to the example service's gRPC listener, drained by each strategy
 its way (drainkit: grpcdrain; shutdown: grpc.Server.GracefulStop on SIGTERM; exit and
-kill: none), with the same strategies, table and reports. The naive consumer is one
-grpc.ClientConn over the discovery's addresses with round_robin and no retry policy;
-drainkit's is consumer/grpcresolver with health checking and its retry policy for
-idempotent methods. --protocol grpc-stream opens server streams (StreamingOutputCall)
+kill: none), with the same strategies, table and reports. The naive consumer is what a
+gRPC client in Kubernetes usually is: ClientConns with grpc-go's defaults (pick_first, no
+retry policy, no health checking) to one address, a connection-level balancer like
+kube-proxy that the drill runs, which picks an instance per new connection from the
+discovery's list as late as the HTTP naive consumer sees it; drainkit's is
+consumer/grpcresolver with health checking and its retry policy for idempotent methods. --protocol grpc-stream opens server streams (StreamingOutputCall)
 held --stream-hold each: a stream the server ends cleanly (drainkit's drain signal) is
 re-opened and counts as a retry; one ended with an error status fails.
 

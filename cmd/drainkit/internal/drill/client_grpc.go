@@ -1,6 +1,7 @@
 package drill
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -25,6 +26,11 @@ import (
 type grpcCall struct {
 	stream bool
 	hold   time.Duration
+	// route, if set, names the instance behind a connection whose local
+	// end is at the address given, for a ClientConn that dials a
+	// connection-level balancer (connBalancer.Backend); "" keeps the
+	// connection's remote address.
+	route func(local net.Addr) string
 }
 
 // do runs the call on cc, bounded by ctx (the request timeout), and
@@ -34,7 +40,7 @@ type grpcCall struct {
 // call's trace the first instance tried and the one written to and
 // unanswered.
 func (g grpcCall) do(ctx context.Context, cc *grpc.ClientConn) Attempt {
-	tr := &callTrace{}
+	tr := &callTrace{route: g.route}
 	ctx = context.WithValue(ctx, callTraceKey{}, tr)
 	client := testpb.NewTestServiceClient(cc)
 	var err error
@@ -106,6 +112,8 @@ type callTraceKey struct{}
 // that may have reached a server and been lost there. For gRPC "sent" means
 // grpc-go handed the call's headers to an established connection.
 type callTrace struct {
+	route func(local net.Addr) string // grpcCall.route
+
 	mu       sync.Mutex
 	tries    int
 	first    string
@@ -151,6 +159,9 @@ func (traceHandler) HandleRPC(ctx context.Context, s stats.RPCStats) {
 			return
 		}
 		a := s.RemoteAddr.String()
+		if t.route != nil {
+			a = cmp.Or(t.route(s.LocalAddr), a)
+		}
 		if t.first == "" {
 			t.first = a
 		}

@@ -52,14 +52,18 @@ type Peeker interface {
 	Peek() []Endpoint
 }
 
+// peekEndpoints returns the list src's next Endpoints call will return,
+// through Peek when src is a Peeker.
+func peekEndpoints(src Source) []Endpoint {
+	if p, ok := src.(Peeker); ok {
+		return p.Peek()
+	}
+	return src.Endpoints()
+}
+
 // Listed implements Client.
 func (c *naiveClient) Listed() []string {
-	var eps []Endpoint
-	if p, ok := c.src.(Peeker); ok {
-		eps = p.Peek()
-	} else {
-		eps = c.src.Endpoints()
-	}
+	eps := peekEndpoints(c.src)
 	out := make([]string, len(eps))
 	for i, ep := range eps {
 		out[i] = ep.Addr

@@ -3,13 +3,10 @@ package drill
 import (
 	"context"
 	"log/slog"
-	"slices"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/resolver"
-	"google.golang.org/grpc/resolver/manual"
 
 	"github.com/drainkit/drainkit/consumer"
 	"github.com/drainkit/drainkit/consumer/grpcresolver"
@@ -20,77 +17,84 @@ import (
 // instance's endpoints (DESIGN.md section 6f).
 const grpcEndpointScheme = "grpc"
 
-// naiveGRPC is a gRPC consumer as a plain user writes one (ConsumerNaive
-// with the gRPC protocols): one grpc.ClientConn whose addresses are the
-// discovery's answers as they come (grpc-go's manual resolver), round_robin,
-// no retry policy, no health checking, no outlier ejection. grpc-go still
-// retries transparently what never left the client.
-type naiveGRPC struct {
-	call   grpcCall
-	cc     *grpc.ClientConn
-	r      *manual.Resolver
-	cancel context.CancelFunc
-	done   chan struct{}
+// naiveGRPCConns is how many grpc.ClientConns one naive gRPC consumer
+// spreads its calls over, as several client pods of one service would.
+const naiveGRPCConns = 4
 
-	mu    sync.Mutex
-	addrs []string // the addresses last handed to the resolver
+// naiveGRPC is a gRPC consumer as a plain user in Kubernetes writes one
+// (ConsumerNaive with the gRPC protocols): grpc.ClientConns to a Service
+// name, that is to one address, behind which a connection-level balancer
+// (kube-proxy) picks an instance per TCP connection. Here the balancer is
+// a connBalancer over the same discovery list, as late, as the HTTP naive
+// consumer's (ClientConfig.Endpoints, behind its cache). Each ClientConn
+// has grpc-go's defaults: pick_first over that one address, no retry
+// policy, no health checking, fail-fast calls (no wait-for-ready); grpc-go
+// still retries transparently what never left the client. After a GOAWAY
+// a ClientConn reconnects through the balancer, which may hand the new
+// connection to the instance that just stopped listening: the connection
+// is reset, pick_first goes TRANSIENT_FAILURE and the ClientConn's calls
+// fail UNAVAILABLE until a reconnect, after grpc-go's backoff (1 s and
+// more), lands on a live instance. Calls go round robin over
+// naiveGRPCConns ClientConns.
+type naiveGRPC struct {
+	call grpcCall
+	src  Source
+	lb   *connBalancer
+	ccs  []*grpc.ClientConn
+	next atomic.Uint64
 }
 
 // newNaiveGRPC implements NewClientFunc for ConsumerNaive over gRPC.
 func newNaiveGRPC(c ClientConfig, call grpcCall) (Client, error) {
-	r := manual.NewBuilderWithScheme("drill-naive")
-	cc, err := grpc.NewClient(r.Scheme()+":///"+c.Service, append(grpcDialOptions(c.Dial),
-		grpc.WithResolvers(r),
-		grpc.WithDefaultServiceConfig(`{"loadBalancingConfig":[{"round_robin":{}}]}`))...)
+	src := c.Endpoints
+	lb, err := newConnBalancer(func() []string { return endpointGRPCAddrs(src.Endpoints()) })
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	n := &naiveGRPC{call: call, cc: cc, r: r, cancel: cancel, done: make(chan struct{})}
-	// The manual resolver takes its first state once the ClientConn uses
-	// it: connect now, so that UpdateState below always has a ClientConn.
-	cc.Connect()
-	go func() {
-		defer close(n.done)
-		_ = c.Views.Watch(ctx, n.update)
-	}()
+	call.route = lb.Backend
+	n := &naiveGRPC{call: call, src: src, lb: lb}
+	for range naiveGRPCConns {
+		cc, err := grpc.NewClient("passthrough:///"+lb.Addr(), grpcDialOptions(c.Dial)...)
+		if err != nil {
+			n.Close()
+			return nil, err
+		}
+		n.ccs = append(n.ccs, cc)
+	}
 	return n, nil
 }
 
-// update hands a discovery answer's gRPC endpoints to the ClientConn.
-func (n *naiveGRPC) update(v registry.View) {
-	if v.Err != nil {
-		return // keep the last list, as on a failed poll
-	}
-	addrs := grpcAddrs(v)
-	n.mu.Lock()
-	n.addrs = addrs
-	n.mu.Unlock()
-	st := resolver.State{}
-	for _, a := range addrs {
-		st.Endpoints = append(st.Endpoints, resolver.Endpoint{Addresses: []resolver.Address{{Addr: a}}})
-	}
-	n.r.UpdateState(st)
+// Do implements Client: one call on the next ClientConn.
+func (n *naiveGRPC) Do(ctx context.Context, _ Request) Attempt {
+	cc := n.ccs[(n.next.Add(1)-1)%uint64(len(n.ccs))]
+	return n.call.do(ctx, cc)
 }
 
-// Do implements Client.
-func (n *naiveGRPC) Do(ctx context.Context, _ Request) Attempt { return n.call.do(ctx, n.cc) }
-
-// Listed implements Client: the addresses of the discovery's last answer.
-func (n *naiveGRPC) Listed() []string {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return slices.Clone(n.addrs)
-}
+// Listed implements Client: the gRPC addresses of the list the balancer
+// picks the next connection's instance from.
+func (n *naiveGRPC) Listed() []string { return endpointGRPCAddrs(peekEndpoints(n.src)) }
 
 // Stats implements Client: it ejects nothing.
 func (n *naiveGRPC) Stats() ClientStats { return ClientStats{} }
 
-// Close implements Client.
+// Close implements Client: it closes the ClientConns, then the balancer.
 func (n *naiveGRPC) Close() {
-	n.cancel()
-	<-n.done
-	_ = n.cc.Close()
+	for _, cc := range n.ccs {
+		_ = cc.Close()
+	}
+	n.lb.Close()
+}
+
+// endpointGRPCAddrs returns the gRPC listeners' addresses of eps (those
+// that serve gRPC).
+func endpointGRPCAddrs(eps []Endpoint) []string {
+	out := make([]string, 0, len(eps))
+	for _, ep := range eps {
+		if ep.GRPCAddr != "" {
+			out = append(out, ep.GRPCAddr)
+		}
+	}
+	return out
 }
 
 // drainkitGRPC is drainkit's gRPC consumer (ConsumerDrainkit with the gRPC

@@ -111,8 +111,9 @@ func (c Config) newClientFunc() (NewClientFunc, error) {
 	return func(cc ClientConfig) (Client, error) { return newGRPCClient(kind, cc, hold) }, nil
 }
 
-// newGRPCClient returns a gRPC consumer of kind (ConsumerNaive or
-// ConsumerDrainkit) over cc.Views, whose Do makes a unary call (hold 0) or
+// newGRPCClient returns a gRPC consumer of kind (ConsumerNaive, through
+// its connection-level balancer over cc.Endpoints, or ConsumerDrainkit,
+// over cc.Views), whose Do makes a unary call (hold 0) or
 // holds a server stream for hold, re-opening it when the server ends it
 // cleanly before (the drain signal) and failing when it ends with an error
 // status. The instances must serve gRPC: replicas started with Launch.GRPC
@@ -153,10 +154,13 @@ func (ep Endpoint) endpoints() []registry.Endpoint {
 }
 
 // grpcShutdownVerdict explains the shutdown strategy's failures over gRPC
-// (head is the verdict's "FAIL: ..." part): GracefulStop waits for what is
-// in flight, a stream that never ends included, until drain.timeout, then
+// (head is the verdict's "FAIL: ..." part): GracefulStop closes the
+// listener while consumers still list the instance, so the connections
+// they open to it after its GOAWAY are refused (reset, through a
+// connection-level balancer), and waits for what is in
+// flight, a stream that never ends included, until drain.timeout, then
 // Stop cuts it.
 func grpcShutdownVerdict(head string, cfg Config) string {
-	return fmt.Sprintf("%s: grpc.Server.GracefulStop closed the listener at SIGTERM and waited for the calls and streams in flight until drain.timeout (%s), then cut them: no handler knew of the drain",
+	return fmt.Sprintf("%s: grpc.Server.GracefulStop closed the listener at SIGTERM, while the consumers still listed the instance (a connection opened to it after its GOAWAY was refused, or reset by a balancer in between), and waited for the calls and streams in flight until drain.timeout (%s), then cut them: no handler knew of the drain",
 		head, cfg.Timings.DrainTimeout)
 }

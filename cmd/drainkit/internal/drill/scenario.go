@@ -138,7 +138,7 @@ var Scenarios = []Scenario{
 		Description: "the rolling restart with long-lived streams open: each consumer holds 2 server-sent-event streams (GET /events) over HTTP/1.1 and 2 over HTTP/2 (h2c) besides the request load, " +
 			"and with the built-in strategies 2 gRPC server streams (the example's gRPC listener, held 3s each, through the consumer kind's gRPC consumer). " +
 			"A draining replica ends each stream with its drain signal (the SSE \"event: drain\"; over HTTP/2 also GOAWAY; a gRPC stream ends cleanly after GOAWAY); the drainkit consumer re-opens it at once through its view on a remaining instance, " +
-			"the naive one, like a browser's EventSource, ignores the SSE signal and reconnects to the same address 2s later (its gRPC streams are re-opened by grpc-go, which honours GOAWAY). A stream that breaks (EOF, reset, refused, timeout, an error status) is a failure. " +
+			"the naive one, like a browser's EventSource, ignores the SSE signal and reconnects to the same address 2s later (its gRPC streams are re-opened on their ClientConn, which reconnects after GOAWAY through the connection-level balancer: such a stream breaks only when the balancer hands the new connection to a closed listener). A stream that breaks (EOF, reset, refused, timeout, an error status) is a failure. " +
 			"Passes when no request or stream fails and streams of every kind were ended by the drain signal. " +
 			"An --exec binary must serve GET /events that way (text/event-stream, a last \"event: drain\" when it drains) and accept h2c.",
 		inflict: (*strategyRun).longLived,
