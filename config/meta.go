@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/drainkit/drainkit/registry"
 )
@@ -25,7 +26,7 @@ const (
 // metaAllowed is registry.meta's rule, in words.
 const metaAllowed = "key=value pairs separated by commas (in the file also a table of strings), at most 60; " +
 	"keys 1 to 128 lower-case letters, digits, '_' and '-', none starting with drainkit_ or consul- nor kind or nacos_weight; " +
-	"values up to 512 bytes without ',' or control characters"
+	"values up to 512 bytes of UTF-8 without ',' or control characters"
 
 // reservedMeta explains why key is reserved, or returns "" when it is not:
 // the keys the registrars and Sources write themselves, which a setting
@@ -107,6 +108,11 @@ func checkMeta(m map[string]string) string {
 		v := m[k]
 		if len(v) > maxMetaValue {
 			return fmt.Sprintf("the value of meta key %q has %d bytes: at most %d (Consul's limit)", k, len(v), maxMetaValue)
+		}
+		if !utf8.ValidString(v) {
+			// Every registry's API is JSON, which turns each invalid byte
+			// into U+FFFD: the value would not reach it as given.
+			return fmt.Sprintf("the value of meta key %q is not valid UTF-8 (the registries' JSON would replace its invalid bytes)", k)
 		}
 		if strings.ContainsRune(v, ',') || strings.ContainsFunc(v, isControl) {
 			return fmt.Sprintf("the value of meta key %q must not contain ',' (it separates the pairs) or control characters", k)

@@ -82,6 +82,8 @@ func TestRegistryMetaRefused(t *testing.T) {
 		{strings.Repeat("k", 129) + "=a", `must be 1 to 128`},
 		{"zone=" + long, `the value of meta key "zone" has 513 bytes: at most 512`},
 		{"zone=a\tb", `must not contain ',' (it separates the pairs) or control characters`},
+		// JSON (Consul's, etcd's, Nacos's) turns each invalid byte into U+FFFD.
+		{"zone=a\xffb", `the value of meta key "zone" is not valid UTF-8`},
 		{"zone", `registry.meta: "zone" from env DRAINKIT_REGISTRY_META has item "zone" without '='`},
 		{"zone=a,zone=b", `sets meta key "zone" twice`},
 		{strings.Join(many, ","), "has 61 pairs: at most 60"},
