@@ -97,7 +97,8 @@ type RegistryConfig struct {
 	// Source delivers it in registry.Instance.Meta. consumer.Zones reads an
 	// instance's zone from its key "zone". In the environment and on the
 	// command line it is key=value pairs separated by commas
-	// (DRAINKIT_REGISTRY_META=zone=eu-west-1a,track=stable); in the file,
+	// (DRAINKIT_REGISTRY_META=zone=eu-west-1a,track=stable; a repeated
+	// --registry-meta adds its pairs); in the file,
 	// a table of strings or the same text. The rules (metaAllowed) are the
 	// strictest of the registries', and the keys drainkit writes are
 	// refused. nil when none is set.

@@ -36,7 +36,7 @@ func BindFlagsExcept(fs *pflag.FlagSet, omit func(key string) bool) {
 		if k.kind == kindSecret {
 			def = ""
 		}
-		v := &textValue{s: def, typ: typeNames[k.kind]}
+		v := &textValue{s: def, typ: typeNames[k.kind], pairs: k.kind == kindMeta}
 		fs.Var(v, name, k.help+" (env "+EnvVar(k.name)+"; "+k.allowed+")")
 		if k.kind == kindBool {
 			fs.Lookup(name).NoOptDefVal = "true"
@@ -50,13 +50,24 @@ var typeNames = map[kind]string{
 }
 
 // textValue is a pflag.Value that keeps the text as given; Load converts it.
+// A repeated flag replaces the earlier text, except for key=value pairs
+// (pairs), where it adds its pairs to the earlier ones: losing the first
+// --registry-meta of two silently would drop a zone, say.
 type textValue struct {
-	s   string
-	typ string
+	s     string
+	typ   string
+	pairs bool
+	set   bool // Set was called: the text is no longer the default
 }
 
 func (v *textValue) String() string { return v.s }
 
-func (v *textValue) Set(s string) error { v.s = s; return nil }
+func (v *textValue) Set(s string) error {
+	if v.pairs && v.set {
+		s = v.s + "," + s
+	}
+	v.s, v.set = s, true
+	return nil
+}
 
 func (v *textValue) Type() string { return v.typ }

@@ -24,7 +24,7 @@ const (
 )
 
 // metaAllowed is registry.meta's rule, in words.
-const metaAllowed = "key=value pairs separated by commas (in the file also a table of strings), at most 60; " +
+const metaAllowed = "key=value pairs separated by commas (in the file also a table of strings; a repeated flag adds its pairs), at most 60; " +
 	"keys 1 to 128 lower-case letters, digits, '_' and '-', none starting with drainkit_ or consul- nor kind or nacos_weight; " +
 	"values up to 512 bytes of UTF-8 without ',' or control characters"
 

@@ -49,6 +49,26 @@ func TestRegistryMeta(t *testing.T) {
 	if err != nil || !maps.Equal(c.Registry.Meta, map[string]string{"zone": "b"}) {
 		t.Fatalf("flag over env: %v %v", err, c)
 	}
+	// A repeated flag adds its pairs, as docker's --label does: the first
+	// ones are not lost, and a key given twice is an error.
+	fs = pflag.NewFlagSet("t", pflag.ContinueOnError)
+	config.BindFlags(fs)
+	if err := fs.Parse([]string{"--registry-meta=zone=b", "--registry-meta", "track=y,note=1"}); err != nil {
+		t.Fatal(err)
+	}
+	c, err = config.Load(config.Sources{Env: []string{}, Flags: fs})
+	if err != nil || !maps.Equal(c.Registry.Meta, map[string]string{"zone": "b", "track": "y", "note": "1"}) {
+		t.Fatalf("repeated flag: %v %v", err, c)
+	}
+	fs = pflag.NewFlagSet("t", pflag.ContinueOnError)
+	config.BindFlags(fs)
+	if err := fs.Parse([]string{"--registry-meta=zone=b", "--registry-meta=zone=c"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err = config.Load(config.Sources{Env: []string{}, Flags: fs}); err == nil ||
+		!strings.Contains(err.Error(), `from flag --registry-meta sets meta key "zone" twice`) {
+		t.Fatalf("a key repeated across flags: %v", err)
+	}
 	if !strings.Contains(fs.FlagUsages(), "--registry-meta key=value,...") {
 		t.Errorf("usage:\n%s", fs.FlagUsages())
 	}
