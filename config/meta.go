@@ -46,8 +46,8 @@ func reservedMeta(key string) string {
 }
 
 // toMeta converts a file, env or flag value of registry.meta: a string of
-// key=value pairs separated by commas (empty items dropped, each key and
-// value trimmed), or a table of strings. It returns a problem for the
+// key=value pairs separated by commas (empty items dropped, ASCII white
+// space trimmed around each key and value), or a table of strings. It returns a problem for the
 // Error, or "".
 func toMeta(v any) (map[string]string, string) {
 	if t, ok := table(v); ok {
@@ -67,20 +67,27 @@ func toMeta(v any) (map[string]string, string) {
 	}
 	m := map[string]string{}
 	for _, item := range strings.Split(s, ",") {
-		if item = strings.TrimSpace(item); item == "" {
+		if item = trimASCIISpace(item); item == "" {
 			continue
 		}
 		k, val, ok := strings.Cut(item, "=")
 		if !ok {
 			return nil, fmt.Sprintf("has item %q without '='", item)
 		}
-		k = strings.TrimSpace(k)
+		k = trimASCIISpace(k)
 		if _, dup := m[k]; dup {
 			return nil, fmt.Sprintf("sets meta key %q twice", k)
 		}
-		m[k] = strings.TrimSpace(val)
+		m[k] = trimASCIISpace(val)
 	}
 	return nilIfEmpty(m), ""
+}
+
+// trimASCIISpace trims ASCII white space only: strings.TrimSpace would also
+// drop a Unicode space (U+00A0) or NEL (U+0085) at either end, changing a
+// value checkMeta accepts, or hiding a control character it refuses.
+func trimASCIISpace(s string) string {
+	return strings.Trim(s, " \t\n\v\f\r")
 }
 
 func nilIfEmpty(m map[string]string) map[string]string {

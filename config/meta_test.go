@@ -23,6 +23,11 @@ func TestRegistryMeta(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{"zone": "eu-west-1a", "track": "stable", "note": "a=b"}
+	// Only ASCII white space is trimmed: a Unicode space ends up in the
+	// registry as given.
+	if c, err := config.Load(config.Sources{Env: []string{"DRAINKIT_REGISTRY_META=zone=a\u00a0\n"}}); err != nil || c.Registry.Meta["zone"] != "a\u00a0" {
+		t.Errorf("non-breaking space: %v %q", err, c.Registry.Meta)
+	}
 	if !maps.Equal(c.Registry.Meta, want) || c.Source("registry.meta").String() != "env DRAINKIT_REGISTRY_META" {
 		t.Fatalf("env: %v from %v", c.Registry.Meta, c.Source("registry.meta"))
 	}
@@ -102,6 +107,7 @@ func TestRegistryMetaRefused(t *testing.T) {
 		{strings.Repeat("k", 129) + "=a", `must be 1 to 128`},
 		{"zone=" + long, `the value of meta key "zone" has 513 bytes: at most 512`},
 		{"zone=a\tb", `must not contain ',' (it separates the pairs) or control characters`},
+		{"zone=a\u0085", `must not contain ',' (it separates the pairs) or control characters`},
 		// JSON (Consul's, etcd's, Nacos's) turns each invalid byte into U+FFFD.
 		{"zone=a\xffb", `the value of meta key "zone" is not valid UTF-8`},
 		{"zone", `registry.meta: "zone" from env DRAINKIT_REGISTRY_META has item "zone" without '='`},
