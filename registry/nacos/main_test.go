@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -20,6 +21,8 @@ import (
 	"github.com/drainkit/drainkit/internal/testlog"
 	"github.com/drainkit/drainkit/internal/testpoll"
 	"github.com/drainkit/drainkit/registry/nacos"
+	"github.com/nacos-group/nacos-sdk-go/v2/common/constant"
+	sdklogger "github.com/nacos-group/nacos-sdk-go/v2/common/logger"
 	"go.uber.org/goleak"
 )
 
@@ -46,6 +49,17 @@ func TestMain(m *testing.M) {
 	}
 	srv = s
 	if sdkDir, err = os.MkdirTemp("", "nacos-sdk-"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		stop()
+		child.RemoveAndExit(1)
+	}
+	// nacos-sdk-go has one logger per process, made by its first client
+	// into that client's log directory and written to until the process
+	// exits: made here, it writes into sdkDir, not into the temporary
+	// directory of whichever test makes the first client (that directory
+	// would be removed under it, racing its writes).
+	if err := sdklogger.InitLogger(sdklogger.BuildLoggerConfig(constant.ClientConfig{
+		LogDir: filepath.Join(sdkDir, "log"), LogLevel: "warn"})); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		stop()
 		child.RemoveAndExit(1)
