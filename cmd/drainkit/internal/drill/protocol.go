@@ -157,10 +157,9 @@ func (ep Endpoint) endpoints() []registry.Endpoint {
 // (head is the verdict's "FAIL: ..." part): GracefulStop closes the
 // listener while consumers still list the instance, so the connections
 // they open to it after its GOAWAY are refused (reset, through a
-// connection-level balancer), and waits for what is in
-// flight, a stream that never ends included, until drain.timeout, then
-// Stop cuts it.
+// connection-level balancer), and lets what is in flight finish; what
+// still runs at drain.timeout (a stream that never ends) Stop cuts.
 func grpcShutdownVerdict(head string, cfg Config) string {
-	return fmt.Sprintf("%s: grpc.Server.GracefulStop closed the listener at SIGTERM, while the consumers still listed the instance (a connection opened to it after its GOAWAY was refused, or reset by a balancer in between), and waited for the calls and streams in flight until drain.timeout (%s), then cut them: no handler knew of the drain",
+	return fmt.Sprintf("%s: grpc.Server.GracefulStop closed the listener at SIGTERM, while the consumers still listed the instance (a connection opened to it after its GOAWAY was refused, or reset by a balancer in between), and let the calls and streams in flight finish, cutting any still running at drain.timeout (%s): no handler knew of the drain",
 		head, cfg.Timings.DrainTimeout)
 }
