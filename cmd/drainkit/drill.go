@@ -82,7 +82,8 @@ gRPC client in Kubernetes usually is: ClientConns with grpc-go's defaults (pick_
 retry policy, no health checking) to one address, a connection-level balancer like
 kube-proxy that the drill runs, which picks an instance per new connection from the
 discovery's list as late as the HTTP naive consumer sees it; drainkit's is
-consumer/grpcresolver with health checking and its retry policy for idempotent methods. --protocol grpc-stream opens server streams (StreamingOutputCall)
+consumer/grpcresolver with health checking and its retry policy for idempotent
+methods. --protocol grpc-stream opens server streams (StreamingOutputCall)
 held --stream-hold each: a stream the server ends cleanly (drainkit's drain signal) is
 re-opened and counts as a retry; one ended with an error status fails.
 

@@ -51,8 +51,8 @@ type Options struct {
 	Extra []registry.Endpoint
 
 	// Tags and Meta are registered as they are (Meta from key
-	// registry.meta, see OptionsFrom). Meta keys "drainkit_managed" and registry.MetaReadyAt
-	// are reserved: the Registrar sets them (the latter to the time of the
+	// registry.meta, see OptionsFrom). Meta keys "drainkit_managed" and
+	// registry.MetaReadyAt are reserved: the Registrar sets them (the latter to the time of the
 	// latest READY, RFC 3339 UTC with nanoseconds, for consumers' slow start;
 	// see registry.MetaReadyAt).
 	Tags []string

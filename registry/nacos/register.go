@@ -30,9 +30,9 @@ func Keys() []string {
 // registry settings of a config.Config: registry.service (defaultService
 // when empty), registry.address (Address; empty keeps the default),
 // registry.meta (a copy in Meta, the instance's metadata, which the caller
-// may add to) and registry.nacos.* (server_addr, context_path, namespace, group, cluster,
-// weight, username, password, sync_interval, call_timeout, close_timeout,
-// sdk_dir). The caller sets what config does not cover (OnOperator,
+// may add to) and registry.nacos.* (server_addr, context_path, namespace,
+// group, cluster, weight, username, password, sync_interval, call_timeout,
+// close_timeout, sdk_dir). The caller sets what config does not cover (OnOperator,
 // Logger, the endpoints). The error is Options.Validate's, naming the key.
 func OptionsFrom(reg config.RegistryConfig, defaultService string, port int) (Options, error) {
 	service := reg.Service

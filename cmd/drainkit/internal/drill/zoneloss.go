@@ -116,22 +116,31 @@ func zoneEnv(env []string, id, replicas int) string {
 }
 
 // registeredZones checks that disc's current view lists each of its
-// replicas with its zone (zoneOf) in the metadata.
+// replicas with its zone (zoneOf) in the metadata; a view that lists none
+// of them (none within 10 s) fails too, rather than passing unchecked.
 func registeredZones(disc Discovery, replicas int) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var view registry.View
-	_ = disc.Watch(ctx, func(v registry.View) { view = v; cancel() })
+	werr := disc.Watch(ctx, func(v registry.View) { view = v; cancel() })
 	ids := map[string]int{}
 	for _, ep := range disc.Endpoints() {
 		ids[ep.Addr] = ep.Replica
 	}
+	checked := 0
 	for _, in := range view.Instances {
 		id := ids[in.HostPort()]
-		if want := zoneOf(id, replicas); id != 0 && in.Meta[zoneKey] != want {
+		if id == 0 {
+			continue
+		}
+		checked++
+		if want := zoneOf(id, replicas); in.Meta[zoneKey] != want {
 			return fmt.Errorf("zone-loss: replica r%d is listed in %s with metadata %s=%q, want %q: the replicas register their zone from %s, which this binary does not read (it is drainkit's setting registry.meta)",
 				id, view.Source, zoneKey, in.Meta[zoneKey], want, config.EnvVar("registry.meta"))
 		}
+	}
+	if checked == 0 {
+		return fmt.Errorf("zone-loss: the registry's view listed none of the replicas, so their zones could not be checked (watch: %v)", werr)
 	}
 	return nil
 }

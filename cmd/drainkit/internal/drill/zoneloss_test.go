@@ -28,7 +28,8 @@ func TestZoneEnv(t *testing.T) {
 
 // TestRegisteredZones: a registry view whose replicas carry their zones
 // passes; one without (a binary that does not read registry.meta) fails
-// naming the replica and DRAINKIT_REGISTRY_META.
+// naming the replica and DRAINKIT_REGISTRY_META; one listing no replica
+// fails rather than passing unchecked.
 func TestRegisteredZones(t *testing.T) {
 	disc := feedDiscovery{newRegistryFeed("svc", "test")}
 	defer disc.Close()
@@ -48,5 +49,11 @@ func TestRegisteredZones(t *testing.T) {
 	err := registeredZones(disc, 2)
 	if err == nil || !strings.Contains(err.Error(), `metadata zone=""`) || !strings.Contains(err.Error(), "DRAINKIT_REGISTRY_META") {
 		t.Fatalf("zones missing: %v", err)
+	}
+	v.Revision++
+	v.Instances = nil
+	disc.receive(v)
+	if err := registeredZones(disc, 2); err == nil || !strings.Contains(err.Error(), "listed none of the replicas") {
+		t.Fatalf("no replica listed: %v, want the check to fail", err)
 	}
 }
