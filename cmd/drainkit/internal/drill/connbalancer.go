@@ -14,15 +14,13 @@ import (
 // kube-proxy is for a Kubernetes Service's ClusterIP: for each TCP
 // connection it accepts it picks a backend, round robin over its list as
 // the list is at that moment, dials it and splices the two connections in
-// both directions, reading no byte of what they carry. A naive gRPC
-// consumer's list is the drill's discovery as that consumer sees it, late,
-// as kube-proxy learns of endpoint changes late; so it may hand a new
-// connection to an instance that has stopped listening: the dial fails and
-// the accepted connection is reset at once, as a client's SYN DNAT'd to a
-// closed port is refused. A list change affects only the connections
-// accepted after it: a spliced connection stays with its backend until one
-// side ends it (or resetAll). The registry-outage proxy is one whose only
-// backend is the registry.
+// both directions, reading no byte of what they carry. Its list is the
+// drill's discovery as a naive consumer sees it, late, as kube-proxy learns
+// of endpoint changes late; so it may hand a new connection to an instance
+// that has stopped listening: the dial fails and the accepted connection is
+// reset at once, as a client's SYN DNAT'd to a closed port is refused. A
+// list change affects only the connections accepted after it: a spliced
+// connection stays with its backend until one side ends it.
 type connBalancer struct {
 	ln       net.Listener
 	backends func() []string
@@ -34,8 +32,7 @@ type connBalancer struct {
 
 	mu     sync.Mutex
 	closed bool
-	resets uint64                // resetAll calls: a splice dialled across one is reset too
-	conns  map[net.Conn]struct{} // both ends of every splice, for Close and resetAll
+	conns  map[net.Conn]struct{} // both ends of every splice, for Close
 	routes map[string]string     // client's address (host:port) -> backend's
 }
 
@@ -80,21 +77,11 @@ func (b *connBalancer) Close() {
 	_ = b.ln.Close()
 	b.mu.Lock()
 	b.closed = true
-	b.mu.Unlock()
-	b.resetAll()
-	b.wg.Wait()
-}
-
-// resetAll resets every spliced connection, and every splice whose dial
-// began before the call, so that no connection made before it survives;
-// the balancer goes on accepting.
-func (b *connBalancer) resetAll() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.resets++
 	for c := range b.conns {
 		resetConn(c)
 	}
+	b.mu.Unlock()
+	b.wg.Wait()
 }
 
 func (b *connBalancer) serve() {
@@ -122,9 +109,6 @@ func (b *connBalancer) serve() {
 // splice connects c, an accepted connection, to the next backend, or
 // resets it when there is none or the backend refuses.
 func (b *connBalancer) splice(c net.Conn) {
-	b.mu.Lock()
-	resets := b.resets
-	b.mu.Unlock()
 	list := b.backends()
 	if len(list) == 0 {
 		resetConn(c)
@@ -137,7 +121,7 @@ func (b *connBalancer) splice(c net.Conn) {
 		return
 	}
 	client := c.RemoteAddr().String()
-	if !b.track(client, backend, resets, c, up) {
+	if !b.track(client, backend, c, up) {
 		resetConn(c)
 		resetConn(up)
 		return
@@ -149,13 +133,11 @@ func (b *connBalancer) splice(c net.Conn) {
 	wg.Wait()
 }
 
-// track notes a splice for Backend, Close and resetAll; false once Close
-// has begun or when resetAll was called since the splice began (resets is
-// the count it saw then).
-func (b *connBalancer) track(client, backend string, resets uint64, c, up net.Conn) bool {
+// track notes a splice for Backend and Close; false once Close has begun.
+func (b *connBalancer) track(client, backend string, c, up net.Conn) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.closed || b.resets != resets {
+	if b.closed {
 		return false
 	}
 	b.conns[c], b.conns[up] = struct{}{}, struct{}{}

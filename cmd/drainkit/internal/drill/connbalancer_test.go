@@ -197,34 +197,3 @@ func TestConnBalancerCloseEndsEverything(t *testing.T) {
 		t.Errorf("Backend after Close: %q, want none", got)
 	}
 }
-
-// resetAll reaches a splice whose dial began before it: a connection the
-// balancer was connecting while the reset happened is reset too, not
-// spliced after it (the registry-outage proxy's cut must leave no
-// connection through).
-func TestConnBalancerResetAllReachesADialInProgress(t *testing.T) {
-	a := nameServer(t, "a")
-	picking, resetDone := make(chan struct{}), make(chan struct{})
-	b, err := newConnBalancer(func() []string {
-		close(picking) // one connection only: a second would panic here
-		<-resetDone
-		return []string{a}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	c, err := net.Dial("tcp", b.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	<-picking
-	b.resetAll()
-	close(resetDone)
-	answer, err := ask(t, c, bufio.NewReader(c), "x")
-	var ne net.Error
-	if err == nil || (errors.As(err, &ne) && ne.Timeout()) {
-		t.Fatalf("a connection dialled across resetAll: %q, %v; want it reset", answer, err)
-	}
-}

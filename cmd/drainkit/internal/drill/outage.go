@@ -4,56 +4,129 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/drainkit/drainkit/internal/syncx"
 )
 
 // outageProxy stands between a run's replicas and consumers and the
-// registry (ScenarioRegistryOutage): a connBalancer whose one backend is
-// the registry until cut, when every open connection is reset and so is
+// registry (ScenarioRegistryOutage): a TCP proxy on 127.0.0.1 that
+// forwards to the registry until cut, then resets every connection and
 // every new one until restored. To its clients that is the registry gone:
 // watches break, heartbeats and lease keep-alives fail, new connections
 // are refused at once.
 type outageProxy struct {
-	*connBalancer
-	down atomic.Bool
+	ln     net.Listener
+	target string
+
+	mu    sync.Mutex
+	down  bool
+	conns map[net.Conn]struct{}
+	wg    sync.WaitGroup
 }
 
 // newOutageProxy listens on a free loopback port and forwards to target
-// (host:port). Its Addr is given to replicas and consumers in place of the
-// registry's.
+// (host:port).
 func newOutageProxy(target string) (*outageProxy, error) {
-	p := &outageProxy{}
-	b, err := newConnBalancer(func() []string {
-		if p.down.Load() {
-			return nil
-		}
-		return []string{target}
-	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	p.connBalancer = b
+	p := &outageProxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
+	p.wg.Go(p.accept)
 	return p, nil
+}
+
+// Addr is the proxy's host:port, given to replicas and consumers in place
+// of the registry's.
+func (p *outageProxy) Addr() string { return p.ln.Addr().String() }
+
+func (p *outageProxy) accept() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return // closed
+		}
+		p.mu.Lock()
+		if p.down {
+			p.mu.Unlock()
+			resetConn(c)
+			continue
+		}
+		p.conns[c] = struct{}{}
+		p.mu.Unlock()
+		p.wg.Go(func() { p.forward(c) })
+	}
+}
+
+// forward copies both ways between c and a new connection to the target
+// until either side ends or the proxy is cut.
+func (p *outageProxy) forward(c net.Conn) {
+	defer p.forget(c)
+	up, err := net.DialTimeout("tcp", p.target, time.Second)
+	if err != nil {
+		resetConn(c)
+		return
+	}
+	p.mu.Lock()
+	if p.down {
+		p.mu.Unlock()
+		resetConn(c)
+		_ = up.Close()
+		return
+	}
+	p.conns[up] = struct{}{}
+	p.mu.Unlock()
+	defer p.forget(up)
+	done := make(chan struct{}, 2)
+	pipe := func(dst, src net.Conn) {
+		_, _ = io.Copy(dst, src)
+		done <- struct{}{}
+	}
+	go pipe(up, c)
+	go pipe(c, up)
+	<-done
+	_ = c.Close()
+	_ = up.Close()
+	<-done
+}
+
+func (p *outageProxy) forget(c net.Conn) {
+	p.mu.Lock()
+	delete(p.conns, c)
+	p.mu.Unlock()
+	_ = c.Close()
 }
 
 // cut starts the outage: every open connection is reset, and so is every
 // new one until restore.
 func (p *outageProxy) cut() {
-	p.down.Store(true)
-	p.resetAll()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = true
+	for c := range p.conns {
+		resetConn(c)
+	}
 }
 
 // restore ends the outage.
-func (p *outageProxy) restore() { p.down.Store(false) }
+func (p *outageProxy) restore() {
+	p.mu.Lock()
+	p.down = false
+	p.mu.Unlock()
+}
 
 // close stops the proxy and waits for its connections to end.
-func (p *outageProxy) close() { p.Close() }
+func (p *outageProxy) close() {
+	_ = p.ln.Close()
+	p.cut()
+	p.wg.Wait()
+}
 
 // resetConn closes c with a TCP reset, as a registry host that went away
 // does, rather than an orderly close its clients could take for an answer.
