@@ -76,9 +76,6 @@ type trackedConn struct {
 	// hijackedReq is set when the current request hijacked this connection
 	// and cleared when its handler returns (see tracker.done).
 	hijackedReq atomic.Bool
-	// identSent is set once a response on this connection carried the
-	// identity header (WithIdentity).
-	identSent atomic.Bool
 
 	// Writes started and finished: after the drain, an idle HTTP/2
 	// connection is closed only once its writes have been quiet for a while.

@@ -29,7 +29,11 @@ func (t *tracker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s := t.s
 	s.hooks.Arrived()
 	if t.ident != nil {
-		t.identify(w, r)
+		// Every response, on every protocol: over HTTP/2 one connection
+		// multiplexes the streams of many requests, and a consumer that
+		// checked one of them has not checked the others. The value slice
+		// is shared (see connectionClose), so this costs a map assignment.
+		w.Header()[registry.IdentityHeader] = t.ident
 	}
 	if s.phase.Reached(lameDuck) {
 		if _, upgrade := r.Header["Upgrade"]; !upgrade {
@@ -40,17 +44,6 @@ func (t *tracker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.handlers.Begin(i, 0)
 	defer t.done(r, i)
 	t.next.ServeHTTP(w, r)
-}
-
-// identify sets the identity header on the first response of r's
-// connection: a connection has one peer, so the consumer that checks its
-// first response knows who answers the rest, and the request path does not
-// pay a header per response. A request without a tracked connection (never
-// under Serve) gets it every time.
-func (t *tracker) identify(w http.ResponseWriter, r *http.Request) {
-	if c, _ := r.Context().Value(connKey{}).(*trackedConn); c == nil || c.identSent.CompareAndSwap(false, true) {
-		w.Header()[registry.IdentityHeader] = t.ident
-	}
 }
 
 // done ends the handler's in-flight life. If it hijacked its connection, it

@@ -71,13 +71,18 @@ func WithNewConnGrace(d time.Duration) Option {
 	}
 }
 
-// WithIdentity makes the first response of every connection carry the
-// header Drainkit-Instance (registry.IdentityHeader) with the value
-// "<service>/<instanceID>", so that consumers (package consumer) can tell
-// that the address they called is still an instance of the service they
-// meant: a connection has one peer, so its first response vouches for the
-// rest, and later responses pay nothing. The root package sets it from the
-// first registrar. An empty service sends nothing.
+// WithIdentity makes every response carry the header Drainkit-Instance
+// (registry.IdentityHeader) with the value "<service>/<instanceID>", so that
+// consumers (package consumer) can tell that the address they called is
+// still an instance of the service they meant, and not one another service
+// took over (a recycled pod IP). Every response carries it, whatever the
+// protocol: HTTP/1.1 keep-alive and HTTP/2, whose connection multiplexes
+// concurrent streams, each of which a consumer checks on its own. The
+// header is set before the handler runs; a handler may remove or replace
+// it (Header().Del or Set) but must not write into its value slice, which
+// every response shares: the request path allocates nothing for it. The
+// root package sets it from the first registrar. An empty service sends
+// nothing.
 func WithIdentity(service, instanceID string) Option {
 	return func(s *Server) {
 		if service != "" {
