@@ -20,8 +20,10 @@
 // come out of a retry budget. Instances that fail at connect level are
 // ejected locally with growing ejection times and a half-open probe, never
 // more than MaxEjectionPercent at once (beyond that: panic mode). An answer
-// naming another service (registry.IdentityHeader) is never returned. With
-// Zones, the local zone is preferred.
+// naming another service (registry.IdentityHeader) is never returned: its
+// address is ejected at once, and the request sent again elsewhere only if
+// it is idempotent (the other service may have run it). With Zones, the
+// local zone is preferred.
 //
 //	w, err := consumer.NewWatcher(consumer.WatcherOptions{Service: "orders", Source: src})
 //	...

@@ -28,13 +28,14 @@ func (e *identityError) Error() string {
 
 func (e *identityError) Unwrap() error { return ErrWrongService }
 
-// checkIdentity checks the identity a drainkit provider sends on the first
-// response of each connection (registry.IdentityHeader, "<service>/<id>")
-// against the service this Transport calls. A response without it passes
-// (a provider not built on drainkit, or a later response on a connection
-// whose first one passed). On a mismatch the response is discarded and
-// ep's idle connections closed, so that no later request reuses a
-// connection to the wrong service.
+// checkIdentity checks the identity a drainkit provider sends on every
+// response (registry.IdentityHeader, "<service>/<id>") against the service
+// this Transport calls. A response without it passes (a provider not built
+// on drainkit). On a mismatch the response is discarded and ep's idle
+// connections closed, so that no later request reuses a connection to the
+// wrong service; the caller ejects ep (a connect-level failure) and sends
+// the request again only if it is idempotent: the other service may have
+// run it.
 func (t *Transport) checkIdentity(ep *endpoint, resp *http.Response) error {
 	v, ok := resp.Header[registry.IdentityHeader]
 	if !ok || len(v) == 0 {
@@ -51,8 +52,7 @@ func (t *Transport) checkIdentity(ep *endpoint, resp *http.Response) error {
 	return &identityError{addr: ep.addr, want: t.registryService, got: v[0]}
 }
 
-// misidentified reports whether err is an answer from another service: the
-// service called never saw the request, so any method may be retried.
+// misidentified reports whether err is an answer from another service.
 func misidentified(err error) bool {
 	var ie *identityError
 	return errors.As(err, &ie)

@@ -22,13 +22,16 @@ type outReq struct {
 //
 //   - at once, whatever its method, when it failed before any byte of it
 //     was written (the dial was refused or timed out);
-//   - at once, whatever its method, when the answer came from another
-//     service (a provider built on drainkit names itself in the header
-//     registry.IdentityHeader): that answer is discarded, never returned,
-//     and the address ejected at once; the error wraps ErrWrongService;
 //   - when it failed after being written (connection reset, cut before the
 //     response) only if Options.WrittenRetry allows and the request is
-//     idempotent (see RetryIdempotent).
+//     idempotent (see RetryIdempotent);
+//   - when the answer came from another service (a provider built on
+//     drainkit names itself in the header registry.IdentityHeader on every
+//     response), under the same rule as a written request: that service
+//     may have run it (a route of the same name), so only an idempotent
+//     request is sent again. The answer is discarded, never returned, and
+//     the address ejected at once either way; the error of a request not
+//     sent again wraps ErrWrongService.
 //
 // Every retry is taken from the retry budget; a request with a body is
 // retried only if req.GetBody is set (http.NewRequest sets it for
@@ -137,7 +140,9 @@ func (t *Transport) retryable(ep *endpoint, probe bool, req *http.Request, err e
 		return nil, err
 	}
 	t.failed(ep, probe, misidentified(err))
-	if tries >= t.opts.MaxAttempts || !notWritten(err) && !misidentified(err) && !t.idempotent(req) {
+	// An answer from another service is a written request like any other:
+	// a route of the same name there ran it.
+	if tries >= t.opts.MaxAttempts || !notWritten(err) && !t.idempotent(req) {
 		return nil, err
 	}
 	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
