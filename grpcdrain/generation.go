@@ -20,6 +20,8 @@ type generation struct {
 	gs     *grpc.Server
 	window bool // accepts during the propagation window
 
+	services func() map[string]struct{} // gs's services, read at the first unknown call (unknown.go)
+
 	ch   chan *conn    // hand-off from Server.dispatch; unbuffered
 	done chan struct{} // closed by Close: Accept fails, grpc.Server.Serve returns
 	once sync.Once
@@ -35,9 +37,12 @@ type generation struct {
 // the caller registered one). An adopted server is built by the caller's
 // build function from the same options.
 func (s *Server) newGeneration(window bool) *generation {
+	g := &generation{s: s, window: window, ch: make(chan *conn), done: make(chan struct{})}
+	g.services = sync.OnceValue(g.serviceNames)
 	opts := append([]grpc.ServerOption{
 		grpc.ChainUnaryInterceptor(s.unary),
 		grpc.ChainStreamInterceptor(s.stream),
+		grpc.UnknownServiceHandler(g.unknown), // before the caller's options: one of theirs replaces it
 	}, s.grpcOpts...)
 	var gs *grpc.Server
 	if s.build != nil {
@@ -53,7 +58,8 @@ func (s *Server) newGeneration(window bool) *generation {
 	if _, ok := gs.GetServiceInfo()[healthgrpc.Health_ServiceDesc.ServiceName]; !ok {
 		healthgrpc.RegisterHealthServer(gs, s.health)
 	}
-	return &generation{s: s, gs: gs, window: window, ch: make(chan *conn), done: make(chan struct{})}
+	g.gs = gs
+	return g
 }
 
 // Accept returns the next connection the Server hands to this generation.

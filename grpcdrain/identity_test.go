@@ -2,13 +2,16 @@ package grpcdrain_test
 
 import (
 	"context"
+	"net"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	testpb "google.golang.org/grpc/interop/grpc_testing"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	"github.com/drainkit/drainkit/grpcdrain"
 	"github.com/drainkit/drainkit/lifecycle"
@@ -99,5 +102,59 @@ func TestIdentityFromTheFirstRegistrar(t *testing.T) {
 	}
 	if got := header(grpcdrain.WithIdentity("", "")); len(got) != 0 {
 		t.Errorf("identity %q with WithIdentity(\"\", \"\"), want none", got)
+	}
+}
+
+// A call to a method the server lacks (an unknown service, or an unknown
+// method of a known one) is answered UNIMPLEMENTED, with grpc-go's message,
+// and its header names the instance like any other answer: a consumer that
+// reached an address another service took over can tell. A server without
+// the service (payments serves health only) and one with it but not the
+// method are both checked; a handler of the caller's
+// (grpc.UnknownServiceHandler) replaces grpcdrain's and keeps the identity.
+func TestIdentityOnUnknownMethods(t *testing.T) {
+	tm := timings(time.Second, 2*time.Second)
+	payments := setupWith(t, tm, func(lc *lifecycle.Lifecycle, ln net.Listener) *grpcdrain.Server {
+		return grpcdrain.New(lc, ln, nil, grpcdrain.WithIdentity("payments", "payments-1"))
+	}).run()
+	orders := start(t, tm, nil, grpcdrain.WithIdentity("orders", "orders-1"))
+	cases := []struct {
+		name, addr, want, msg string
+		call                  func(c testpb.TestServiceClient, opts ...grpc.CallOption) error
+	}{
+		{"unknown service", payments.addr, "payments/payments-1", "unknown service grpc.testing.TestService",
+			func(c testpb.TestServiceClient, opts ...grpc.CallOption) error {
+				_, err := c.EmptyCall(ctxTimeout(t, 5*time.Second), &testpb.Empty{}, opts...)
+				return err
+			}},
+		{"unknown method", orders.addr, "orders/orders-1", "unknown method NoSuchCall for service grpc.testing.TestService",
+			func(_ testpb.TestServiceClient, opts ...grpc.CallOption) error {
+				return dial(t, orders.addr).Invoke(ctxTimeout(t, 5*time.Second), "/grpc.testing.TestService/NoSuchCall", &testpb.Empty{}, &testpb.Empty{}, opts...)
+			}},
+	}
+	for _, c := range cases {
+		var md metadata.MD
+		err := c.call(testpb.NewTestServiceClient(dial(t, c.addr)), grpc.Header(&md))
+		if st, _ := status.FromError(err); st.Code() != codes.Unimplemented || st.Message() != c.msg {
+			t.Errorf("%s: %v, want UNIMPLEMENTED %q", c.name, err, c.msg)
+		}
+		if got := md.Get(registry.IdentityMetadata); len(got) != 1 || got[0] != c.want {
+			t.Errorf("%s: header %v, want %s: %q", c.name, md, registry.IdentityMetadata, c.want)
+		}
+	}
+
+	proxy := setupWith(t, tm, func(lc *lifecycle.Lifecycle, ln net.Listener) *grpcdrain.Server {
+		return grpcdrain.New(lc, ln, nil, grpcdrain.WithIdentity("proxy", "proxy-1"),
+			grpcdrain.WithServerOptions(grpc.UnknownServiceHandler(func(any, grpc.ServerStream) error {
+				return status.Error(codes.PermissionDenied, "the proxy's own")
+			})))
+	}).run()
+	var md metadata.MD
+	_, err := testpb.NewTestServiceClient(dial(t, proxy.addr)).EmptyCall(ctxTimeout(t, 5*time.Second), &testpb.Empty{}, grpc.Header(&md))
+	if status.Code(err) != codes.PermissionDenied {
+		t.Errorf("the caller's unknown-service handler: %v, want its PERMISSION_DENIED", err)
+	}
+	if got := md.Get(registry.IdentityMetadata); len(got) != 1 || got[0] != "proxy/proxy-1" {
+		t.Errorf("the caller's unknown-service handler: header %v, want proxy/proxy-1", md)
 	}
 }
