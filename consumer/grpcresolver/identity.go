@@ -18,17 +18,22 @@ import (
 
 // Identity checks. A provider built on drainkit names itself in each
 // call's response header metadata (registry.IdentityMetadata,
-// "<service>/<instance id>", grpcdrain.WithIdentity); DialOptions installs
-// interceptors that compare the service with the one the target names. A
-// mismatch (the view's address now serves another service: a recycled pod
-// IP) is a connect-level failure of that address: the answer is discarded
-// (the call's reply is reset, never returned), the address is ejected from
-// what the resolver gives grpc-go, for identityEjection times the number of
-// its ejections (capped at identityEjectionMax), and a unary call is sent
-// again, whatever its method, since the service called never saw it (at
-// most identityAttempts tries in all). A stream is not replayed: it fails
-// with codes.Unavailable at its first header. An answer without the
-// metadata (a provider not built on drainkit) passes.
+// "<service>/<instance id>", grpcdrain.WithIdentity), also when it lacks
+// the method called (grpcdrain answers UNIMPLEMENTED through its
+// interceptors); DialOptions installs interceptors that compare the
+// service with the one the target names. A mismatch (the view's address
+// now serves another service: a recycled pod IP) is a connect-level
+// failure of that address: the answer is discarded (the call's reply is
+// reset, never returned), the address is ejected from what the resolver
+// gives grpc-go, for identityEjection times the number of its ejections
+// (capped at identityEjectionMax). A unary call is sent again (at most
+// identityAttempts tries in all) only when that is safe: the other service
+// answered UNIMPLEMENTED (it lacks the method: nothing ran), or the method
+// is one DialOptions was told is idempotent. Otherwise a method of the same
+// name there ran the call, and it fails with codes.Unavailable, not sent
+// again. A stream is not replayed: it fails with codes.Unavailable at its
+// first header. An answer without the metadata (a provider not built on
+// drainkit) passes.
 const (
 	identityAttempts     = 3
 	identityEjection     = 5 * time.Second
@@ -75,14 +80,56 @@ func mismatch(md metadata.MD, want string) string {
 	return v[0]
 }
 
-// wrongService is the error of a call answered as another service.
-func wrongService(addr, got, want string) error {
-	return status.Errorf(codes.Unavailable, "%s: %s answered as %q, want an instance of %q (an address reused by another service?)",
-		identityMismatchText, addr, got, want)
+// wrongService is the error of a call answered as another service; ran
+// says the call was not sent again because that service ran it.
+func wrongService(addr, got, want string, ran bool) error {
+	const notResent = "; not sent again: a method of that name ran it there, and it is not one DialOptions was told is idempotent"
+	extra := ""
+	if ran {
+		extra = notResent
+	}
+	return status.Errorf(codes.Unavailable, "%s: %s answered as %q, want an instance of %q (an address reused by another service?)%s",
+		identityMismatchText, addr, got, want, extra)
+}
+
+// checker is the identity check of the ClientConns made with one
+// DialOptions call: its Builder and the methods it was told are idempotent.
+type checker struct {
+	b          *Builder
+	idempotent methodSet
+}
+
+// methodSet is a set of methods: full method names ("/pkg.Service/Method")
+// and whole services ("pkg.Service"), named as in a service config's
+// methodConfig (see serviceConfig).
+type methodSet map[string]struct{}
+
+func newMethodSet(names []string) methodSet {
+	m := methodSet{}
+	for _, n := range names {
+		if svc, method, _ := strings.Cut(strings.TrimPrefix(n, "/"), "/"); method != "" {
+			m["/"+svc+"/"+method] = struct{}{}
+		} else {
+			m[svc] = struct{}{}
+		}
+	}
+	return m
+}
+
+// has reports whether the set names fullMethod ("/pkg.Service/Method") or
+// its service.
+func (m methodSet) has(fullMethod string) bool {
+	if _, ok := m[fullMethod]; ok {
+		return true
+	}
+	svc, _, _ := strings.Cut(strings.TrimPrefix(fullMethod, "/"), "/")
+	_, ok := m[svc]
+	return ok
 }
 
 // unaryIdentity is the unary client interceptor of the identity check.
-func (b *Builder) unaryIdentity(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+func (c *checker) unaryIdentity(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	b := c.b
 	t := b.targetOf(cc)
 	if t.want == "" {
 		return invoker(ctx, method, req, reply, cc, opts...)
@@ -101,7 +148,13 @@ func (b *Builder) unaryIdentity(ctx context.Context, method string, req, reply a
 		}
 		addr := addrOf(&p)
 		b.ejectAddr(t.key, addr, got)
-		err = wrongService(addr, got, t.want)
+		// UNIMPLEMENTED: the other service lacks the method (grpcdrain's
+		// unknown-service handler, or a generated Unimplemented stub), so
+		// nothing ran. Any other answer came from a method of that name.
+		if status.Code(err) != codes.Unimplemented && !c.idempotent.has(method) {
+			return wrongService(addr, got, t.want, true)
+		}
+		err = wrongService(addr, got, t.want, false)
 		if ctx.Err() != nil {
 			break
 		}
@@ -140,7 +193,7 @@ func (s *checkedStream) check() error {
 			p, _ := peer.FromContext(s.ClientStream.Context())
 			addr := addrOf(p)
 			s.b.ejectAddr(s.t.key, addr, got)
-			s.err = wrongService(addr, got, s.t.want)
+			s.err = wrongService(addr, got, s.t.want, false)
 		}
 	})
 	return s.err

@@ -140,21 +140,24 @@ func FromWatcher(scheme string, w *consumer.Watcher) *Builder {
 //
 // The options also check who answers: a provider built on drainkit names
 // itself in each call's header metadata (registry.IdentityMetadata,
-// grpcdrain.WithIdentity). An answer naming another service than the
-// target's (an address of the view reused by another service) is never
-// returned (the reply is reset, the call fails with codes.Unavailable unless
-// sent again), its address (the peer's host:port) leaves the addresses
-// given to grpc-go for 5s times the number of its ejections (at most 5m),
-// and a unary call is sent again at once, whatever its method, at most 3
-// tries in all and outside retry throttling: the service called never saw
-// it. A stream, which cannot be replayed, fails with codes.Unavailable at
-// its header. An answer without the metadata passes.
+// grpcdrain.WithIdentity), also when it lacks the method. An answer naming
+// another service than the target's (an address of the view reused by
+// another service) is never returned (the reply is reset), and its address
+// (the peer's host:port) leaves the addresses given to grpc-go for 5s
+// times the number of its ejections (at most 5m). A unary call is then
+// sent again at once, at most 3 tries in all and outside retry throttling,
+// only when that is safe: the other service answered UNIMPLEMENTED (it
+// lacks the method, so nothing ran) or the method is one of idempotent.
+// Otherwise a method of the same name there ran it: the call fails with
+// codes.Unavailable, not sent again. A stream, which cannot be replayed,
+// fails with codes.Unavailable at its header. An answer without the
+// metadata passes.
 func DialOptions(b *Builder, idempotent ...string) []grpc.DialOption {
+	c := &checker{b: b, idempotent: newMethodSet(idempotent)}
 	return []grpc.DialOption{grpc.WithResolvers(b), grpc.WithDefaultServiceConfig(serviceConfig(idempotent)),
-		grpc.WithChainUnaryInterceptor(b.unaryIdentity), grpc.WithChainStreamInterceptor(b.streamIdentity)}
+		grpc.WithChainUnaryInterceptor(c.unaryIdentity), grpc.WithChainStreamInterceptor(b.streamIdentity)}
 }
 
-// Scheme returns the scheme b resolves.
 func (b *Builder) Scheme() string { return b.opts.Scheme }
 
 // Build starts resolving target: its Watcher's views become the

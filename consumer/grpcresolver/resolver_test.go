@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -16,6 +17,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	testpb "google.golang.org/grpc/interop/grpc_testing"
+	"google.golang.org/grpc/stats"
 
 	"github.com/drainkit/drainkit/consumer"
 	"github.com/drainkit/drainkit/consumer/grpcresolver"
@@ -112,6 +114,20 @@ func (s *service) EmptyCall(context.Context, *testpb.Empty) (*testpb.Empty, erro
 	return &testpb.Empty{}, nil
 }
 
+// testCalls is a stats.Handler that counts the test service's calls a
+// server got, whether it serves the service or not.
+type testCalls struct{ n *atomic.Int64 }
+
+func (c testCalls) TagRPC(ctx context.Context, info *stats.RPCTagInfo) context.Context {
+	if strings.HasPrefix(info.FullMethodName, "/grpc.testing.TestService/") {
+		c.n.Add(1)
+	}
+	return ctx
+}
+func (testCalls) HandleRPC(context.Context, stats.RPCStats)                         {}
+func (testCalls) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
+func (testCalls) HandleConn(context.Context, stats.ConnStats)                       {}
+
 // replica is one gRPC server drained by grpcdrain under a lifecycle.
 type replica struct {
 	lc   *lifecycle.Lifecycle
@@ -131,6 +147,13 @@ func startReplica(t *testing.T, reg *testRegistry) *replica {
 // its answers, registered in reg unless reg is nil.
 func startReplicaOf(t *testing.T, reg *testRegistry, name string) *replica {
 	t.Helper()
+	return startReplicaWith(t, reg, name, true)
+}
+
+// startReplicaWith is startReplicaOf; withTest says whether the replica
+// serves the test service (else health only: a service that lacks it).
+func startReplicaWith(t *testing.T, reg *testRegistry, name string, withTest bool) *replica {
+	t.Helper()
 	tm := budget.Timings{WarmupTimeout: 5 * time.Second, PropagationMin: 500 * time.Millisecond,
 		PropagationMax: 500 * time.Millisecond, DrainTimeout: 2 * time.Second, StopTimeout: time.Second,
 		GracePeriod: 8 * time.Second}
@@ -145,8 +168,14 @@ func startReplicaOf(t *testing.T, reg *testRegistry, name string) *replica {
 	port := ln.Addr().(*net.TCPAddr).Port
 	id := name + "-" + strconv.Itoa(port)
 	rp := &replica{lc: lc, svc: &service{}, port: port, done: make(chan error, 1)}
-	lc.AddServer("grpc", grpcdrain.New(lc, ln, func(gs *grpc.Server) { testpb.RegisterTestServiceServer(gs, rp.svc) },
-		grpcdrain.WithIdentity(name, id)))
+	register := func(gs *grpc.Server) { testpb.RegisterTestServiceServer(gs, rp.svc) }
+	opts := []grpcdrain.Option{grpcdrain.WithIdentity(name, id)}
+	if !withTest {
+		// svc.served counts the test service's calls that reached it,
+		// answered UNIMPLEMENTED.
+		register, opts = nil, append(opts, grpcdrain.WithStatsHandler(testCalls{&rp.svc.served}))
+	}
+	lc.AddServer("grpc", grpcdrain.New(lc, ln, register, opts...))
 	if reg != nil {
 		lc.AddRegistrar("test", &registrar{r: reg, in: registry.Instance{ID: id, Address: "127.0.0.1", Port: port}})
 	}
