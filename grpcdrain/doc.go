@@ -109,6 +109,13 @@
 // in flight either: a Watch is a subscription that never ends by itself; it
 // ends when the listener closes.
 //
+// A call to a method no service registered goes through the interceptors
+// too: every grpc.Server gets an unknown-service handler
+// (grpc.UnknownServiceHandler; one in WithServerOptions replaces it) that
+// answers codes.Unimplemented with grpc-go's message. So the answer carries
+// the identity (WithIdentity), and the call counts as an arrival and, while
+// answered, as a stream.
+//
 // Draining(ctx) finds the drain signal from a call's context without any
 // allocation per call: grpcdrain reports each connection's local address as
 // an *Addr, which carries it, and grpc-go puts that address in every call's
@@ -119,9 +126,7 @@
 //
 // It serves one listener per Server (use one Server per listener); the
 // listener may be plain TCP or any other stream listener, and TLS is set up
-// with grpc.Creds in WithServerOptions. Calls that reach no registered
-// method (grpc.UnknownServiceHandler) bypass interceptors, so they are
-// neither counted nor reported as arrivals. grpc.Server.ServeHTTP (gRPC
+// with grpc.Creds in WithServerOptions. grpc.Server.ServeHTTP (gRPC
 // through net/http) is out of scope: drain such a server with httpdrain. A
 // handler that ignores both Draining and its context's cancellation keeps
 // running after ForceClose; Serve stops waiting for it 2s later.

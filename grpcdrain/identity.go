@@ -12,7 +12,10 @@ import (
 // "<service>/<instanceID>", so that consumers (package
 // consumer/grpcresolver) can tell that the address they called is still an
 // instance of the service they meant, and not one that now belongs to
-// another service (a recycled pod IP). Health checks do not carry it.
+// another service (a recycled pod IP). Calls to a method the server lacks
+// carry it too (answered UNIMPLEMENTED by grpcdrain's unknown-service
+// handler, through the interceptors), so that a consumer can tell that
+// nothing ran and send the call elsewhere. Health checks do not carry it.
 //
 // Without WithIdentity the Server names the instance its lifecycle's first
 // registrar registers, as the root package's HTTP listeners do: the first
