@@ -97,9 +97,9 @@ func (p *poller) query(ctx context.Context) answer {
 }
 
 // pause records a's index and returns how long to wait before the next
-// query. A replay's lower index restarts the blocking loop from 0 as a
-// reset's does (nextIndex): the next query answers at once with the
-// registry's current index.
+// query. A replay restarts the blocking loop from 0 as a reset does
+// (nextIndex): the next query answers at once with the registry's current
+// index.
 func (p *poller) pause(a answer, start time.Time) time.Duration {
 	p.failed = a.err != nil
 	if a.err != nil {
@@ -107,6 +107,11 @@ func (p *poller) pause(a answer, start time.Time) time.Duration {
 	}
 	p.bo.Reset()
 	next, reset := nextIndex(p.idx, a.index)
+	if a.replay {
+		// A replay's index says nothing of the registry's, even when it is
+		// above the index waited on (0 after an earlier replay).
+		next, reset = 0, true
+	}
 	p.idx = next
 	if reset || time.Since(start) < minQueryInterval {
 		return minQueryInterval - time.Since(start)

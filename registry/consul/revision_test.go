@@ -2,6 +2,7 @@ package consul
 
 import (
 	"testing"
+	"time"
 
 	"github.com/drainkit/drainkit/registry"
 )
@@ -139,5 +140,19 @@ func TestFingerprintFollowsInstanceEqual(t *testing.T) {
 	}
 	if fingerprint(nil) == fingerprint([]registry.Instance{base}) {
 		t.Error("an empty list hashes like a listed instance")
+	}
+}
+
+// TestPauseAfterReplay: after a replay the next query starts from index 0
+// and is spaced minQueryInterval from the last, even when an earlier replay
+// left the index at 0 (a replay's index must never be waited on: it says
+// nothing of the registry's).
+func TestPauseAfterReplay(t *testing.T) {
+	p := &poller{idx: 12}
+	for i, idx := range []uint64{10, 10} {
+		start := time.Now()
+		if d := p.pause(answer{index: idx, replay: true}, start); p.idx != 0 || d <= 0 || d > minQueryInterval {
+			t.Fatalf("replay %d: next index %d, pause %v; want index 0 and a pause of at most %v", i, p.idx, d, minQueryInterval)
+		}
 	}
 }
