@@ -167,7 +167,10 @@ func (v View) Has(id string) bool {
 // Watch call are ordered by (Epoch, Revision), so a source must increment
 // Epoch whenever its registry's revision goes backwards, before it delivers
 // a view with the lower revision; an error view changes nothing in this
-// order (it carries the last good view's Epoch and Revision). A consumer
+// order (it carries the last good view's Epoch and Revision). A lower
+// revision that only replays an answer the source already took (a caching
+// proxy, a stale read) is no reset: the source drops it rather than
+// deliver it in a new epoch (registry/consul does; see its Watch). A consumer
 // drops a successful view that is older than the latest one of the same
 // Watch call, and takes the first view of a new Watch call whatever its
 // revision.

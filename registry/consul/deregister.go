@@ -90,6 +90,9 @@ func (r *Registrar) Confirm(ctx context.Context) error {
 			last = a.err
 			return true
 		}
+		if a.replay { // an older answer, perhaps from before the registration
+			return true
+		}
 		if slices.ContainsFunc(a.entries, func(e *api.ServiceEntry) bool { return e.Service != nil && e.Service.ID == r.id }) {
 			return true
 		}

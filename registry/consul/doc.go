@@ -74,7 +74,11 @@
 // Watch, Watcher and NewSource follow the passing instances of a service with
 // blocking queries and deliver registry.View (Source "consul", Revision the
 // X-Consul-Index, Epoch incremented when that index goes backwards), only
-// when the view changed; on errors they keep the last
-// good instances, back off, and report recovery as soon as the agent answers
-// again. NewSource is the registry.Source that consumers take.
+// when the view changed; on errors they keep the last good instances, back
+// off, and report recovery as soon as the agent answers again. An answer
+// with a lower index that replays one already taken (same index, same
+// instances, no failed query since: a caching proxy, a stale read) is
+// dropped rather than taken as an index reset, so a removed instance never
+// comes back from it (see Watch). NewSource is the registry.Source that
+// consumers take.
 package consul

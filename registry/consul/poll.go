@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/internal/syncx"
+	"github.com/drainkit/drainkit/registry"
 	"github.com/hashicorp/consul/api"
 )
 
@@ -19,7 +20,9 @@ import (
 //     and the next query does not block (index 0): it answers as soon as the
 //     agent does, so recovery is seen at once, not after a whole wait;
 //   - every query is bounded (queryMargin beyond its longest expected time),
-//     so a hung agent shows as an error.
+//     so a hung agent shows as an error;
+//   - an index below the last answer's either starts a new epoch (a reset)
+//     or marks the answer a replay of one already taken (see revisions).
 type poller struct {
 	client  *api.Client
 	service string
@@ -29,17 +32,18 @@ type poller struct {
 	bo      syncx.Backoff
 	idx     uint64 // the index to wait on next
 	failed  bool   // the last query failed: the next one does not block
-	last    uint64 // the index of the last successful answer
-	epoch   uint64 // how often the index went backwards (registry.View.Epoch)
+	revs    revisions
 }
 
 // answer is the outcome of one query.
 type answer struct {
-	entries []*api.ServiceEntry
-	index   uint64    // X-Consul-Index
-	epoch   uint64    // the poller's epoch once this answer is counted
-	at      time.Time // when the answer (or the error) arrived
-	err     error
+	entries   []*api.ServiceEntry
+	instances []registry.Instance // entries as consumers see them; nil after an error
+	index     uint64              // X-Consul-Index
+	epoch     uint64              // the epoch of a successful answer's view
+	replay    bool                // a replay of an answer already taken: to be dropped
+	at        time.Time           // when the answer (or the error) arrived
+	err       error
 }
 
 // run queries until each returns false (run then returns nil) or ctx is done
@@ -80,21 +84,22 @@ func (p *poller) query(ctx context.Context) answer {
 	if meta != nil {
 		a.index = meta.LastIndex
 	}
-	if err == nil {
-		// An index lower than the last answer's, after a failed query too,
-		// starts a new epoch before anyone sees the answer: its views
-		// must not be ordered against the old indexes (see nextIndex).
-		if a.index < p.last {
-			p.epoch++
-		}
-		p.last = a.index
+	if err != nil {
+		p.revs.fail()
+		return a
 	}
-	a.epoch = p.epoch
+	// An index lower than the last answer's starts a new epoch before
+	// anyone sees the answer, unless the answer is a replay of one already
+	// taken (see revisions).
+	a.instances = instances(entries)
+	a.epoch, a.replay = p.revs.take(a.index, fingerprint(a.instances))
 	return a
 }
 
 // pause records a's index and returns how long to wait before the next
-// query.
+// query. A replay restarts the blocking loop from 0 as a reset does
+// (nextIndex): the next query answers at once with the registry's current
+// index.
 func (p *poller) pause(a answer, start time.Time) time.Duration {
 	p.failed = a.err != nil
 	if a.err != nil {
@@ -102,6 +107,11 @@ func (p *poller) pause(a answer, start time.Time) time.Duration {
 	}
 	p.bo.Reset()
 	next, reset := nextIndex(p.idx, a.index)
+	if a.replay {
+		// A replay's index says nothing of the registry's, even when it is
+		// above the index waited on (0 after an earlier replay).
+		next, reset = 0, true
+	}
 	p.idx = next
 	if reset || time.Since(start) < minQueryInterval {
 		return minQueryInterval - time.Since(start)

@@ -12,12 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drainkit/drainkit/consumer"
 	"github.com/drainkit/drainkit/internal/consultest"
-	"github.com/drainkit/drainkit/internal/testlog"
 	"github.com/drainkit/drainkit/internal/testpoll"
-	"github.com/drainkit/drainkit/registry/consul"
-	"github.com/hashicorp/consul/api"
 )
 
 // TestConsumerFollowsIndexReset (issue 18 item 5): the agent behind the
@@ -32,53 +28,14 @@ import (
 func TestConsumerFollowsIndexReset(t *testing.T) {
 	a := consultest.Start(t)
 	const svc = "reset"
-	register := func(c *api.Client, id string, port int) {
-		t.Helper()
-		if err := c.Agent().ServiceRegister(&api.AgentServiceRegistration{ID: id, Name: svc, Address: "127.0.0.1", Port: port,
-			Check: &api.AgentServiceCheck{CheckID: "service:" + id, TTL: "1h", Status: api.HealthPassing}}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	c := a.Client(t)
-	register(c, "x", 18201)
-	register(c, "y", 18202)
-	// Raise the service's index well above what a fresh agent reaches with
-	// the registrations below.
-	for i := range 30 {
-		register(c, fmt.Sprintf("churn-%d", i), 1)
-		if err := c.Agent().ServiceDeregister(fmt.Sprintf("churn-%d", i)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	registerPassing(t, c, svc, "x", 18201)
+	registerPassing(t, c, svc, "y", 18202)
+	raiseIndex(t, c, svc)
 
 	lb := newHoldingProxy(t, a.HTTPAddr)
-	cfg := a.Config()
-	cfg.Address = lb.addr
-	cfg.HttpClient = &http.Client{Transport: &http.Transport{}}
-	t.Cleanup(cfg.HttpClient.CloseIdleConnections)
-	lbc, err := api.NewClient(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lg, logs := testlog.New(t, "consumer log")
-	w, err := consumer.NewWatcher(consumer.WatcherOptions{Service: svc, Logger: lg,
-		Source: consul.NewSource(lbc, svc, consul.WatchOptions{WaitTime: 5 * time.Second})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	lists := func(ids ...string) func() (bool, string) {
-		return func() (bool, string) {
-			v := w.View()
-			var got []string
-			for _, in := range v.Instances {
-				got = append(got, in.ID)
-			}
-			return strings.Join(got, ",") == strings.Join(ids, ","),
-				fmt.Sprintf("consumer lists %v at epoch %d, revision %d", got, v.Epoch, v.Revision)
-		}
-	}
-	testpoll.Eventually(t, 10*time.Second, "the consumer lists x and y", lists("x", "y"))
+	w, _, logs := watchThrough(t, a, lb.addr, svc)
+	testpoll.Eventually(t, 10*time.Second, "the consumer lists x and y", lists(w, "x", "y"))
 	before := w.Status()
 	t.Logf("index before the restart: %d", before.Revision)
 
@@ -88,8 +45,8 @@ func TestConsumerFollowsIndexReset(t *testing.T) {
 	lb.hold()
 	testpoll.Eventually(t, 10*time.Second, "no query in flight to the old agent", lb.idle)
 	a.Restart(t)
-	register(c, "x", 18201)
-	register(c, "y", 18202)
+	registerPassing(t, c, svc, "x", 18201)
+	registerPassing(t, c, svc, "y", 18202)
 	lb.release()
 
 	if err := c.Agent().ServiceDeregister("y"); err != nil {
@@ -104,7 +61,7 @@ func TestConsumerFollowsIndexReset(t *testing.T) {
 	}
 	t.Logf("index after the restart and the deregistration: %d", meta.LastIndex)
 
-	testpoll.Eventually(t, 20*time.Second, "the deregistration after the index reset reaches the consumer", lists("x"))
+	testpoll.Eventually(t, 20*time.Second, "the deregistration after the index reset reaches the consumer", lists(w, "x"))
 	s := w.Status()
 	if s.Epoch != before.Epoch+1 || s.Revision >= before.Revision || s.Restarts != 0 || s.Err != nil {
 		t.Fatalf("status %+v: want epoch %d, a revision below %d, no restart and no error", s, before.Epoch+1, before.Revision)

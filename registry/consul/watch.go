@@ -88,8 +88,14 @@ func (o WatchOptions) poller(client *api.Client, service string) *poller {
 // lower Revision and the incremented Epoch, so that a consumer ordering
 // views by (Epoch, Revision) takes them, a deregistration included, instead
 // of waiting for the index to climb past the old one. Epoch starts at 0 and
-// counts within one Watch call. An index of 0 is replaced by 1; queries that
-// answer at once are spaced at least 100ms apart, so the loop never spins.
+// counts within one Watch call. A lower index is no reset when the answer
+// replays one already taken in the epoch (the same index and the same
+// instances, no failed query since the last answer: a proxy or cache in
+// front of Consul serving a recorded answer, a stale read): it is dropped,
+// never delivered, so an instance removed since (a drained one) does not
+// come back; the next query starts from index 0. An index of 0 is replaced
+// by 1; queries that answer at once are spaced at least 100ms apart, so the
+// loop never spins.
 //
 // fn runs in Watch's goroutine; the next query starts when it returns. Watch
 // returns ctx.Err() when ctx is done, without calling fn for that, or an
@@ -107,11 +113,14 @@ func Watch(ctx context.Context, client *api.Client, service string, opts WatchOp
 		delivered bool
 	)
 	return opts.poller(client, service).run(ctx, func(a answer) bool {
+		if a.replay {
+			return true
+		}
 		v := good
 		if a.err != nil {
 			v.Err, v.ErrAt = a.err, a.at
 		} else {
-			v.Instances, v.Revision, v.Epoch, v.Received = instances(a.entries), a.index, a.epoch, a.at
+			v.Instances, v.Revision, v.Epoch, v.Received = a.instances, a.index, a.epoch, a.at
 			good = v
 		}
 		if !delivered || changed(last, v) {
@@ -143,9 +152,9 @@ func changed(a, b registry.View) bool {
 	return !slices.EqualFunc(a.Instances, b.Instances, registry.Instance.Equal)
 }
 
-// instances converts the health endpoint's entries, sorted by ID; a service
-// registered without an address gets its node's address, which is what
-// consumers dial.
+// instances converts the health endpoint's entries, sorted by ID (then
+// address and port); a service registered without an address gets its
+// node's address, which is what consumers dial.
 func instances(entries []*api.ServiceEntry) []registry.Instance {
 	out := make([]registry.Instance, 0, len(entries))
 	for _, e := range entries {
@@ -160,7 +169,11 @@ func instances(entries []*api.ServiceEntry) []registry.Instance {
 		in.Endpoints = endpoints(e.Service.TaggedAddresses, in.Address)
 		out = append(out, in)
 	}
-	slices.SortFunc(out, func(a, b registry.Instance) int { return cmp.Compare(a.ID, b.ID) })
+	// IDs are unique per agent, not per datacenter: the address and port
+	// make the order of equal answers equal (see fingerprint).
+	slices.SortFunc(out, func(a, b registry.Instance) int {
+		return cmp.Or(cmp.Compare(a.ID, b.ID), cmp.Compare(a.Address, b.Address), cmp.Compare(a.Port, b.Port))
+	})
 	return out
 }
 
