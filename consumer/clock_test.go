@@ -5,10 +5,12 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/drainkit/drainkit/internal/testlog"
 	"github.com/drainkit/drainkit/registry"
 )
 
@@ -146,4 +148,49 @@ func TestRampStartClampsProviderClock(t *testing.T) {
 	if ramps {
 		t.Error("ramping with slow start off (Window 0)")
 	}
+}
+
+// Issue 30 item 10: a last-good snapshot dated in the future (written
+// under a clock that was ahead) counts as 0 old when first read, as a
+// future READY time does for slow start: its age never goes negative, and
+// it is withdrawn MaxStaleness after that read, not an hour later.
+func TestSnapshotFromTheFutureAgesFromFirstRead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := t.TempDir() + "/orders.json"
+		v := registry.View{Service: "orders", Instances: []registry.Instance{{ID: "a", Address: "127.0.0.1", Port: 1}},
+			Revision: 7, Received: time.Now().Add(time.Hour), Source: "user"}
+		if err := writeSnapshot(path, v); err != nil {
+			t.Fatal(err)
+		}
+		down := registry.SourceFunc(func(ctx context.Context, fn func(registry.View)) error {
+			fn(registry.View{Service: "orders", Err: errors.New("connection refused"), ErrAt: time.Now()})
+			<-ctx.Done()
+			return ctx.Err()
+		})
+		lg, logs := testlog.New(t, "consumer log")
+		w, err := NewWatcher(WatcherOptions{Source: down, Service: "orders", SnapshotPath: path,
+			MaxStaleness: time.Minute, FullReadInterval: -1, Logger: lg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		if err := w.Wait(context.Background()); err != nil {
+			t.Fatalf("Wait on a snapshot from the future: %v, want it served", err)
+		}
+		if s := w.Status(); s.Snapshot != path || s.Age != 0 || w.snapshotErr() != nil {
+			t.Fatalf("status at the first read: snapshot %q age %v (err %v), want %s served, 0 old", s.Snapshot, s.Age, w.snapshotErr(), path)
+		}
+		if !strings.Contains(logs.String(), "dated in the future") || !strings.Contains(logs.String(), "ahead_ms=3600000") {
+			t.Errorf("the future date was not logged with how far ahead:\n%s", logs)
+		}
+		time.Sleep(time.Minute - time.Nanosecond)
+		if s := w.Status(); s.Age != time.Minute-time.Nanosecond || w.snapshotErr() != nil {
+			t.Fatalf("just before MaxStaleness: age %v (err %v), want 1m-1ns and still served", s.Age, w.snapshotErr())
+		}
+		time.Sleep(time.Nanosecond)
+		err = w.snapshotErr()
+		if !errors.Is(err, ErrDegraded) || !w.Degraded() || !strings.Contains(err.Error(), "1m0s old") {
+			t.Fatalf("at MaxStaleness after the first read: %v (degraded %t), want the snapshot withdrawn, 1m0s old", err, w.Degraded())
+		}
+	})
 }
