@@ -57,9 +57,10 @@ type Transport struct {
 	panics          atomic.Uint64
 	mismatches      atomic.Uint64
 
-	mu      sync.Mutex // guards byID, refused, closed and endpoints' outlier fields
+	mu      sync.Mutex // guards byID, peaks, refused, closed and endpoints' outlier fields
 	byID    map[string]*endpoint
-	refused int // endpoints whose ejection the cap refused: panic mode while > 0
+	peaks   zonePeaks // the zones' counts of recent views (Zones.PeakWindow)
+	refused int       // endpoints whose ejection the cap refused: panic mode while > 0
 	closed  bool
 }
 
@@ -88,7 +89,7 @@ func NewTransport(w *Watcher, service string, opts Options) (*Transport, error) 
 		return nil, err
 	}
 	t := &Transport{w: w, service: service, registryService: cmpOr(w.opts.Service, service), opts: opts, log: opts.Logger, clock: newMonoClock(),
-		budget: newBudget(opts.Budget, time.Now()), byID: map[string]*endpoint{}}
+		budget: newBudget(opts.Budget, time.Now()), byID: map[string]*endpoint{}, peaks: zonePeaks{}}
 	t.set.Store(&endpointSet{})
 	if t.tel, err = newTelemetry(t); err != nil {
 		return nil, fmt.Errorf("consumer: NewTransport: telemetry instruments: %w", err)
@@ -160,7 +161,7 @@ func (t *Transport) update(v registry.View) {
 	t.byID = next
 	t.viewed.Store(true)
 	ramp := ramping > 0 && 2*ramping <= len(eps)
-	t.set.Store(&endpointSet{eps: eps, ramp: ramp, zones: t.opts.Zones.split(eps, ramp)})
+	t.set.Store(&endpointSet{eps: eps, ramp: ramp, zones: t.zoneSplitLocked(eps, ramp, mono)})
 }
 
 // readyAheadLogged is how far in the future a READY time must be before the
