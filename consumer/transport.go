@@ -41,6 +41,7 @@ type Transport struct {
 	budget          *budget
 	unsub           func()
 	tel             *telemetry // nil without a MeterProvider or TracerProvider
+	schemes         *SchemeCheck
 
 	clock  monoClock // ejection ends and slow-start ramps are its readings
 	set    atomic.Pointer[endpointSet]
@@ -90,6 +91,7 @@ func NewTransport(w *Watcher, service string, opts Options) (*Transport, error) 
 	}
 	t := &Transport{w: w, service: service, registryService: cmpOr(w.opts.Service, service), opts: opts, log: opts.Logger, clock: newMonoClock(),
 		budget: newBudget(opts.Budget, time.Now()), byID: map[string]*endpoint{}, peaks: zonePeaks{}}
+	t.schemes = NewSchemeCheck(t.registryService, opts.Scheme, opts.Logger)
 	t.set.Store(&endpointSet{})
 	if t.tel, err = newTelemetry(t); err != nil {
 		return nil, fmt.Errorf("consumer: NewTransport: telemetry instruments: %w", err)
@@ -135,11 +137,7 @@ func (t *Transport) update(v registry.View) {
 	next := make(map[string]*endpoint, len(v.Instances))
 	eps := make([]*endpoint, 0, len(v.Instances))
 	ramping := 0
-	for _, in := range v.Instances {
-		in, ok := in.ForScheme(t.opts.Scheme)
-		if !ok {
-			continue // serves no endpoint of this scheme
-		}
+	for _, in := range t.schemes.Dialled(v) { // those serving no endpoint of Scheme left out
 		ep := t.byID[in.ID]
 		zone := in.Meta[t.opts.Zones.MetaKey]
 		if ready, _ := in.ReadyAt(); ep == nil || ep.addr != in.HostPort() || !ep.ready.Equal(ready) || ep.zone != zone {
