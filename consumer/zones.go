@@ -18,33 +18,35 @@ var ErrZoneUnavailable = errors.New("consumer: no instance available in the loca
 // the deficit to the other zones.
 //
 // The local zone's share of the traffic is taken to be its share of the
-// instances the zones had (a deployment sized per zone: Envoy reads the
+// instances the zones have (a deployment sized per zone: Envoy reads the
 // clients' own spread from its local cluster, which a consumer does not
-// know): each zone counts as the largest number of instances it listed in
-// the views of the last PeakWindow, not only the current view's, so that
-// instances that left the registry (a crash, a lost lease, a zone outage)
-// count as missing, as Envoy judges a locality against the hosts it had,
-// and not as a smaller zone that needs less. With five instances in each
-// of two zones and three of the local five gone from the view, the local
-// zone still needs 5/10 of the healthy instances and has 2/7: it keeps
-// (2/7)/(5/10) = 4/7 of the requests and 3/7 spill, so its two remaining
-// instances take the load of two, not of five. A zone deliberately shrunk
-// is judged by its new size once PeakWindow has passed since it shrank.
-// While the local zone's share of the healthy (not ejected) instances is at
-// least its needed share, every request stays in it. Below, the requests are split: the local
-// zone keeps healthy share / needed share of them and the rest spills to
-// the other zones' healthy instances, so that every healthy instance ends
-// up with the same load when every zone's consumers do the same. With two
-// zones of two instances and one of the local ones ejected, the local zone
-// keeps (1/3)/(1/2) = 2/3 of the requests and a third spills; with both
-// ejected, all of them spill. MinHealthyPercent lets a deficit go
-// unspilled: requests stay in the local zone while its healthy share is at
-// least that percentage of its needed share (cross-zone traffic costs
-// latency and money). Instances of the local zone whose ejection is over
-// still get their half-open probe, so the zone takes its traffic back once
-// it recovers. Outlier ejection counts per zone: at most
-// Outlier.MaxEjectionPercent of a zone's instances are ejected at once,
-// beyond which that zone is in panic mode.
+// know). While the local zone's share of the healthy (not ejected)
+// instances is at least that, every request stays in it. Below, the
+// requests are split: the local zone keeps healthy share / needed share of
+// them and the rest spills to the other zones' healthy instances, so that
+// every healthy instance ends up with the same load when every zone's
+// consumers do the same. With two zones of two instances and one of the
+// local ones ejected, the local zone keeps (1/3)/(1/2) = 2/3 of the
+// requests and a third spills; with both ejected, all of them spill.
+// MinHealthyPercent lets a deficit go unspilled: requests stay in the local
+// zone while its healthy share is at least that percentage of its needed
+// share (cross-zone traffic costs latency and money). Instances of the
+// local zone whose ejection is over still get their half-open probe, so
+// the zone takes its traffic back once it recovers. Outlier ejection counts
+// per zone: at most Outlier.MaxEjectionPercent of a zone's instances are
+// ejected at once, beyond which that zone is in panic mode.
+//
+// A zone's size, for the needed share, is the largest number of instances
+// it listed in the views of the last PeakWindow (default 5m), not only the
+// current view's: instances that left the registry (a crash, a lost lease,
+// a zone outage) count as missing, as Envoy judges a locality against the
+// hosts it had, not as a smaller zone that needs less. With five instances
+// in each of two zones and three of the local five gone from the view, the
+// local zone still needs 5/10 of the healthy instances and has 2/7: it
+// keeps (2/7)/(5/10) = 4/7 of the requests and 3/7 spill, so its two
+// remaining instances take the load of two instances, not of five. A size
+// is forgotten PeakWindow after the zone fell below it (on the monotonic
+// clock), so a zone shrunk on purpose is judged by its new size from then.
 //
 // Zone-aware picking applies when Local is set, the view lists at least
 // MinClusterSize instances, and at least one is in the local zone;
