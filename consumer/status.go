@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -29,6 +30,10 @@ type Status struct {
 	WrongService uint64 `json:"wrong_service"`
 	// SlowStart is true while the candidates include ramping instances.
 	SlowStart bool `json:"slow_start"`
+	// Endpoints is the view's instances left out for serving no endpoint
+	// of Options.Scheme, and the schemes they offer; all of them
+	// (Endpoints.Blind) leaves no instance to call.
+	Endpoints SchemeGap `json:"endpoints"`
 }
 
 // Status returns a snapshot of the Transport's counters, outlier state and
@@ -47,6 +52,7 @@ func (t *Transport) Status() Status {
 		}
 	}
 	s.SlowStart = set.ramp
+	s.Endpoints = t.schemes.Gap()
 	t.mu.Lock()
 	s.PanicMode = t.refused > 0
 	t.mu.Unlock()
@@ -59,6 +65,9 @@ func (s Status) String() string {
 		s.Service, s.Instances, s.Ejected, s.Requests, s.Retries, s.BudgetExhausted, s.Failures,
 		s.Ejections, s.PanicMode, s.Revision, s.Source, s.Age.Round(time.Millisecond),
 		s.Staleness.Round(time.Millisecond), s.Degraded, s.FullReadRepairs)
+	if g := s.Endpoints; g.Missing > 0 {
+		line += fmt.Sprintf(" scheme=%s without_scheme=%d offered=%s", g.Scheme, g.Missing, strings.Join(g.Offered, ","))
+	}
 	if s.Snapshot != "" {
 		line += fmt.Sprintf(" snapshot=%q", s.Snapshot)
 	}

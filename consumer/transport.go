@@ -41,6 +41,7 @@ type Transport struct {
 	budget          *budget
 	unsub           func()
 	tel             *telemetry // nil without a MeterProvider or TracerProvider
+	schemes         *SchemeCheck
 
 	clock  monoClock // ejection ends and slow-start ramps are its readings
 	set    atomic.Pointer[endpointSet]
@@ -57,9 +58,10 @@ type Transport struct {
 	panics          atomic.Uint64
 	mismatches      atomic.Uint64
 
-	mu      sync.Mutex // guards byID, refused, closed and endpoints' outlier fields
+	mu      sync.Mutex // guards byID, peaks, refused, closed and endpoints' outlier fields
 	byID    map[string]*endpoint
-	refused int // endpoints whose ejection the cap refused: panic mode while > 0
+	peaks   zonePeaks // the zones' counts of recent views (Zones.PeakWindow)
+	refused int       // endpoints whose ejection the cap refused: panic mode while > 0
 	closed  bool
 }
 
@@ -88,7 +90,8 @@ func NewTransport(w *Watcher, service string, opts Options) (*Transport, error) 
 		return nil, err
 	}
 	t := &Transport{w: w, service: service, registryService: cmpOr(w.opts.Service, service), opts: opts, log: opts.Logger, clock: newMonoClock(),
-		budget: newBudget(opts.Budget, time.Now()), byID: map[string]*endpoint{}}
+		budget: newBudget(opts.Budget, time.Now()), byID: map[string]*endpoint{}, peaks: zonePeaks{}}
+	t.schemes = NewSchemeCheck(t.registryService, opts.Scheme, opts.Logger)
 	t.set.Store(&endpointSet{})
 	if t.tel, err = newTelemetry(t); err != nil {
 		return nil, fmt.Errorf("consumer: NewTransport: telemetry instruments: %w", err)
@@ -134,11 +137,7 @@ func (t *Transport) update(v registry.View) {
 	next := make(map[string]*endpoint, len(v.Instances))
 	eps := make([]*endpoint, 0, len(v.Instances))
 	ramping := 0
-	for _, in := range v.Instances {
-		in, ok := in.ForScheme(t.opts.Scheme)
-		if !ok {
-			continue // serves no endpoint of this scheme
-		}
+	for _, in := range t.schemes.Dialled(v) { // those serving no endpoint of Scheme left out
 		ep := t.byID[in.ID]
 		zone := in.Meta[t.opts.Zones.MetaKey]
 		if ready, _ := in.ReadyAt(); ep == nil || ep.addr != in.HostPort() || !ep.ready.Equal(ready) || ep.zone != zone {
@@ -160,7 +159,7 @@ func (t *Transport) update(v registry.View) {
 	t.byID = next
 	t.viewed.Store(true)
 	ramp := ramping > 0 && 2*ramping <= len(eps)
-	t.set.Store(&endpointSet{eps: eps, ramp: ramp, zones: t.opts.Zones.split(eps, ramp)})
+	t.set.Store(&endpointSet{eps: eps, ramp: ramp, zones: t.zoneSplitLocked(eps, ramp, mono)})
 }
 
 // readyAheadLogged is how far in the future a READY time must be before the

@@ -56,11 +56,15 @@ type WatcherOptions struct {
 	// WatchStatus (Snapshot, and Age its real age: now minus when its
 	// evidence arrived in the earlier run), until the source's first
 	// answer, which always replaces it whatever its revision. A snapshot
-	// older than MaxStaleness is never served: refused at start (Wait and
-	// requests fail at once with ErrDegraded), and withdrawn when it grows
-	// older than that while the source still fails. A missing or unusable
-	// file (another service's, a bad format) is logged and ignored. Empty
-	// views are not written: the file keeps the last list with instances.
+	// dated in the future (written under a clock that was ahead) counts as
+	// 0 old when first read, as a future READY time does for slow start:
+	// its real age is unknown, so it is served for at most MaxStaleness
+	// from then, logged. A snapshot older than MaxStaleness is never
+	// served: refused at start (Wait and requests fail at once with
+	// ErrDegraded), and withdrawn when it grows older than that while the
+	// source still fails. A missing or unusable file (another service's, a
+	// bad format) is logged and ignored. Empty views are not written: the
+	// file keeps the last list with instances.
 	SnapshotPath string
 	// Logger receives the watcher's events (empty list held or applied,
 	// source errors and restarts, degraded). nil means slog.Default().

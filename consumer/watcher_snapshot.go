@@ -26,14 +26,40 @@ type snapshotFile struct {
 
 // snapState marks the candidate view as the snapshot read at start.
 type snapState struct {
-	path     string
-	received time.Time     // the snapshot's evidence time (wall clock, another run's)
-	until    time.Duration // monoClock reading at which it is older than MaxStaleness; 0: never
+	path  string
+	born  time.Duration // monoClock reading at which the snapshot's age was 0 (see snapshotAge)
+	until time.Duration // monoClock reading at which it is older than MaxStaleness; 0: never
 }
 
 // expired reports whether the snapshot is older than MaxStaleness at now, a
 // monoClock reading.
 func (s *snapState) expired(now time.Duration) bool { return s.until != 0 && now >= s.until }
+
+// age returns the snapshot's age at now, a monoClock reading.
+func (s *snapState) age(now time.Duration) time.Duration { return now - s.born }
+
+// snapshotAheadLogged is how far in the future a snapshot's received time
+// must be before the Watcher logs the clock it was written under as ahead:
+// less is ordinary skew.
+const snapshotAheadLogged = time.Second
+
+// snapshotAge turns a snapshot's received time (the wall clock of the run
+// that wrote it) into its age at now, the time it is read (a time.Now()
+// value): the one place where an earlier run's wall clock meets this one's.
+// A received time in the future, which only a clock that was ahead when the
+// file was written (or this one stepped back since) produces, says nothing
+// of the evidence's real age; like a READY time in the future for slow
+// start (rampStart), it counts as now: the snapshot is 0 old when this
+// process first reads it, and so is served at most MaxStaleness from then,
+// on the monotonic clock, never longer however far ahead its date. ahead is
+// how far in the future it was (0 if it was not).
+func snapshotAge(now, received time.Time) (age, ahead time.Duration) {
+	age = now.Round(0).Sub(received) // wall against wall; saturates for absurd values
+	if age < 0 {
+		return 0, -age
+	}
+	return age, 0
+}
 
 // errSnapshot is the error of a request refused because the only view is a
 // snapshot older than MaxStaleness.
@@ -50,7 +76,7 @@ func (w *Watcher) snapshotErr() error {
 	if s == nil || !s.expired(w.clock.now()) {
 		return nil
 	}
-	return w.errSnapshot(s.path, time.Since(s.received))
+	return w.errSnapshot(s.path, s.age(w.clock.now()))
 }
 
 // loadSnapshotLocked serves the snapshot at SnapshotPath as the candidate
@@ -73,11 +99,16 @@ func (w *Watcher) loadSnapshotLocked(now time.Time, srcErr error) {
 		w.log.Error("consumer: the last-good snapshot is unusable; ignoring it", "service", w.opts.Service, "snapshot", path, "err", err)
 		return
 	}
-	age := v.Age(now)
-	st := &snapState{path: path, received: v.Received}
+	age, ahead := snapshotAge(now, v.Received)
+	if ahead > snapshotAheadLogged {
+		w.log.Warn("consumer: the last-good snapshot is dated in the future (written under a clock that was ahead of this one); its age counts from now",
+			"service", w.opts.Service, "snapshot", path, "received", v.Received, "ahead_ms", ahead.Milliseconds())
+	}
+	st := &snapState{path: path, born: w.clock.at(now) - age}
 	if w.opts.MaxStaleness > 0 {
 		if age > w.opts.MaxStaleness {
-			w.snap.Store(&snapState{path: path, received: v.Received, until: time.Nanosecond})
+			st.until = time.Nanosecond
+			w.snap.Store(st)
 			close(w.refused)
 			w.log.Error("consumer: the source failed before its first view and the last-good snapshot is older than the maximum staleness; refusing it",
 				"service", w.opts.Service, "snapshot", path, "snapshot_age_ms", age.Milliseconds(),

@@ -18,7 +18,9 @@ type WatchStatus struct {
 	Received time.Time `json:"received"`
 	// Snapshot is the path of the last-good snapshot while the candidate
 	// view is that snapshot, read at start because the source had not
-	// answered (WatcherOptions.SnapshotPath); Age is then its real age.
+	// answered (WatcherOptions.SnapshotPath); Age is then its real age,
+	// counted from when this process first read it if the snapshot is
+	// dated in the future (never negative).
 	Snapshot string `json:"snapshot,omitempty"`
 	// Instances is the number of candidate instances.
 	Instances int `json:"instances"`
@@ -55,7 +57,7 @@ func (w *Watcher) Status() WatchStatus {
 	s.Staleness = w.staleness()
 	s.Degraded = w.Degraded()
 	if st := w.snap.Load(); st != nil && w.cur.Load() != nil {
-		s.Snapshot = st.path
+		s.Snapshot, s.Age = st.path, st.age(w.clock.now())
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -18,23 +18,35 @@ var ErrZoneUnavailable = errors.New("consumer: no instance available in the loca
 // the deficit to the other zones.
 //
 // The local zone's share of the traffic is taken to be its share of the
-// view's instances (a deployment sized per zone: Envoy reads the clients'
-// own spread from its local cluster, which a consumer does not know). While
-// the local zone's share of the healthy (not ejected) instances is at least
-// that, every request stays in it. Below, the requests are split: the local
-// zone keeps healthy share / needed share of them and the rest spills to
-// the other zones' healthy instances, so that every healthy instance ends
-// up with the same load when every zone's consumers do the same. With two
-// zones of two instances and one of the local ones ejected, the local zone
-// keeps (1/3)/(1/2) = 2/3 of the requests and a third spills; with both
-// ejected, all of them spill. MinHealthyPercent lets a deficit go
-// unspilled: requests stay in the local zone while its healthy share is at
-// least that percentage of its needed share (cross-zone traffic costs
-// latency and money). Instances of the local zone whose ejection is over
-// still get their half-open probe, so the zone takes its traffic back once
-// it recovers. Outlier ejection counts per zone: at most
-// Outlier.MaxEjectionPercent of a zone's instances are ejected at once,
-// beyond which that zone is in panic mode.
+// instances the zones have (a deployment sized per zone: Envoy reads the
+// clients' own spread from its local cluster, which a consumer does not
+// know). While the local zone's share of the healthy (not ejected)
+// instances is at least that, every request stays in it. Below, the
+// requests are split: the local zone keeps healthy share / needed share of
+// them and the rest spills to the other zones' healthy instances, so that
+// every healthy instance ends up with the same load when every zone's
+// consumers do the same. With two zones of two instances and one of the
+// local ones ejected, the local zone keeps (1/3)/(1/2) = 2/3 of the
+// requests and a third spills; with both ejected, all of them spill.
+// MinHealthyPercent lets a deficit go unspilled: requests stay in the local
+// zone while its healthy share is at least that percentage of its needed
+// share (cross-zone traffic costs latency and money). Instances of the
+// local zone whose ejection is over still get their half-open probe, so
+// the zone takes its traffic back once it recovers. Outlier ejection counts
+// per zone: at most Outlier.MaxEjectionPercent of a zone's instances are
+// ejected at once, beyond which that zone is in panic mode.
+//
+// A zone's size, for the needed share, is the largest number of instances
+// it listed in the views of the last PeakWindow (default 5m), not only the
+// current view's: instances that left the registry (a crash, a lost lease,
+// a zone outage) count as missing, as Envoy judges a locality against the
+// hosts it had, not as a smaller zone that needs less. With five instances
+// in each of two zones and three of the local five gone from the view, the
+// local zone still needs 5/10 of the healthy instances and has 2/7: it
+// keeps (2/7)/(5/10) = 4/7 of the requests and 3/7 spill, so its two
+// remaining instances take the load of two instances, not of five. A size
+// is forgotten PeakWindow after the zone fell below it (on the monotonic
+// clock), so a zone shrunk on purpose is judged by its new size from then.
 //
 // Zone-aware picking applies when Local is set, the view lists at least
 // MinClusterSize instances, and at least one is in the local zone;
@@ -56,12 +68,123 @@ type Zones struct {
 	MinClusterSize int
 	// Strict keeps requests in the local zone whatever its health.
 	Strict bool
+	// PeakWindow is how long a zone that lists fewer instances than before
+	// is still judged by its former size: a zone counts as the largest
+	// number of instances it listed in the views of the last PeakWindow (a
+	// size it lost is forgotten PeakWindow after it fell below it). Longer
+	// than an instance takes to come back (a restart, a rescheduled pod),
+	// short enough that a zone scaled down on purpose stops spilling soon.
+	// 0 means 5m; negative judges each zone by the current view alone.
+	PeakWindow time.Duration
 }
+
+// DefaultZonePeakWindow is the default Zones.PeakWindow.
+const DefaultZonePeakWindow = 5 * time.Minute
 
 // zoneSplit is a candidate set split by zone (immutable, part of an
 // endpointSet).
 type zoneSplit struct {
 	local, remote *endpointSet
+	// sizes are the sizes the zones are judged by (see Zones), in steps
+	// ending one after the other as the sizes they remember are forgotten;
+	// past the last, the current counts. Empty when no zone lost instances
+	// within PeakWindow.
+	sizes []sizeSpan
+}
+
+// sizeSpan is the local and remote zones' sizes until a monoClock reading.
+type sizeSpan struct {
+	until         time.Duration
+	local, remote int
+}
+
+// sizes returns the local zone's size and the other zones' together at
+// now, a monoClock reading, as the spill judges them (see Zones).
+func (z *zoneSplit) sizesAt(now time.Duration) (local, remote int) {
+	for _, s := range z.sizes {
+		if now < s.until {
+			return s.local, s.remote
+		}
+	}
+	return len(z.local.eps), len(z.remote.eps)
+}
+
+// zonePeaks remembers each zone's instance counts over the last PeakWindow
+// (guarded by Transport.mu).
+type zonePeaks map[string]*zonePeak
+
+// zonePeak is one zone's count in the latest view and the larger counts it
+// had within PeakWindow: in order of their end, strictly decreasing, each
+// larger than cur (a smaller one, or one that ends sooner, never decides).
+type zonePeak struct {
+	cur  int
+	lost []sizeStep
+}
+
+// sizeStep is a count a zone had, remembered until a monoClock reading.
+type sizeStep struct {
+	n     int
+	until time.Duration
+}
+
+// size returns the zone's size at now, a monoClock reading: the largest
+// count not yet forgotten.
+func (p *zonePeak) size(now time.Duration) int {
+	for _, s := range p.lost {
+		if now < s.until {
+			return s.n
+		}
+	}
+	return p.cur
+}
+
+// observe records the view's count of each zone at now, a monoClock
+// reading, with window the PeakWindow (> 0).
+func (zp zonePeaks) observe(counts map[string]int, now, window time.Duration) {
+	for zone := range counts {
+		if zp[zone] == nil {
+			zp[zone] = &zonePeak{}
+		}
+	}
+	for zone, p := range zp {
+		n := counts[zone]
+		if n < p.cur {
+			p.lost = slices.DeleteFunc(p.lost, func(s sizeStep) bool { return s.n <= p.cur })
+			p.lost = append(p.lost, sizeStep{n: p.cur, until: now + window})
+		}
+		p.cur = n
+		p.lost = slices.DeleteFunc(p.lost, func(s sizeStep) bool { return s.n <= n || s.until <= now })
+		if n == 0 && len(p.lost) == 0 {
+			delete(zp, zone)
+		}
+	}
+}
+
+// spans returns the local zone's size and the others' together, from now
+// until the last remembered count is forgotten (see zoneSplit.sizes).
+func (zp zonePeaks) spans(local string, now time.Duration) []sizeSpan {
+	var ends []time.Duration
+	for _, p := range zp {
+		for _, s := range p.lost {
+			ends = append(ends, s.until)
+		}
+	}
+	slices.Sort(ends)
+	ends = slices.Compact(ends)
+	spans := make([]sizeSpan, 0, len(ends))
+	for _, end := range ends {
+		at := max(now, end-1) // the sizes just before end
+		sp := sizeSpan{until: end}
+		for zone, p := range zp {
+			if zone == local {
+				sp.local = p.size(at)
+			} else {
+				sp.remote += p.size(at)
+			}
+		}
+		spans = append(spans, sp)
+	}
+	return spans
 }
 
 func (z Zones) withDefaults() (Zones, error) {
@@ -74,13 +197,25 @@ func (z Zones) withDefaults() (Zones, error) {
 	z.MetaKey = cmpOr(z.MetaKey, "zone")
 	z.MinHealthyPercent = cmpOr(z.MinHealthyPercent, 100)
 	z.MinClusterSize = cmpOr(z.MinClusterSize, 6)
+	z.PeakWindow = cmpOr(z.PeakWindow, DefaultZonePeakWindow)
 	return z, nil
 }
 
 // split returns the zone split of eps (with ramp as the set's slow-start
-// flag), or nil when zone-aware picking does not apply to it.
-func (z Zones) split(eps []*endpoint, ramp bool) *zoneSplit {
-	if z.Local == "" || len(eps) < z.MinClusterSize && !z.Strict {
+// flag), or nil when zone-aware picking does not apply to it. It records
+// the zones' counts in peaks at now, a monoClock reading.
+func (z Zones) split(eps []*endpoint, ramp bool, peaks zonePeaks, now time.Duration) *zoneSplit {
+	if z.Local == "" {
+		return nil
+	}
+	if z.PeakWindow > 0 {
+		counts := map[string]int{}
+		for _, ep := range eps {
+			counts[ep.zone]++
+		}
+		peaks.observe(counts, now, z.PeakWindow)
+	}
+	if len(eps) < z.MinClusterSize && !z.Strict {
 		return nil
 	}
 	s := &zoneSplit{local: &endpointSet{ramp: ramp}, remote: &endpointSet{ramp: ramp}}
@@ -94,7 +229,27 @@ func (z Zones) split(eps []*endpoint, ramp bool) *zoneSplit {
 	if len(s.local.eps) == 0 && !z.Strict {
 		return nil
 	}
+	s.sizes = peaks.spans(z.Local, now)
 	return s
+}
+
+// zoneSplitLocked returns the zone split of eps (see Zones.split) at now, a
+// monoClock reading, and logs when the local zone lists fewer instances
+// than in the previous view while a larger size is remembered: its share
+// is then judged by that size, and the deficit spills.
+func (t *Transport) zoneSplitLocked(eps []*endpoint, ramp bool, now time.Duration) *zoneSplit {
+	local := t.opts.Zones.Local
+	before := 0
+	if p := t.peaks[local]; p != nil {
+		before = p.cur
+	}
+	zs := t.opts.Zones.split(eps, ramp, t.peaks, now)
+	if p := t.peaks[local]; p != nil && p.cur < before && p.size(now) > p.cur {
+		t.log.Info("consumer: the local zone lists fewer instances than it had; judging its share of the traffic by its former size, the deficit spills to the other zones",
+			"service", t.service, "zone", local, "instances", p.cur, "had", p.size(now),
+			"peak_window_ms", t.opts.Zones.PeakWindow.Milliseconds())
+	}
+	return zs
 }
 
 // zonePick picks from a zone-split set: the local zone while it has the
@@ -113,12 +268,17 @@ func (t *Transport) zonePick(z *zoneSplit, tried []*endpoint) (ep *endpoint, pro
 		}
 		return nil, false, fmt.Errorf("%w: zone %q, %d instance(s), %d healthy", ErrZoneUnavailable, t.opts.Zones.Local, len(local.eps), healthy)
 	}
-	if t.staysLocal(healthy, len(local.eps), countHealthy(remote.eps), len(remote.eps)) {
+	var now time.Duration
+	nl, nr := len(local.eps), len(remote.eps)
+	if len(z.sizes) > 0 {
+		now = t.clock.now()
+		nl, nr = z.sizesAt(now)
+	}
+	if t.staysLocal(healthy, nl, countHealthy(remote.eps), nr) {
 		if ep, probe = t.pickIn(local, tried); ep != nil {
 			return ep, probe, nil
 		}
 	}
-	var now time.Duration
 	if ep = t.dueProbe(local, tried, &now); ep != nil {
 		return ep, true, nil
 	}
@@ -150,8 +310,9 @@ func (t *Transport) refusedProbe(set *endpointSet, tried []*endpoint, now *time.
 }
 
 // staysLocal decides whether one request stays in the local zone, given
-// the healthy and total instances of the local zone (hl of nl) and of the
-// others (hr of nr). The local zone needs the share nl/(nl+nr) of the
+// the healthy instances and the size of the local zone (hl of nl) and of
+// the others (hr of nr), sizes as Zones judges them (the largest counts of
+// the last PeakWindow). The local zone needs the share nl/(nl+nr) of the
 // healthy instances and has hl/(hl+hr); when it has less (by more than
 // MinHealthyPercent allows), it keeps the fraction have/need of the
 // requests, hl*(nl+nr) / ((hl+hr)*nl): a round robin of its own (spreads)

@@ -3,7 +3,9 @@ package consumer_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -198,5 +200,77 @@ func TestZoneSpillIsProportional(t *testing.T) {
 	}
 	if s := tr.Status(); s.Failures != 0 || s.Ejections != 1 {
 		t.Errorf("status %v: want no failure and 1 ejection", s)
+	}
+}
+
+// zoneView is a view of revision rev listing bs, each in the zone zones
+// gives it under the "zone" metadata key.
+func zoneView(rev uint64, zones map[*backend]string, bs ...*backend) registry.View {
+	ins := []registry.Instance{}
+	for _, b := range bs {
+		in := b.instance()
+		in.Meta = map[string]string{"zone": zones[b]}
+		ins = append(ins, in)
+	}
+	return registry.View{Service: "orders", Instances: ins, Revision: rev, Received: time.Now(), Source: "feed"}
+}
+
+// Issue 30 item 8: instances that leave the registry count as missing from
+// their zone for Zones.PeakWindow. Five instances in each of two zones, the
+// consumer in zone a: while all are listed every call stays in a; once
+// three of a's five leave the view (not ejected: gone), zone a is judged by
+// the five it had, not as a zone of two that needs less: it needs 5/10 of
+// the healthy instances and has 2/7, so it keeps (2/7)/(5/10) = 4/7 of the
+// calls and 3/7 spill to b, and each remaining instance of a takes the
+// load of one instance (2/7 of a's calls, as each of b's five takes (1 +
+// 3/7)/5 = 2/7 of a zone's calls), not 2.5 times as much.
+func TestZoneSpillCountsInstancesThatLeft(t *testing.T) {
+	zones := map[*backend]string{}
+	var as, bs []*backend
+	for i := range 5 {
+		a, b := newBackend(t, fmt.Sprintf("a%d", i), nil), newBackend(t, fmt.Sprintf("b%d", i), nil)
+		zones[a], zones[b] = "a", "b"
+		as, bs = append(as, a), append(bs, b)
+	}
+	f := newFeed()
+	f.ch <- zoneView(1, zones, append(as, bs...)...)
+	_, tr, logs := newClient(t, f, consumer.WatcherOptions{FullReadInterval: -1}, consumer.Options{Zones: consumer.Zones{Local: "a"}})
+	hits := func(bs []*backend) (n int64) {
+		for _, b := range bs {
+			n += b.hits.Load()
+		}
+		return n
+	}
+	for i := range 100 {
+		if _, err := attempt(tr); err != nil {
+			t.Fatalf("GET %d: %v", i, err)
+		}
+	}
+	if ha, hb := hits(as), hits(bs); ha != 100 || hb != 0 {
+		t.Fatalf("5+5 listed: zone a served %d and b %d of 100 calls, want 100 and 0", ha, hb)
+	}
+
+	f.ch <- zoneView(2, zones, append(as[3:], bs...)...) // a0, a1, a2 left the registry
+	eventually(t, 5*time.Second, "the view without a0-a2", func() bool { return len(tr.Instances()) == 7 })
+	left, fromA, fromB := hits(as[:3]), hits(as[3:]), hits(bs)
+	const calls = 350 // a multiple of the split's period, (2+5)*5 = 35 calls
+	for i := range calls {
+		if out, err := attempt(tr); err != nil || out.Attempts != 1 {
+			t.Fatalf("GET %d with a0-a2 gone: %+v %v, want one attempt", i, out, err)
+		}
+	}
+	ha, hb := hits(as[3:])-fromA, hits(bs)-fromB
+	t.Logf("a0-a2 gone: zone a (2 instances) served %d, zone b (5) %d of %d calls: %.1f %% spilled, %.2f calls per instance of a",
+		ha, hb, calls, 100*float64(hb)/calls, float64(ha)/2)
+	if hits(as[:3]) != left || ha != calls*4/7 || hb != calls*3/7 {
+		t.Fatalf("a0-a2 gone: zone a served %d and b %d of %d calls, want %d and %d (a keeps (2/7)/(5/10) = 4/7)",
+			ha, hb, calls, calls*4/7, calls*3/7)
+	}
+	if !strings.Contains(logs.String(), "judging its share of the traffic by its former size") ||
+		!strings.Contains(logs.String(), "instances=2 had=5") {
+		t.Errorf("the local zone's loss was not logged with its counts:\n%s", logs)
+	}
+	if s := tr.Status(); s.Failures != 0 || s.Ejections != 0 {
+		t.Errorf("status %v: want no failure and no ejection", s)
 	}
 }

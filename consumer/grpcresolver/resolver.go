@@ -80,7 +80,8 @@ type Options struct {
 	// registry.Instance.Endpoints (a process serving HTTP and gRPC registers
 	// one instance listing both); "" means "grpc". An instance whose
 	// endpoints lack the scheme is left out; one that lists no endpoints is
-	// dialled at its Address and Port.
+	// dialled at its Address and Port. A view whose every instance is left
+	// out is logged (once per streak) and shown in Builder.Status.
 	EndpointScheme string
 	// Source returns the registry.Source of the service a target names
 	// (its path without the leading '/'). Required unless the Builder is
@@ -169,8 +170,10 @@ func (b *Builder) Build(target resolver.Target, cc resolver.ClientConn, _ resolv
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &res{cc: cc, w: w, owned: owned, scheme: b.opts.EndpointScheme, cancel: cancel, next: make(chan registry.View, 1), done: make(chan struct{}),
-		b: b, key: key, log: cmp.Or(b.opts.Watcher.Logger, slog.Default()), ejected: map[string]*ejection{}}
+	log := cmp.Or(b.opts.Watcher.Logger, slog.Default())
+	r := &res{cc: cc, w: w, owned: owned, scheme: b.opts.EndpointScheme, cancel: cancel,
+		check: consumer.NewSchemeCheck(w.Status().Service, b.opts.EndpointScheme, log), next: make(chan registry.View, 1), done: make(chan struct{}),
+		b: b, key: key, log: log, ejected: map[string]*ejection{}}
 	b.mu.Lock()
 	if b.resolvers[key] == nil {
 		b.resolvers[key] = map[*res]struct{}{}
@@ -205,6 +208,7 @@ type res struct {
 	w      *consumer.Watcher
 	owned  bool
 	scheme string // the endpoint dialled (Options.EndpointScheme)
+	check  *consumer.SchemeCheck
 	cancel context.CancelFunc
 	stop   func()
 	next   chan registry.View // latest-wins mailbox
@@ -218,6 +222,7 @@ type res struct {
 	view    registry.View
 	ejected map[string]*ejection // by address: answered as another service (identity.go)
 	closed  bool
+	addrs   int // addresses given to grpc-go last
 }
 
 // offer puts v in the mailbox, replacing a view not yet taken.
@@ -243,6 +248,7 @@ func (r *res) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case v := <-r.next:
+			r.check.Dialled(v) // logs a view whose instances all lack the scheme (state leaves them out)
 			r.mu.Lock()
 			r.view = v
 			r.pruneLocked()
@@ -267,14 +273,14 @@ func state(v registry.View, scheme string) resolver.State {
 // stateLocked is the view's state without the addresses ejected now.
 func (r *res) stateLocked() resolver.State {
 	st := state(r.view, r.scheme)
-	if len(r.ejected) == 0 {
-		return st
+	if len(r.ejected) > 0 {
+		now := time.Now()
+		st.Endpoints = slices.DeleteFunc(st.Endpoints, func(ep resolver.Endpoint) bool {
+			e := r.ejected[ep.Addresses[0].Addr]
+			return e != nil && now.Before(e.until)
+		})
 	}
-	now := time.Now()
-	st.Endpoints = slices.DeleteFunc(st.Endpoints, func(ep resolver.Endpoint) bool {
-		e := r.ejected[ep.Addresses[0].Addr]
-		return e != nil && now.Before(e.until)
-	})
+	r.addrs = len(st.Endpoints)
 	return st
 }
 

@@ -44,6 +44,8 @@ func etcdSource(f flags) (src registry.Source, closeClient func(), err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("--etcd %s: %w", f.etcd, err)
 	}
-	src = etcd.NewSource(client, f.service, etcd.WatchOptions{Prefix: o.Prefix, Scheme: o.Scheme})
+	// No WatchOptions.Scheme: the Transport picks each instance's "http"
+	// endpoint itself, and logs a service whose instances serve none.
+	src = etcd.NewSource(client, f.service, etcd.WatchOptions{Prefix: o.Prefix})
 	return src, func() { client.Close() }, nil
 }

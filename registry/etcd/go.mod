@@ -4,6 +4,8 @@ go 1.25.0
 
 require (
 	github.com/drainkit/drainkit v0.0.0-00010101000000-000000000000
+	github.com/drainkit/drainkit/consumer v0.0.0-00010101000000-000000000000
+	github.com/drainkit/drainkit/consumer/grpcresolver v0.0.0-00010101000000-000000000000
 	github.com/drainkit/drainkit/internal/etcdtest v0.0.0-00010101000000-000000000000
 	go.etcd.io/etcd/api/v3 v3.6.14
 	go.etcd.io/etcd/client/pkg/v3 v3.6.14
@@ -14,6 +16,7 @@ require (
 )
 
 require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/coreos/go-semver v0.3.1 // indirect
 	github.com/coreos/go-systemd/v22 v22.5.0 // indirect
 	github.com/fsnotify/fsnotify v1.9.0 // indirect
@@ -29,6 +32,9 @@ require (
 	github.com/spf13/pflag v1.1.0 // indirect
 	github.com/spf13/viper v1.21.0 // indirect
 	github.com/subosito/gotenv v1.6.0 // indirect
+	go.opentelemetry.io/otel v1.46.0 // indirect
+	go.opentelemetry.io/otel/metric v1.46.0 // indirect
+	go.opentelemetry.io/otel/trace v1.46.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/net v0.58.0 // indirect

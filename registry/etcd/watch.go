@@ -25,8 +25,15 @@ type WatchOptions struct {
 	// Prefix is the key prefix (kratos's namespace); "" means
 	// DefaultPrefix. Instances are read from Prefix/<service>/.
 	Prefix string
-	// Scheme selects the endpoint a View's Address and Port come from; ""
-	// means "http". Instances without such an endpoint are left out.
+	// Scheme, if set, selects the endpoint a View's Address and Port come
+	// from, and instances without such an endpoint are left out. "" (the
+	// default) delivers every instance with an endpoint, at its first
+	// (primary) one: drainkit's consumers pick their own endpoint by scheme
+	// (consumer.Options.Scheme, default "http"; grpcresolver's
+	// EndpointScheme, default "grpc"), so one Source serves both, and a
+	// consumer whose scheme no instance offers says so (logged, and in its
+	// Status) instead of seeing an empty list. Set it only for a consumer
+	// of your own that dials Address and Port.
 	Scheme string
 	// MinBackoff and MaxBackoff bound the jittered exponential backoff after
 	// failed reads: the first wait is about MinBackoff, doubling up to
@@ -41,9 +48,6 @@ type WatchOptions struct {
 func (o WatchOptions) withDefaults() WatchOptions {
 	if o.Prefix == "" {
 		o.Prefix = DefaultPrefix
-	}
-	if o.Scheme == "" {
-		o.Scheme = DefaultScheme
 	}
 	if o.MinBackoff <= 0 {
 		o.MinBackoff = 250 * time.Millisecond
@@ -92,7 +96,8 @@ func NewSource(client *clientv3.Client, service string, opts WatchOptions) regis
 //     everything again.
 //
 // Values are kratos's instance JSON (see ParseValue); a value that does not
-// parse, names another service or lacks an endpoint with Scheme is left out.
+// parse or names another service is left out, and so is one without an
+// endpoint of Scheme when Scheme is set.
 // fn runs in Watch's goroutine. Watch returns ctx.Err() when ctx is done, or
 // an error at once if client is nil or service is empty.
 func Watch(ctx context.Context, client *clientv3.Client, service string, opts WatchOptions, fn func(registry.View)) error {

@@ -82,8 +82,9 @@ const (
 
 // TestWatchViews: the first view is the Get at a revision; later views follow
 // events, stamped with their revision; unparsable values, other services'
-// values and instances without an http endpoint are left out; rewriting an
-// unchanged value delivers nothing.
+// values and, with Scheme http, instances without an http endpoint are left
+// out; rewriting an unchanged value delivers nothing. Without a Scheme every
+// instance is delivered at its first endpoint.
 func TestWatchViews(t *testing.T) {
 	s := etcdtest.Start(t)
 	c := s.Client(t)
@@ -94,7 +95,11 @@ func TestWatchViews(t *testing.T) {
 	put(t, c, dir+"grpc-only", `{"id":"g","name":"w-svc","endpoints":["grpc://10.0.0.2:9000"]}`)
 	rev := put(t, c, etcd.ServicePrefix(etcd.DefaultPrefix, "w-svc-2")+"x", valueB) // a neighbour's prefix
 
-	w := startWatch(t, c, "w-svc", etcd.WatchOptions{}, nil)
+	all := startWatch(t, c, "w-svc", etcd.WatchOptions{}, nil).next(t)
+	if len(all.Instances) != 2 || all.Instances[0].HostPort() != "10.0.0.1:9000" || all.Instances[1].HostPort() != "10.0.0.2:9000" {
+		t.Fatalf("first view without a Scheme: %+v, want a and the gRPC-only g, each at its first endpoint", all.Instances)
+	}
+	w := startWatch(t, c, "w-svc", etcd.WatchOptions{Scheme: "http"}, nil)
 	v := w.next(t)
 	if v.Err != nil || v.Source != "etcd" || v.Service != "w-svc" || v.Revision != uint64(rev) || v.Received.IsZero() ||
 		len(v.Instances) != 1 || v.Instances[0].HostPort() != "10.0.0.1:8000" {

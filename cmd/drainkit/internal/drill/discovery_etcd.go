@@ -42,7 +42,9 @@ func NewEtcdDiscovery(addr, prefix, service string) (*EtcdDiscovery, error) {
 	}
 	go func() {
 		defer close(d.done)
-		_ = etcd.Watch(ctx, client, service, etcd.WatchOptions{Prefix: prefix}, d.receive)
+		// Scheme http: the feed reads an instance's Address as its HTTP
+		// address (registryFeed), so instances without one are left out.
+		_ = etcd.Watch(ctx, client, service, etcd.WatchOptions{Prefix: prefix, Scheme: etcd.DefaultScheme}, d.receive)
 	}()
 	return d, nil
 }
