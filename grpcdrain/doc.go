@@ -72,11 +72,13 @@
 // no polling). Each retired grpc.Server then writes its last statuses and
 // closes its connections; Serve returns when all have stopped.
 //
-// drain.timeout (ForceClose): every connection is closed and every
-// grpc.Server stopped (grpc.Server.Stop). The clients of the calls and
-// streams still running see codes.Unavailable; their handlers' contexts are
-// cancelled; their number is returned, recorded in the timeline, and makes
-// Run exit with code 1.
+// drain.timeout (ForceClose): every connection is closed, which ends every
+// retired grpc.Server's GracefulStop once its handlers return (grpcdrain
+// never calls grpc.Server.Stop on a server in GracefulStop: grpc-go before
+// v1.85.0 deadlocks there while a handler ignores cancellation,
+// grpc-go#9393). The clients of the calls and streams still running see
+// codes.Unavailable; their handlers' contexts are cancelled; their number
+// is returned, recorded in the timeline, and makes Run exit with code 1.
 //
 // # The request path
 //

@@ -15,3 +15,7 @@ type noHooks struct{}
 
 func (noHooks) Arrived()        {}
 func (noHooks) CancelledEarly() {}
+
+// LingerMax is how long Serve waits, after the force close, for handlers
+// that ignore their context's cancellation.
+const LingerMax = lingerMax

@@ -48,6 +48,7 @@ type Server struct {
 	reapOnce sync.Once
 	serving  atomic.Bool
 	orphaned atomic.Bool // Serve failed and returned: finish reaps
+	forced   atomic.Bool // ForceClose ran (before finished): Serve reaps at once
 
 	mu       sync.Mutex
 	closeErr error       // the listener's Close error
@@ -55,7 +56,7 @@ type Server struct {
 	spare    *generation // accepts from LameDuck on
 	live     map[*generation]struct{}
 	conns    map[*conn]struct{}
-	wg       sync.WaitGroup // generations' Serve, GracefulStop and Stop goroutines
+	wg       sync.WaitGroup // generations' Serve and GracefulStop goroutines
 }
 
 // Option configures New.
@@ -297,7 +298,7 @@ func (s *Server) Serve(h lifecycle.ServerHooks) error {
 		return fmt.Errorf("grpcdrain: serving on %s: %w", s.ln.Addr(), err)
 	}
 	<-s.phase.Done(finished)
-	s.reap(false)
+	s.reap(s.forced.Load())
 	return nil
 }
 
@@ -413,13 +414,15 @@ func (s *Server) idle() bool {
 
 // ForceClose closes the listener (if CloseListeners did not) and every
 // connection, which cancels the contexts of the calls and streams still
-// running (their clients see codes.Unavailable), stops every grpc.Server
-// (grpc.Server.Stop) and returns how many calls and streams were in flight.
-// It does not wait for their handlers to return.
+// running (their clients see codes.Unavailable) and so lets every
+// grpc.Server's GracefulStop end once their handlers return, and returns
+// how many calls and streams were in flight. It does not wait for their
+// handlers to return, and Serve waits for them at most lingerMax (2s).
 func (s *Server) ForceClose() int {
 	calls, streams := s.counts.Snapshot()
 	s.closeListeners()
 	s.cut()
+	s.forced.Store(true)
 	s.finish(true)
 	return int(calls + streams)
 }
@@ -445,8 +448,10 @@ func (s *Server) finish(force bool) {
 const lingerMax = 2 * time.Second
 
 // reap waits for every grpc.Server to stop, up to lingerMax (not at all if
-// force), then closes what is left and waits up to lingerMax more. A handler
-// that ignores its context's cancellation can outlive it.
+// force: ForceClose has cut already), then closes what is left and waits up
+// to lingerMax more. A handler that ignores its context's cancellation can
+// outlive it, and so can the GracefulStop that waits for it (grpc-go waits
+// for every handler); both end when the handler returns.
 func (s *Server) reap(force bool) {
 	s.reapOnce.Do(func() {
 		if !force && syncx.WaitFor(&s.wg, lingerMax) {
@@ -457,22 +462,18 @@ func (s *Server) reap(force bool) {
 	})
 }
 
-// cut closes every connection and stops every grpc.Server. Only called once
-// every generation has been retired (after closeListeners): each one in
-// s.live still has its GracefulStop goroutine counted in s.wg, so the Adds
-// below never start from zero.
+// cut closes every connection, which ends their transports and cancels
+// their calls' contexts: all that grpc.Server.Stop would add to the
+// GracefulStop every generation runs by then (cut is only called after
+// closeListeners retired them all). cut never calls Stop: grpc-go before
+// v1.85.0, which this module allows, deadlocks a Stop called while
+// GracefulStop waits for a handler that ignores its context's cancellation
+// (grpc-go#9393), holding the goroutine until the handler returns.
 func (s *Server) cut() {
 	s.mu.Lock()
 	conns := make([]*conn, 0, len(s.conns))
 	for c := range s.conns {
 		conns = append(conns, c)
-	}
-	for g := range s.live {
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			g.gs.Stop()
-		}()
 	}
 	s.mu.Unlock()
 	for _, c := range conns {

@@ -4,6 +4,8 @@ go 1.26.7
 
 require (
 	github.com/drainkit/drainkit v0.0.0-00010101000000-000000000000
+	github.com/drainkit/drainkit/consumer v0.0.0-00010101000000-000000000000
+	github.com/drainkit/drainkit/consumer/grpcresolver v0.0.0-00010101000000-000000000000
 	github.com/drainkit/drainkit/examples v0.0.0-00010101000000-000000000000
 	github.com/drainkit/drainkit/grpcdrain v0.0.0-00010101000000-000000000000
 	github.com/go-kratos/kratos/v2 v2.8.3

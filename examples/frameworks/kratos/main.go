@@ -10,7 +10,9 @@
 //   - gRPC: kgrpc.NewServer builds a *grpc.Server (its embedded Server
 //     field) with kratos's interceptor; grpcdrain.Adopt gets drainkit's
 //     interceptors into it through kgrpc.Options, and kgrpc.CustomHealth
-//     leaves grpc.health.v1 to drainkit (NOT_SERVING at the drain's start).
+//     leaves grpc.health.v1 to drainkit (NOT_SERVING at the drain's start),
+//     and kgrpc.Endpoint gives kratos the endpoint its stream interceptor
+//     reads (kratos.App's Start sets it; without it every stream panics).
 //     Adopt calls the build function once per grpc.Server the drain needs.
 //
 // The lines that differ from a kratos main are in run; the README's
@@ -33,6 +35,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 
 	"github.com/go-kratos/kratos/v2"
@@ -59,9 +62,15 @@ func run(args []string) int {
 	return drainkit.Run(context.Background(), args,
 		drainkit.WithName("kratos"),
 		drainkit.WithHTTPServer("http", ":8000", hs.Server),
+		// The README's recipe, line for line (readme_test.go). kratos's
+		// stream interceptor reads the server's endpoint, which only
+		// kratos.App's Start sets otherwise: without kgrpc.Endpoint every
+		// stream, the health Watch of client-side health checking included,
+		// panics on a nil *url.URL.
 		drainkit.WithServer("grpc", ":9000", func(lc *lifecycle.Lifecycle, ln net.Listener) (lifecycle.Server, error) {
+			endpoint := &url.URL{Scheme: "grpc", Host: ln.Addr().String()}
 			return grpcdrain.Adopt(lc, ln, func(opts ...grpc.ServerOption) *grpc.Server {
-				return newGRPCServer(kgrpc.Options(opts...), kgrpc.CustomHealth()).Server
+				return newGRPCServer(kgrpc.Options(opts...), kgrpc.CustomHealth(), kgrpc.Endpoint(endpoint)).Server
 			}), nil
 		}),
 	)

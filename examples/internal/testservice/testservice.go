@@ -2,19 +2,24 @@
 // interop TestService, where EmptyCall answers at once and UnaryCall sleeps
 // ResponseSize milliseconds (at most 10 s), and panics for a negative
 // ResponseSize, a handler bug that a recovery interceptor or middleware
-// turns into an error while the process keeps serving.
+// turns into an error while the process keeps serving; FullDuplexCall is a
+// bidirectional stream that echoes each message's payload.
 package testservice
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"time"
 
+	"google.golang.org/grpc"
 	testpb "google.golang.org/grpc/interop/grpc_testing"
 	"google.golang.org/grpc/status"
 )
 
-// Service implements testpb.TestServiceServer (EmptyCall and UnaryCall).
+// Service implements testpb.TestServiceServer (EmptyCall, UnaryCall and
+// FullDuplexCall).
 type Service struct {
 	testpb.UnimplementedTestServiceServer
 }
@@ -37,5 +42,23 @@ func (Service) UnaryCall(ctx context.Context, req *testpb.SimpleRequest) (*testp
 		return &testpb.SimpleResponse{}, nil
 	case <-ctx.Done():
 		return nil, status.FromContextError(ctx.Err()).Err()
+	}
+}
+
+// FullDuplexCall answers each message with one carrying the same payload,
+// until the client closes its side (the stream then ends with OK) or the
+// stream fails.
+func (Service) FullDuplexCall(stream grpc.BidiStreamingServer[testpb.StreamingOutputCallRequest, testpb.StreamingOutputCallResponse]) error {
+	for {
+		req, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := stream.Send(&testpb.StreamingOutputCallResponse{Payload: req.GetPayload()}); err != nil {
+			return err
+		}
 	}
 }
