@@ -52,7 +52,8 @@ type NacosConfig struct {
 	// (key registry.nacos.close_timeout, default 2s; > 0 and <= 1m).
 	CloseTimeout time.Duration
 	// SDKDir is the directory under which nacos-sdk-go's log and cache files
-	// go, one subdirectory per process removed when it closes (key
+	// go, one subdirectory per process marked as drainkit's (the only ones
+	// drainkit ever removes: it may hold other files) (key
 	// registry.nacos.sdk_dir, default empty: the user's cache directory,
 	// e.g. ~/.cache/drainkit/nacos, else the temporary directory).
 	SDKDir string
@@ -75,7 +76,7 @@ func init() { keys = append(keys, nacosKeys...) }
 // and the field each fills.
 var nacosKeys = []keyDef{
 	{"registry.nacos.server_addr", kindString, "Nacos servers' HTTP addresses, comma-separated (gRPC on port+1000); empty: no Nacos registration (programs read NACOS_SERVER_ADDR)",
-		"host:port items separated by commas, each port 1..64535, e.g. 127.0.0.1:8848", func(c *Config) any { return &c.Registry.Nacos.ServerAddr }},
+		"host:port items separated by commas, each port 1..64535, e.g. 127.0.0.1:8848 or [::1]:8848 (no IPv6 zone)", func(c *Config) any { return &c.Registry.Nacos.ServerAddr }},
 	{"registry.nacos.context_path", kindString, "path prefix of the servers' open API",
 		"a URL path starting with '/', e.g. /nacos", func(c *Config) any { return &c.Registry.Nacos.ContextPath }},
 	{"registry.nacos.namespace", kindString, "namespace ID; empty: the public namespace",
@@ -97,7 +98,7 @@ var nacosKeys = []keyDef{
 		func(c *Config) any { return &c.Registry.Nacos.CallTimeout }},
 	{"registry.nacos.close_timeout", kindDuration, "closing the client's connection after the drain must finish within this",
 		"> 0s, <= 1m", func(c *Config) any { return &c.Registry.Nacos.CloseTimeout }},
-	{"registry.nacos.sdk_dir", kindString, "directory for nacos-sdk-go's log and cache files (one subdirectory per process, removed when it stops); empty: the user's cache directory",
+	{"registry.nacos.sdk_dir", kindString, "directory for nacos-sdk-go's log and cache files (one subdirectory per process, marked as drainkit's; only those are ever removed); empty: the user's cache directory",
 		"a directory path, or empty", func(c *Config) any { return &c.Registry.Nacos.SDKDir }},
 }
 
@@ -108,10 +109,8 @@ func (c *Config) checkNacos(k keyDef) string {
 	switch k.name {
 	case "registry.nacos.server_addr":
 		for _, a := range n.ServerAddrList() {
-			host, port, err := net.SplitHostPort(a)
-			p, perr := strconv.Atoi(port)
-			if err != nil || host == "" || perr != nil || p < 1 || p > 65535-1000 {
-				return "each item must be host:port with a port from 1 to 64535 (the gRPC port is port+1000), e.g. 127.0.0.1:8848"
+			if rule := NacosServerAddr(a); rule != "" {
+				return rule
 			}
 		}
 	case "registry.nacos.context_path":
@@ -157,6 +156,24 @@ func (c *Config) checkNacos(k keyDef) string {
 		if n.CloseTimeout <= 0 || n.CloseTimeout > time.Minute {
 			return "must be > 0s and <= 1m"
 		}
+	}
+	return ""
+}
+
+// NacosServerAddr checks one item of registry.nacos.server_addr and returns
+// the rule it breaks, or "": host:port with a port from 1 to 64535 (the
+// gRPC port is port+1000); an IPv6 address in brackets, e.g. [::1]:8848,
+// without a zone (nacos-sdk-go writes the address into URLs unescaped, so
+// a zone's '%' would break them). registry/nacos applies the same rule to
+// its Options.
+func NacosServerAddr(a string) string {
+	host, port, err := net.SplitHostPort(a)
+	p, perr := strconv.Atoi(port)
+	switch {
+	case err != nil || host == "" || perr != nil || p < 1 || p > 65535-1000:
+		return "each item must be host:port with a port from 1 to 64535 (the gRPC port is port+1000), e.g. 127.0.0.1:8848 or [::1]:8848"
+	case strings.Contains(host, "%"):
+		return "an IPv6 address must not carry a zone (" + strconv.Quote(a) + "): nacos-sdk-go cannot dial it"
 	}
 	return ""
 }

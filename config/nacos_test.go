@@ -21,7 +21,7 @@ func TestNacosKeys(t *testing.T) {
 		t.Fatalf("defaults: %+v", d)
 	}
 	c, err := config.Load(config.Sources{Env: []string{
-		"DRAINKIT_REGISTRY_NACOS_SERVER_ADDR= 127.0.0.1:8848, ,10.0.0.2:8848",
+		"DRAINKIT_REGISTRY_NACOS_SERVER_ADDR= 127.0.0.1:8848, ,10.0.0.2:8848,[::1]:8848",
 		"DRAINKIT_REGISTRY_NACOS_WEIGHT=2.5", "DRAINKIT_REGISTRY_NACOS_USERNAME=nacos",
 		"DRAINKIT_REGISTRY_NACOS_PASSWORD=hunter2", "DRAINKIT_REGISTRY_NACOS_NAMESPACE=dev-1",
 	}})
@@ -29,7 +29,7 @@ func TestNacosKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := c.Registry.Nacos
-	if got := n.ServerAddrList(); !slices.Equal(got, []string{"127.0.0.1:8848", "10.0.0.2:8848"}) || n.Weight != 2.5 || n.Namespace != "dev-1" {
+	if got := n.ServerAddrList(); !slices.Equal(got, []string{"127.0.0.1:8848", "10.0.0.2:8848", "[::1]:8848"}) || n.Weight != 2.5 || n.Namespace != "dev-1" {
 		t.Fatalf("loaded %+v, servers %q", n, got)
 	}
 	if s := c.String(); strings.Contains(s, "hunter2") || !strings.Contains(s, "registry.nacos.password=[set]") {
@@ -51,6 +51,8 @@ func TestNacosKeys(t *testing.T) {
 		{"DRAINKIT_REGISTRY_NACOS_GROUP=a@@b", "registry.nacos.group"},
 		{"DRAINKIT_REGISTRY_NACOS_SERVER_ADDR=127.0.0.1:65000", "registry.nacos.server_addr"},
 		{"DRAINKIT_REGISTRY_NACOS_SERVER_ADDR=127.0.0.1", "registry.nacos.server_addr"},
+		{"DRAINKIT_REGISTRY_NACOS_SERVER_ADDR=::1:8848", "registry.nacos.server_addr"},
+		{"DRAINKIT_REGISTRY_NACOS_SERVER_ADDR=[fe80::1%eth0]:8848", "registry.nacos.server_addr"},
 		{"DRAINKIT_REGISTRY_NACOS_CLUSTER=a_b", "registry.nacos.cluster"},
 		{"DRAINKIT_REGISTRY_NACOS_WEIGHT=0", "registry.nacos.weight"},
 		{"DRAINKIT_REGISTRY_NACOS_WEIGHT=10001", "registry.nacos.weight"},

@@ -112,12 +112,16 @@ func (c *Core) BeginDeregister(ctx context.Context) (first, stopped bool) {
 	return true, c.worker.Stop(ctx)
 }
 
-// Close makes Sync return errClosed and stops the worker, waiting for it.
-func (c *Core) Close() {
+// Close makes Sync return errClosed and stops the worker, waiting for it
+// until ctx ends. It reports whether the worker has returned (or never
+// ran); if not, the worker's step has been cancelled and ends at its next
+// check of its context. A registrar bounds it by its close timeout: a step
+// blocked in a call that takes no context must not hold up the stop hooks.
+func (c *Core) Close(ctx context.Context) bool {
 	c.mu.Lock()
 	c.closed = true
 	c.mu.Unlock()
-	c.worker.Stop(context.Background())
+	return c.worker.Stop(ctx)
 }
 
 // Closed reports whether Close was called.

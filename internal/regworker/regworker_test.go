@@ -185,8 +185,36 @@ func TestCore(t *testing.T) {
 		t.Fatalf("Sync after BeginDeregister = %v, want registry.ErrDeregistered", err)
 	}
 	c2 := regworker.NewCore(registry.Status{}, regworker.Streak{Log: slog.New(slog.NewTextHandler(&log, nil))}, errClosed)
-	c2.Close()
+	if !c2.Close(ctx) {
+		t.Fatal("Close of a Core whose worker never ran reported it still running")
+	}
 	if err := c2.Sync(ctx, lifecycle.Transition{To: lifecycle.Ready}, time.Hour, step); !errors.Is(err, errClosed) || !c2.Closed() {
 		t.Fatalf("Sync after Close = %v, want the closed error", err)
+	}
+}
+
+// TestCloseBounded: Close returns by its context's end, reporting the
+// worker still running, when a step ignores its context (an SDK call that
+// takes none); the step ends later and the worker with it.
+func TestCloseBounded(t *testing.T) {
+	c := regworker.NewCore(registry.Status{}, regworker.Streak{Log: slog.New(slog.DiscardHandler)}, errors.New("closed"))
+	release, entered := make(chan struct{}), make(chan struct{})
+	step := func(context.Context) regworker.Outcome {
+		close(entered)
+		<-release // a call that takes no context
+		return regworker.Outcome{Gen: c.Wanted().Gen}
+	}
+	sctx, scancel := context.WithCancel(context.Background())
+	scancel() // Sync only kicks the worker here; the step runs on
+	_ = c.Sync(sctx, lifecycle.Transition{To: lifecycle.Ready}, time.Hour, step)
+	<-entered
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if c.Close(ctx) {
+		t.Fatal("Close reported the worker stopped while its step was blocked")
+	}
+	close(release)
+	if !c.Close(context.Background()) {
+		t.Fatal("the worker did not stop once its step returned")
 	}
 }

@@ -133,7 +133,7 @@ func (r *Registrar) Sync(ctx context.Context, t lifecycle.Transition) error {
 // check turns critical after TTL and Consul removes the instance after
 // DeregisterCriticalServiceAfter. Close is idempotent and returns nil.
 func (r *Registrar) Close() error {
-	r.core.Close()
+	r.core.Close(context.Background())
 	if r.owned != nil {
 		r.owned.CloseIdleConnections()
 	}

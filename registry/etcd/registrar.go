@@ -161,7 +161,7 @@ func (r *Registrar) Sync(ctx context.Context, t lifecycle.Transition) error {
 // the last keep-alive. Close is idempotent and returns the client's Close
 // error, if any.
 func (r *Registrar) Close() error {
-	r.core.Close()
+	r.core.Close(context.Background())
 	r.mu.Lock()
 	c := r.client
 	r.client = nil

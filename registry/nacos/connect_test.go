@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"math/rand/v2"
 	"net"
 	"strconv"
 	gosync "sync"
@@ -68,22 +67,7 @@ type gatedProxy struct {
 
 func startGatedProxy(t *testing.T) *gatedProxy {
 	t.Helper()
-	var hl, gl net.Listener
-	for range 100 {
-		port := 21000 + rand.IntN(30000)
-		var err error
-		if hl, err = net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port)); err != nil {
-			continue
-		}
-		if gl, err = net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port+1000)); err != nil {
-			hl.Close()
-			continue
-		}
-		break
-	}
-	if gl == nil {
-		t.Fatal("no free port pair for the proxy")
-	}
+	hl, gl := listenPortPair(t)
 	p := &gatedProxy{addr: hl.Addr().String()}
 	var wg gosync.WaitGroup
 	var mu gosync.Mutex

@@ -35,9 +35,7 @@ func (r *Registrar) Deregister(ctx context.Context) error {
 		r.core.Failed("deregister instance", err)
 		return err
 	}
-	r.mu.Lock()
-	c := r.client
-	r.mu.Unlock()
+	c := r.madeClient()
 	if !r.registered.Load() || c == nil {
 		r.log.Info("nacos: nothing to deregister: never registered")
 		return nil
@@ -74,10 +72,7 @@ func (r *Registrar) Deregister(ctx context.Context) error {
 // registered.
 func (r *Registrar) Confirm(ctx context.Context) error {
 	start := time.Now()
-	r.mu.Lock()
-	c := r.client
-	r.mu.Unlock()
-	if c == nil || !r.registered.Load() {
+	if r.madeClient() == nil || !r.registered.Load() {
 		return nil
 	}
 	var last error

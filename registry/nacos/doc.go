@@ -83,8 +83,9 @@
 //
 // Register and Registration wire the registrar into drainkit.Main from the
 // registry.nacos.* keys (file, DRAINKIT_REGISTRY_NACOS_* variables, flags
-// such as --registry-nacos-group): server_addr (host:port list; empty:
-// NACOS_SERVER_ADDR, and with neither: register nowhere), context_path,
+// such as --registry-nacos-group): server_addr (host:port list, an IPv6
+// address in brackets; empty: NACOS_SERVER_ADDR, and with neither:
+// register nowhere), context_path,
 // namespace, group, cluster, weight, username and password,
 // sync_interval, call_timeout, close_timeout and sdk_dir, checked before
 // any listener opens with errors naming the key, where its value came from
@@ -96,6 +97,13 @@
 // ~/.cache/drainkit/nacos): one directory per process, the log rotated at
 // 10 MB with 2 old files, each client's cache (never read: the SDK's
 // NotLoadCacheAtStart, drainkit reads the server) removed when the client
-// closes, and the directory of a process that is gone (kill -9) removed by
-// the next process using the same sdk_dir.
+// closes, and the directory of a drainkit process that is gone (kill -9)
+// removed by the next process using the same sdk_dir. Only directories
+// drainkit made (marked by a drainkit-owner file naming their process) are
+// ever removed: sdk_dir may hold other files.
+//
+// The SDK's calls take no context; against a server that accepts and
+// never answers they run in goroutines of their own, so that Close keeps
+// to close_timeout and Watch returns as soon as its context ends, the rest
+// going on in the background.
 package nacos

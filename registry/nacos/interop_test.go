@@ -33,11 +33,15 @@ func TestInteropSDK(t *testing.T) {
 		constant.WithNotLoadCacheAtStart(true), constant.WithLogDir(filepath.Join(dir, "log")),
 		constant.WithCacheDir(filepath.Join(dir, "cache")), constant.WithLogLevel("warn"))
 	sc := []constant.ServerConfig{*constant.NewServerConfig("127.0.0.1", uint64(srv.Port), constant.WithContextPath("/nacos"))}
+	// The package's Watch calls of earlier tests may still close their
+	// clients in the background: nacos-sdk-go's making and closing race.
+	unlock := nacos.LockSDK()
 	c, err := clients.NewNamingClient(vo.NacosClientParam{ClientConfig: cc, ServerConfigs: sc})
+	unlock()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.CloseClient()
+	defer func() { unlock := nacos.LockSDK(); c.CloseClient(); unlock() }()
 	if ok, err := c.RegisterInstance(vo.RegisterInstanceParam{Ip: "127.0.0.1", Port: 18201, ServiceName: svc,
 		Weight: 10, Enable: true, Healthy: true, Ephemeral: true,
 		// kratos's contrib/registry/nacos adds kind (the endpoint's scheme)

@@ -17,8 +17,9 @@ import (
 // a Registrar and a Source share.
 type Server struct {
 	// Addrs are the servers' HTTP addresses, "host:port" (key
-	// registry.nacos.server_addr; at least one). Clients of Nacos 2.x and
-	// 3.x reach the same server's gRPC port at port+1000.
+	// registry.nacos.server_addr; at least one), an IPv6 address in
+	// brackets ("[::1]:8848", no zone). Clients of Nacos 2.x and 3.x reach
+	// the same server's gRPC port at port+1000.
 	Addrs []string
 	// ContextPath is the open API's path prefix (key
 	// registry.nacos.context_path, default "/nacos").
@@ -74,9 +75,11 @@ type Options struct {
 	// CallTimeout bounds each call to the server (default 2s, <=
 	// SyncInterval).
 	CallTimeout time.Duration
-	// CloseTimeout bounds Close: closing the client's connection (which
-	// removes its ephemeral instances on the server) can hang for minutes
-	// when the server is unreachable. Default 2s.
+	// CloseTimeout bounds Close, stopping the worker and closing the
+	// client's connection (which removes its ephemeral instances on the
+	// server) together: against a server that accepts and never answers
+	// the SDK's calls take no context and can hang for minutes; they go on
+	// in the background. Default 2s.
 	CloseTimeout time.Duration
 	// SettleTime is how long after its own write the Registrar trusts a
 	// read of enabled=false to be an operator's rather than its own write
@@ -94,10 +97,12 @@ type Options struct {
 	Logger *slog.Logger
 	// SDKDir is the directory under which nacos-sdk-go's log and cache
 	// files go (key registry.nacos.sdk_dir): one subdirectory per process,
-	// the log rotated at 10 MB with 2 old files, the client's cache (never
-	// read: drainkit reads the server) removed when Close returns, and a
-	// killed process's subdirectory removed by the next process using the
-	// same directory. "" means DefaultSDKDir().
+	// marked as drainkit's by a file naming its pid, the log rotated at 10
+	// MB with 2 old files, the client's cache (never read: drainkit reads
+	// the server) removed once the client has closed, and a killed drainkit
+	// process's subdirectory removed by the next process using the same
+	// directory. Nothing else under it is ever removed, so it may be a
+	// directory shared with other files. "" means DefaultSDKDir().
 	SDKDir string
 }
 
@@ -165,11 +170,8 @@ func (s Server) Validate() error {
 		return re("registry.nacos.server_addr", `""`, "must list at least one Nacos server as host:port, e.g. 127.0.0.1:8848")
 	}
 	for _, a := range s.Addrs {
-		host, port, err := net.SplitHostPort(a)
-		p, perr := strconv.Atoi(port)
-		if err != nil || host == "" || perr != nil || p < 1 || p+1000 > 65535 {
-			return re("registry.nacos.server_addr", strconv.Quote(strings.Join(s.Addrs, ",")),
-				"each entry must be host:port with a port from 1 to 64535 (the gRPC port is port+1000), e.g. 127.0.0.1:8848")
+		if rule := config.NacosServerAddr(a); rule != "" {
+			return re("registry.nacos.server_addr", strconv.Quote(strings.Join(s.Addrs, ",")), rule)
 		}
 	}
 	switch {

@@ -16,10 +16,6 @@ import (
 	"github.com/drainkit/drainkit/internal/regworker"
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/registry"
-	"github.com/nacos-group/nacos-sdk-go/v2/clients"
-	"github.com/nacos-group/nacos-sdk-go/v2/clients/naming_client"
-	"github.com/nacos-group/nacos-sdk-go/v2/common/constant"
-	"github.com/nacos-group/nacos-sdk-go/v2/vo"
 )
 
 // ErrClosed is returned by Sync after Close.
@@ -37,8 +33,8 @@ type Registrar struct {
 	core *regworker.Core // the wanted state, the status and the worker
 
 	mu      sync.Mutex
-	client  *sdkClient // created by the worker's first step
-	offline bool       // an operator disabled the instance on the server
+	dial    *dial // the SDK's client, started by the worker's first step
+	offline bool  // an operator disabled the instance on the server
 	// registered is set before the first registration call: from then on
 	// the server may hold the instance. A call that failed or timed out may
 	// still have been applied, and nacos-sdk-go keeps every registration it
@@ -152,100 +148,62 @@ func (r *Registrar) Sync(ctx context.Context, t lifecycle.Transition) error {
 	return r.core.Sync(ctx, t, r.opts.SyncInterval, r.step)
 }
 
-// sdkClient returns nacos-sdk-go's naming client, creating it on first use,
-// with its local caches off: drainkit reads the server itself.
-func (r *Registrar) sdkClient() (*sdkClient, error) {
+// sdkClient returns nacos-sdk-go's naming client, starting to make it on
+// first use (and again after a failed try), or an error when ctx ends
+// first: the SDK's connection attempts, which take no context, go on in a
+// goroutine of their own and r.mu is never held across them.
+func (r *Registrar) sdkClient(ctx context.Context) (*sdkClient, error) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.client != nil {
-		return r.client, nil
-	}
 	if r.core.Closed() {
+		r.mu.Unlock()
 		return nil, ErrClosed
 	}
-	c, err := newSDKClient(r.opts.Server, r.opts.CallTimeout, r.opts.SDKDir)
-	if err != nil {
-		return nil, err
+	if r.dial == nil || r.dial.failed() {
+		r.dial = dialSDK(r.opts.Server, r.opts.CallTimeout, r.opts.SDKDir)
 	}
-	r.client = c
-	return c, nil
-}
-
-// sdkClientsMade counts the nacos-sdk-go clients made (each a gRPC
-// connection and goroutines, some of which outlive CloseClient), for the
-// tests: a full read must not make one.
-var sdkClientsMade atomic.Int64
-
-// sdkClient is a nacos-sdk-go naming client with its cache directory.
-type sdkClient struct {
-	naming_client.INamingClient
-	removeCache func()
-}
-
-// newSDKClient creates a naming client for s, its files under sdkDir (see
-// processDir), its local caches never read.
-func newSDKClient(s Server, timeout time.Duration, sdkDir string) (*sdkClient, error) {
-	logDir, cacheDir, removeCache, err := sdkDirs.clientDirs(sdkDir)
-	if err != nil {
-		return nil, err
-	}
-	sdkClientsMade.Add(1)
-	cc := constant.ClientConfig{
-		NamespaceId:          s.Namespace,
-		TimeoutMs:            uint64(timeout.Milliseconds()),
-		NotLoadCacheAtStart:  true,  // a cache left by an earlier process is stale evidence
-		UpdateCacheWhenEmpty: false, // (the SDK's default) never used for decisions here
-		LogLevel:             "warn",
-		Username:             s.Username,
-		Password:             s.Password,
-	}
-	sdkFiles(&cc, logDir, cacheDir)
-	var sc []constant.ServerConfig
-	for _, a := range s.Addrs {
-		host, port, _ := net.SplitHostPort(a) // checked by Validate
-		p, _ := strconv.Atoi(port)
-		sc = append(sc, constant.ServerConfig{IpAddr: host, Port: uint64(p), GrpcPort: uint64(p + 1000),
-			ContextPath: s.ContextPath, Scheme: "http"})
-	}
-	c, err := clients.NewNamingClient(vo.NacosClientParam{ClientConfig: &cc, ServerConfigs: sc})
-	if err != nil {
-		removeCache()
-		return nil, fmt.Errorf("nacos: client: %w", err)
-	}
-	return &sdkClient{INamingClient: c, removeCache: removeCache}, nil
-}
-
-// Close closes nacos-sdk-go's client, bounded by CloseTimeout: closing the
-// connection removes the client's ephemeral instances on the server, and
-// can hang when the server is unreachable (the close then goes on in the
-// background and Close reports it). It does not deregister otherwise. Close
-// is idempotent.
-func (r *Registrar) Close() error {
-	r.core.Close()
-	r.mu.Lock()
-	c := r.client
-	r.client = nil
+	d := r.dial
 	r.mu.Unlock()
-	defer r.api.close()
-	if c == nil {
-		return nil
-	}
-	return c.closeWithin(r.opts.CloseTimeout)
+	return d.get(ctx)
 }
 
-// closeWithin closes the client, waiting at most timeout; its cache
-// directory is removed once the close returned.
-func (c *sdkClient) closeWithin(timeout time.Duration) error {
-	done := make(chan struct{})
-	go func() { c.CloseClient(); c.removeCache(); close(done) }()
-	t := time.NewTimer(timeout)
-	defer t.Stop()
-	select {
-	case <-done:
+// madeClient returns the client if it has been made, else nil, without
+// waiting: Deregister and Confirm read it. Nothing can have been registered
+// through a client still being made.
+func (r *Registrar) madeClient() *sdkClient {
+	r.mu.Lock()
+	d := r.dial
+	r.mu.Unlock()
+	if d == nil {
 		return nil
-	case <-t.C:
-		return fmt.Errorf("nacos: closing the client took longer than %s; it goes on in the background", timeout)
 	}
+	return d.ready()
+}
+
+// Close stops the worker and closes nacos-sdk-go's client, the two
+// together bounded by CloseTimeout: closing the connection removes the
+// client's ephemeral instances on the server, and against a server that
+// accepts and never answers the SDK's calls take no context (making the
+// client takes 9 s, closing it can hang longer). What did not finish in
+// time goes on in the background and Close reports it. It does not
+// deregister otherwise. Close is idempotent.
+func (r *Registrar) Close() error {
+	ctx, cancel := context.WithTimeoutCause(context.Background(), r.opts.CloseTimeout,
+		fmt.Errorf("registry.nacos.close_timeout %s", r.opts.CloseTimeout))
+	defer cancel()
+	defer r.api.close()
+	var errs []error
+	if !r.core.Close(ctx) {
+		// Cancelled, it ends at its next check of its context.
+		errs = append(errs, fmt.Errorf("nacos: the registrar's worker did not stop in time (%w)", context.Cause(ctx)))
+	}
+	r.mu.Lock()
+	d := r.dial
+	r.dial = nil
+	r.mu.Unlock()
+	if d != nil {
+		errs = append(errs, d.close(ctx))
+	}
+	return errors.Join(errs...)
 }
 
 // callCtx bounds one call by CallTimeout.

@@ -7,9 +7,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/drainkit/drainkit/internal/childtest"
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/registry"
 	"github.com/drainkit/drainkit/registry/nacos"
@@ -170,23 +172,54 @@ func TestEveryEndpointOneInstance(t *testing.T) {
 
 // TestSDKDir: the SDK's files go under Options.SDKDir, in a directory of
 // this process (its log) with a cache directory per client that Close
-// removes; a directory left by a process that is gone (its lock free) is
-// removed when a process first uses the same SDKDir.
+// removes; the directory a drainkit process killed with SIGKILL left there
+// is removed when a process first uses the same SDKDir, and nothing else
+// is: sdk_dir pointed at a directory holding other files once removed
+// every subdirectory older than a minute or holding an unlocked file
+// named "lock".
 func TestSDKDir(t *testing.T) {
 	dir := t.TempDir()
-	dead := filepath.Join(dir, "1-dead")
-	if err := os.MkdirAll(filepath.Join(dead, "cache-1"), 0o700); err != nil {
-		t.Fatal(err)
+	old := time.Now().Add(-time.Hour)
+	var users []string
+	for _, u := range []struct{ name, file string }{
+		{"data", ""}, {"data-locked", "lock"}, {"1-dead", "lock"}, {"2-other", "drainkit-owner"},
+	} {
+		d := filepath.Join(dir, u.name)
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if u.file != "" {
+			if err := os.WriteFile(filepath.Join(d, u.file), []byte("someone else's\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Chtimes(d, old, old); err != nil {
+			t.Fatal(err)
+		}
+		users = append(users, d)
 	}
-	if err := os.WriteFile(filepath.Join(dead, "lock"), nil, 0o600); err != nil {
-		t.Fatal(err)
+	// A drainkit process's directory, left by SIGKILL.
+	const killedSvc = "sdkdir-killed-svc"
+	ch := childtest.Start(t, child.Path(t), childEnv("DRAINKIT_REGISTRY_NACOS_SDK_DIR="+dir), "--registry-service", killedSvc)
+	waitList(t, adminList, killedSvc, childPort(t, ch), "the child registered", func(_ instance, ok bool) bool { return ok })
+	ch.Signal(syscall.SIGKILL)
+	ch.WaitExit(15 * time.Second)
+	killed, err := filepath.Glob(filepath.Join(dir, strconv.Itoa(ch.Cmd.Process.Pid)+"-*"))
+	if err != nil || len(killed) != 1 {
+		t.Fatalf("the killed child's directories under %s: %v %v", dir, killed, err)
 	}
+
 	o := testOptions(t, "sdkdir-svc", 18401)
 	o.SDKDir = dir
 	r := newRegistrar(t, o)
 	sync(t, r, lifecycle.Ready, lifecycle.CauseChecks)
-	if _, err := os.Stat(dead); !os.IsNotExist(err) {
-		t.Fatalf("the dead process's directory is still there: %v", err)
+	if _, err := os.Stat(killed[0]); !os.IsNotExist(err) {
+		t.Fatalf("the killed drainkit process's directory is still there: %v", err)
+	}
+	for _, d := range users {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("a directory drainkit did not make is gone: %v", err)
+		}
 	}
 	mine, err := filepath.Glob(filepath.Join(dir, strconv.Itoa(os.Getpid())+"-*"))
 	if err != nil || len(mine) != 1 {

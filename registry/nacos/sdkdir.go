@@ -1,14 +1,13 @@
 package nacos
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/nacos-group/nacos-sdk-go/v2/common/constant"
 )
@@ -57,10 +56,11 @@ const (
 )
 
 // processDir is this process's directory under a parent: <parent>/<pid>-<n>,
-// holding "log" and one "cache-<n>" per client. A process keeps its
-// directory's lock file locked while it runs (see lockDir); the first use of
-// a parent removes the directories of processes gone without cleaning up
-// (kill -9), whose lock is free.
+// holding its owner file (see ownerFile), "log" and one "cache-<n>" per
+// client. A process keeps its owner file locked while it runs; the first use
+// of a parent removes the directories of drainkit processes gone without
+// cleaning up (kill -9), and nothing else: sdk_dir may point at a directory
+// holding other programs' files.
 type processDir struct {
 	mu      sync.Mutex
 	byRoot  map[string]string // parent -> this process's directory there
@@ -94,48 +94,74 @@ func (p *processDir) clientDirs(parent string) (logDir, cacheDir string, remove 
 	return filepath.Join(dir, "log"), cacheDir, func() { _ = os.RemoveAll(cacheDir) }, nil
 }
 
-// newProcessDir sweeps parent of dead processes' directories, then makes
-// and locks this process's.
+// ownerFile is the file that marks a directory under sdk_dir as made by
+// drainkit, and by which process: it holds ownerLine of that process's pid,
+// written only once the process holds the file's lock (see claimDir), so
+// that a reader who finds the line while the lock is free knows the owner
+// has ended. A directory without it, or with anything else in it, is never
+// removed.
+const ownerFile = "drainkit-owner"
+
+// ownerLine is the owner file's content for pid.
+func ownerLine(pid int) string {
+	return "drainkit registry/nacos SDK directory of pid " + strconv.Itoa(pid) + "\n"
+}
+
+// newProcessDir sweeps parent of dead drainkit processes' directories, then
+// makes and claims this process's.
 func newProcessDir(parent string) (string, error) {
 	if err := os.MkdirAll(parent, 0o700); err != nil {
 		return "", fmt.Errorf("nacos: SDK directory: %w", err)
 	}
 	sweep(parent)
-	dir, err := os.MkdirTemp(parent, strconv.Itoa(os.Getpid())+"-")
+	pid := os.Getpid()
+	dir, err := os.MkdirTemp(parent, strconv.Itoa(pid)+"-")
 	if err != nil {
 		return "", fmt.Errorf("nacos: SDK directory: %w", err)
 	}
-	if err := lockDir(dir); err != nil {
+	if err := claimDir(dir, ownerLine(pid)); err != nil {
 		_ = os.RemoveAll(dir)
 		return "", fmt.Errorf("nacos: SDK directory: %w", err)
 	}
 	return dir, nil
 }
 
-// sweep removes the directories under parent whose process is gone: their
-// lock file can be locked. A directory without a lock file is removed once
-// it is older than a minute (a process killed between making it and
-// locking it).
+// sweep removes the directories under parent that a drainkit process made
+// and that it no longer holds: named <pid>-..., with an owner file naming
+// that pid, whose lock is free. A process killed between making its
+// directory and writing its owner file leaves an empty directory behind:
+// it is not provably drainkit's, so it stays.
 func sweep(parent string) {
 	entries, err := os.ReadDir(parent)
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
-		if !e.IsDir() {
+		if !e.IsDir() { // a symbolic link is not a directory here
 			continue
 		}
 		dir := filepath.Join(parent, e.Name())
-		gone, err := ownerGone(dir)
-		if errors.Is(err, os.ErrNotExist) {
-			if fi, serr := e.Info(); serr == nil && time.Since(fi.ModTime()) > time.Minute {
-				gone = true
-			}
-		}
-		if gone {
+		if ownedByDrainkit(dir, e.Name()) && ownerGone(dir) {
 			_ = os.RemoveAll(dir)
 		}
 	}
+}
+
+// ownedByDrainkit reports whether dir (named name) holds an owner file,
+// a regular file, naming the pid its name starts with.
+func ownedByDrainkit(dir, name string) bool {
+	pid, _, ok := strings.Cut(name, "-")
+	n, err := strconv.Atoi(pid)
+	if !ok || err != nil || n <= 0 {
+		return false
+	}
+	path := filepath.Join(dir, ownerFile)
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > 256 {
+		return false
+	}
+	b, err := os.ReadFile(path)
+	return err == nil && string(b) == ownerLine(n)
 }
 
 // sdkFiles sets cc's log and cache directories and bounds its log.

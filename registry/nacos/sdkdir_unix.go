@@ -3,30 +3,32 @@
 package nacos
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"sync"
 	"syscall"
 )
 
-// lockName is the file in a process's SDK directory that it keeps locked.
-const lockName = "lock"
-
-// held keeps the lock files open: closing one would release its lock.
+// held keeps the owner files open: closing one would release its lock.
 var held struct {
 	sync.Mutex
 	files []*os.File
 }
 
-// lockDir creates dir's lock file and holds an exclusive flock on it until
-// the process ends (the kernel releases it then, kill -9 included).
-func lockDir(dir string) error {
-	f, err := os.OpenFile(filepath.Join(dir, lockName), os.O_CREATE|os.O_RDWR, 0o600)
+// claimDir creates dir's owner file, takes an exclusive flock on it, held
+// until the process ends (the kernel releases it then, kill -9 included),
+// and only then writes line into it: a sweeper that reads the line while
+// the lock is free knows the owner has ended, never that it is starting.
+func claimDir(dir, line string) error {
+	f, err := os.OpenFile(filepath.Join(dir, ownerFile), os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
 	if err != nil {
 		return err
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.WriteString(line); err != nil {
 		f.Close()
 		return err
 	}
@@ -36,21 +38,14 @@ func lockDir(dir string) error {
 	return nil
 }
 
-// ownerGone reports whether the process that made dir has ended: its lock
-// file's lock is free. The error wraps os.ErrNotExist when dir has no lock
-// file.
-func ownerGone(dir string) (bool, error) {
-	f, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR, 0)
+// ownerGone reports whether the process that claimed dir has ended: its
+// owner file's lock is free. Any error (the file gone, a lock that cannot
+// be taken) says no.
+func ownerGone(dir string) bool {
+	f, err := os.Open(filepath.Join(dir, ownerFile))
 	if err != nil {
-		return false, err
+		return false
 	}
-	defer f.Close()
-	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-	if errors.Is(err, syscall.EWOULDBLOCK) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	return true, nil // closing f releases the lock again
+	defer f.Close() // releases the lock again
+	return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil
 }

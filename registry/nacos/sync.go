@@ -20,7 +20,7 @@ func (r *Registrar) step(ctx context.Context) regworker.Outcome {
 // offline (or its end), and registers the instance again when the server
 // lacks it or shows something else than wanted.
 func (r *Registrar) apply(ctx context.Context, want registry.Health, readyAt time.Time) error {
-	c, err := r.sdkClient()
+	c, err := r.sdkClient(ctx)
 	if err != nil {
 		r.core.Failed("client", err)
 		return err

@@ -46,9 +46,9 @@ type WatchOptions struct {
 	// SDKDir is the directory under which nacos-sdk-go's log and cache
 	// files go (key registry.nacos.sdk_dir): one subdirectory per process,
 	// the log rotated at 10 MB with 2 old files, the subscription's cache
-	// removed when Watch returns, and a killed process's subdirectory
-	// removed by the next process using the same directory. "" means
-	// DefaultSDKDir().
+	// removed once its client has closed (in the background, after Watch
+	// returned), and a killed drainkit process's subdirectory removed by
+	// the next process using the same directory. "" means DefaultSDKDir().
 	SDKDir string
 }
 
@@ -94,8 +94,11 @@ func NewSource(service string, opts WatchOptions) registry.Source {
 //     subscription leaves the periodic reads.
 //
 // Only changed views are delivered; an empty list is delivered as empty. fn
-// runs in Watch's goroutine. Watch returns ctx.Err() when ctx is done, or an
-// error at once for bad settings or an empty service name.
+// runs in Watch's goroutine. Watch returns ctx.Err() as soon as ctx is
+// done, even against a server that accepts and never answers (a read in
+// progress is cancelled; the subscription's client, whose calls take no
+// context, closes in the background), or an error at once for bad
+// settings or an empty service name.
 //
 // Concurrent Watch calls are independent (each its own reads and
 // subscription), so a consumer.Watcher may run its periodic full read
@@ -123,9 +126,9 @@ func Watch(ctx context.Context, service string, opts WatchOptions, fn func(regis
 		return ctx.Err()
 	}
 	if !opts.NoSubscribe {
-		w.sub = newSubscription(w.service, opts, wake)
-		defer w.sub.close()
-		w.sub.try()
+		sctx, stop := context.WithCancel(ctx)
+		defer stop()
+		go subscribe(sctx, w.service, opts, wake)
 	}
 	tick := time.NewTimer(opts.ReadInterval)
 	defer tick.Stop()
@@ -142,7 +145,6 @@ func Watch(ctx context.Context, service string, opts WatchOptions, fn func(regis
 		case <-tick.C:
 		}
 		w.read(ctx)
-		w.sub.try()
 	}
 }
 
@@ -157,58 +159,50 @@ type watch struct {
 	delivered bool
 	inError   bool
 	epoch     uint64 // how often lastRefTime went backwards (registry.View.Epoch)
-	sub       *subscription
 	lastRev   uint64 // the last successful read's lastRefTime
 }
 
-// subscription is the SDK subscription that wakes a watch on a push.
-type subscription struct {
-	client  *sdkClient // nil if it could not be created
-	param   *vo.SubscribeParam
-	timeout time.Duration
-	done    bool
-	healthy bool // the client was connected at the previous try
-}
-
-func newSubscription(service string, opts WatchOptions, wake chan<- struct{}) *subscription {
+// subscribe runs the SDK subscription that wakes a watch on a push, until
+// ctx ends: it makes the client, subscribes once the client has been
+// connected for a read interval, then closes the client. It runs in a
+// goroutine of its own, which Watch never waits for: nacos-sdk-go takes no
+// context, and against a server that accepts and never answers making the
+// client takes 9 s, its health check (an HTTP call when the gRPC
+// connection is down) and Subscribe up to CallTimeout each, and closing it
+// longer. A lost wake-up costs nothing: the periodic reads go on.
+//
+// Subscribing as soon as the client reports itself connected races inside
+// nacos-sdk-go v2.3.5: the handler of the connection's "connected" event,
+// which runs in a goroutine of its own some milliseconds later,
+// re-subscribes every subscription it knows and processes the same cached
+// service as Subscribe does, unsynchronised (go test -race reports it).
+func subscribe(ctx context.Context, service string, opts WatchOptions, wake chan<- struct{}) {
 	c, err := newSDKClient(opts.Server, opts.CallTimeout, opts.SDKDir)
 	if err != nil {
-		return &subscription{done: true} // the periodic reads remain
+		return // the periodic reads remain
 	}
-	return &subscription{client: c, timeout: opts.CallTimeout,
-		param: &vo.SubscribeParam{ServiceName: service, GroupName: opts.Group, Clusters: opts.Clusters,
-			SubscribeCallback: func([]model.Instance, error) {
-				select {
-				case wake <- struct{}{}:
-				default:
-				}
-			}}}
-}
-
-// try subscribes once the client has been connected since the previous try
-// (a read interval earlier). Subscribing sooner races inside nacos-sdk-go
-// v2.3.5: the handler of the connection's "connected" event, which runs in
-// a goroutine of its own some milliseconds after the client reports itself
-// connected, re-subscribes every subscription it knows and processes the
-// same cached service as Subscribe does, unsynchronised (go test -race
-// reports it). A lost wake-up costs nothing: the periodic reads go on.
-func (s *subscription) try() {
-	if s == nil || s.done {
-		return
+	defer c.close()
+	param := &vo.SubscribeParam{ServiceName: service, GroupName: opts.Group, Clusters: opts.Clusters,
+		SubscribeCallback: func([]model.Instance, error) {
+			select {
+			case wake <- struct{}{}:
+			default:
+			}
+		}}
+	tick := time.NewTicker(opts.ReadInterval)
+	defer tick.Stop()
+	healthy := c.ServerHealthy() // connected at the previous tick
+	for subscribed := false; !subscribed; {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		was := healthy
+		healthy = c.ServerHealthy()
+		subscribed = healthy && was && ctx.Err() == nil && c.Subscribe(param) == nil // on failure, again at the next tick
 	}
-	was := s.healthy
-	s.healthy = s.client.ServerHealthy()
-	if !s.healthy || !was {
-		return
-	}
-	s.done = s.client.Subscribe(s.param) == nil // on failure, again after the next read
-}
-
-// close closes the client, bounded (unsubscribing is part of it).
-func (s *subscription) close() {
-	if s.client != nil {
-		_ = s.client.closeWithin(s.timeout)
-	}
+	<-ctx.Done()
 }
 
 // read reads the list once and delivers the view if it changed, or the last
