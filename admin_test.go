@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -19,6 +20,7 @@ import (
 	"github.com/drainkit/drainkit/config"
 	"github.com/drainkit/drainkit/internal/childtest"
 	"github.com/drainkit/drainkit/internal/testlog"
+	"github.com/drainkit/drainkit/probes"
 )
 
 // started runs the entry point (Run) with an HTTP listener, discarded logs
@@ -246,12 +248,7 @@ func trickle(c net.Conn, stop <-chan struct{}) {
 // TestBadSettingsOpenNothing: a bad setting exits 2 with a line naming it
 // and its source, and no listener was opened.
 func TestBadSettingsOpenNothing(t *testing.T) {
-	held, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	free := held.Addr().String()
-	held.Close() // free now: Run must not open it
+	free := freeAddr(t)
 	for _, tc := range []struct {
 		name string
 		env  []string
@@ -286,19 +283,67 @@ func TestBadSettingsOpenNothing(t *testing.T) {
 			drainkit.WithAdminHandler("GET /metrics/", http.NotFoundHandler()),
 			drainkit.WithAdminHandler("/metrics", http.NotFoundHandler())}, `WithAdminHandler("/metrics"): pattern "/metrics" conflicts with pattern "/metrics"` + "\n"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var out bytes.Buffer
-			args := append([]string{"--admin-addr", free}, tc.args...)
-			opts := append([]drainkit.Option{drainkit.WithHTTP("http", free, http.NotFoundHandler()),
-				drainkit.WithEnv(tc.env), drainkit.WithOutput(&out), drainkit.WithName("svc")}, tc.opts...)
-			code := drainkit.Run(context.Background(), args, opts...)
-			if code != 2 || !bytes.Contains(out.Bytes(), []byte(tc.want)) || !bytes.HasPrefix(out.Bytes(), []byte("svc: ")) {
-				t.Errorf("exit %d, output %q: want 2 and a line naming %q", code, out.String(), tc.want)
-			}
-			if c, err := net.Dial("tcp", free); err == nil {
-				c.Close()
-				t.Errorf("%s was opened", free)
-			}
+		t.Run(tc.name, func(t *testing.T) { refusedAtStart(t, free, tc.env, tc.args, tc.opts, tc.want) })
+	}
+}
+
+// freeAddr returns a 127.0.0.1 address that was free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close() // free now: Run must not open it
+	return held.Addr().String()
+}
+
+// refusedAtStart runs a service with env, args and opts, its HTTP and admin
+// listeners at free, and checks that it exits 2 with a line naming want,
+// having opened no listener.
+func refusedAtStart(t *testing.T, free string, env, args []string, opts []drainkit.Option, want string) {
+	t.Helper()
+	var out bytes.Buffer
+	args = append([]string{"--admin-addr", free}, args...)
+	opts = append([]drainkit.Option{drainkit.WithHTTP("http", free, http.NotFoundHandler()),
+		drainkit.WithEnv(env), drainkit.WithOutput(&out), drainkit.WithName("svc")}, opts...)
+	code := drainkit.Run(context.Background(), args, opts...)
+	if code != 2 || !bytes.Contains(out.Bytes(), []byte(want)) || !bytes.HasPrefix(out.Bytes(), []byte("svc: ")) {
+		t.Errorf("exit %d, output %q: want 2 and a line naming %q", code, out.String(), want)
+	}
+	if c, err := net.Dial("tcp", free); err == nil {
+		c.Close()
+		t.Errorf("%s was opened", free)
+	}
+}
+
+// TestAdminHandlerCannotTakeOverProbes: WithAdminHandler at any endpoint of
+// the probes is refused at start (exit 2, no listener opened), naming the
+// pattern and the endpoint; /servingz among them, which a handler answering
+// 200 would keep passing through a drain. The endpoints are written out
+// here, so that one dropped from probes.Routes fails this test; every one
+// of probes.Routes is tried too.
+func TestAdminHandlerCannotTakeOverProbes(t *testing.T) {
+	free := freeAddr(t)
+	cases := []struct{ pattern, endpoint string }{
+		{"/livez", "GET /livez"},
+		{"/readyz", "GET /readyz"},
+		{"/startupz", "GET /startupz"},
+		{"/servingz", "GET /servingz"},
+		{"GET /servingz", "GET /servingz"},
+		{"localhost/servingz", "GET /servingz"},
+		{"/state", "GET /state"},
+		{"POST /drain", "POST /drain"},
+		{"/eject", "POST /eject"},
+		{"POST /restore", "POST /restore"},
+	}
+	for _, r := range probes.Routes() {
+		cases = append(cases, struct{ pattern, endpoint string }{r.String(), r.String()})
+	}
+	for _, tc := range cases {
+		t.Run(tc.pattern, func(t *testing.T) {
+			refusedAtStart(t, free, nil, nil, []drainkit.Option{drainkit.WithAdminHandler(tc.pattern, http.NotFoundHandler())},
+				fmt.Sprintf("WithAdminHandler(%q): takes over the probe endpoint %s; mount it elsewhere", tc.pattern, tc.endpoint))
 		})
 	}
 }

@@ -6,21 +6,16 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-)
 
-// probeRoutes are the admin endpoints of the probes package (DESIGN.md
-// section 2). A WithAdminHandler pattern may not take any of them over: a
-// handler at /readyz that keeps answering 200 would keep a draining
-// instance in rotation.
-var probeRoutes = []struct{ method, path string }{
-	{http.MethodGet, "/livez"}, {http.MethodGet, "/readyz"}, {http.MethodGet, "/startupz"},
-	{http.MethodGet, "/state"}, {http.MethodPost, "/drain"}, {http.MethodPost, "/eject"},
-	{http.MethodPost, "/restore"},
-}
+	"github.com/drainkit/drainkit/probes"
+)
 
 // adminMux mounts the WithAdminHandler handlers next to ph, the probes. It
 // returns an error naming the pattern when one is invalid, conflicts with
-// another (http.ServeMux would panic) or takes over a probe endpoint.
+// another (http.ServeMux would panic) or takes over an endpoint of the
+// probes (probes.Routes, DESIGN.md section 2): a handler at /readyz or
+// /servingz that keeps answering 200 would keep a draining instance in
+// rotation.
 func (s *service) adminMux(ph http.Handler) (h http.Handler, err error) {
 	if len(s.adminHandlers) == 0 {
 		return ph, nil
@@ -34,11 +29,11 @@ func (s *service) adminMux(ph http.Handler) (h http.Handler, err error) {
 	if err := handle(mux, "/", ph); err != nil {
 		return nil, fmt.Errorf("%w: the probes are mounted at \"/\"; mount the handler under a path of its own", err)
 	}
-	for _, r := range probeRoutes {
+	for _, r := range probes.Routes() {
 		for _, host := range []string{"", "localhost", "127.0.0.1"} {
-			req := &http.Request{Method: r.method, Host: host, URL: &url.URL{Path: r.path}}
+			req := &http.Request{Method: r.Method, Host: host, URL: &url.URL{Path: r.Path}}
 			if _, pattern := mux.Handler(req); pattern != "/" {
-				return nil, fmt.Errorf("WithAdminHandler(%q): takes over the probe endpoint %s %s; mount it elsewhere, e.g. under /debug/", pattern, r.method, r.path)
+				return nil, fmt.Errorf("WithAdminHandler(%q): takes over the probe endpoint %s; mount it elsewhere, e.g. under /debug/", pattern, r)
 			}
 		}
 	}

@@ -162,9 +162,10 @@ func WithLifecycle(fn func(lc *lifecycle.Lifecycle) error) Option {
 // WithAdminHandler mounts h at pattern (http.ServeMux syntax) on the admin
 // listener, next to the probes. A telemetry-using service mounts its
 // Prometheus handler at "/metrics" (which admin.metrics requires). A pattern
-// that is invalid, conflicts with another one or would take over a probe
-// endpoint (/livez, /readyz, /startupz, /state, POST /drain, /eject,
-// /restore) makes Main exit 2 before any listener opens.
+// that is invalid, conflicts with another one or would take over an
+// endpoint of the probes (any of probes.Routes: the probes, /servingz among
+// them, GET /state and the operator actions) makes Main exit 2 before any
+// listener opens, with an error naming the pattern and the endpoint.
 func WithAdminHandler(pattern string, h http.Handler) Option {
 	return func(s *service) { s.adminHandlers = append(s.adminHandlers, adminHandler{pattern, h}) }
 }

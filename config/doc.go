@@ -97,6 +97,13 @@
 // Load names the highest layer it reads itself that holds exactly the value
 // viper returned. examples/greeter is a complete cobra + viper program.
 //
+// A nested sub-tree (Sources.ViperKey and BindViper's sub "infra.drainkit")
+// gets the same checks and names: the file may spell its path as nested
+// tables (infra: {drainkit: {...}}), as one dotted key (infra.drainkit:
+// {...}) or mixed, its values are named "file greeter.yaml at
+// infra.drainkit.<key>", and the application's own keys beside it (under
+// infra:) are not checked.
+//
 // Out of scope: watching the file for changes (settings are read once, at
 // start; an application's WatchConfig does not reload them), remote
 // configuration stores of drainkit's own (an application's viper may use

@@ -43,6 +43,9 @@ type Sources struct {
 	Viper *viper.Viper
 	// ViperKey is the sub-tree of Viper holding drainkit's keys, default
 	// DefaultViperKey ("drainkit"); keys are case-insensitive, as in viper.
+	// A dotted path ("infra.drainkit") names a nested sub-tree, which gets
+	// every check the default one gets, however the file spells its path
+	// (nested tables, one dotted key, or both).
 	ViperKey string
 }
 
@@ -265,7 +268,11 @@ func checkKeys(flat map[string]any, sub string, src Source) error {
 
 // flatten turns nested tables into dotted, lower-case keys, remembering how
 // the file spelled each (spelled); with sub set, the keys are drainkit's
-// under sub. An empty table, or a table where a known
+// under sub, and flatten descends only into the tables on sub's path, so
+// that a nested sub-tree (infra.drainkit) is found however the file spells
+// it: infra: {drainkit: {...}}, infra.drainkit: {...}, infra:
+// {drainkit.propagation.min: 5s}; every other key is the application's and
+// is neither returned nor checked. An empty table, or a table where a known
 // key wants a scalar, is kept as a value so that it is reported rather than
 // silently ignored. Two spellings of one key (nested and dotted, or
 // differing in case) are an error naming both.
@@ -274,6 +281,16 @@ func flatten(sub, prefix, spelling string, m map[string]any, out map[string]any,
 		key, sp := strings.ToLower(k), k
 		if prefix != "" {
 			key, sp = prefix+"."+key, spelling+": {"+k
+		}
+		if sub != "" && key != sub && !strings.HasPrefix(key, sub+".") {
+			// A table on sub's path (infra, for infra.drainkit) may hold
+			// drainkit's keys; anything else is the application's own.
+			if t, ok := table(v); ok && strings.HasPrefix(sub, key+".") {
+				if err := flatten(sub, key, sp, t, out, spelled); err != nil {
+					return err
+				}
+			}
+			continue
 		}
 		_, known := lookupKey(key)
 		if sub != "" {

@@ -30,9 +30,9 @@ var envReplacer = strings.NewReplacer(".", "_", "-", "_")
 // strictDecoders is the viper.DecoderRegistry config reads files with: it
 // decodes with viper's own codec for the format, then flattens the document
 // as the file spelled it (flatten), before viper lower-cases and merges it,
-// and fails on a key set twice. With sub set, only the top-level entries of
-// that sub-tree (sub itself, or dotted keys starting with sub+".") are
-// checked: an application's own keys are its business.
+// and fails on a key set twice. With sub set, only drainkit's sub-tree is
+// checked, however the file spells its path (nested tables, dotted keys, or
+// both: see flatten): an application's own keys are its business.
 type strictDecoders struct {
 	sub  string
 	flat map[string]any // the checked entries, by dotted lower-case key
@@ -65,17 +65,8 @@ func (d strictDecoder) Decode(b []byte, m map[string]any) (err error) {
 	if err := d.codec.Decode(b, m); err != nil {
 		return err
 	}
-	doc := m
-	if d.r.sub != "" {
-		doc = map[string]any{}
-		for k, v := range m {
-			if lk := strings.ToLower(k); lk == d.r.sub || strings.HasPrefix(lk, d.r.sub+".") {
-				doc[k] = v
-			}
-		}
-	}
 	flat := map[string]any{}
-	if err := flatten(d.r.sub, "", "", doc, flat, map[string]string{}); err != nil {
+	if err := flatten(d.r.sub, "", "", m, flat, map[string]string{}); err != nil {
 		d.r.dup = err
 		return err
 	}

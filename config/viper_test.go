@@ -106,6 +106,13 @@ func TestEnvListMatchesViper(t *testing.T) {
 // bound with BindPFlags, drainkit's with BindViper, and its file.
 func appViper(t *testing.T, file string, args ...string) (*viper.Viper, *pflag.FlagSet) {
 	t.Helper()
+	return appViperAt(t, "", file, args...)
+}
+
+// appViperAt is appViper with drainkit's keys bound under the sub-tree sub
+// ("" for DefaultViperKey).
+func appViperAt(t *testing.T, sub, file string, args ...string) (*viper.Viper, *pflag.FlagSet) {
+	t.Helper()
 	fs := pflag.NewFlagSet("greeter", pflag.ContinueOnError)
 	fs.String("listen", "127.0.0.1:8080", "the application's own flag")
 	config.BindFlags(fs)
@@ -119,7 +126,7 @@ func appViper(t *testing.T, file string, args ...string) (*viper.Viper, *pflag.F
 	if err := v.BindPFlags(fs); err != nil {
 		t.Fatal(err)
 	}
-	config.BindViper(v, fs, "")
+	config.BindViper(v, fs, sub)
 	if file != "" {
 		v.SetConfigFile(file)
 		if err := v.ReadInConfig(); err != nil {

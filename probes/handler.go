@@ -13,7 +13,7 @@ import (
 //
 //	GET|HEAD /startupz, /readyz, /livez   200 or 503 (see the package doc); ?verbose adds a line per check
 //	GET|HEAD /servingz                    /readyz for Kubernetes' readinessProbe (see servingz)
-//	GET|HEAD /state                       JSON of lifecycle.Status; error texts only for the loopback-or-token rule
+//	GET|HEAD /state                       JSON of lifecycle.Status; reasons and error texts only for the loopback-or-token rule
 //	POST /drain                           202; ?wait=propagation: 200 once the propagation window ended
 //	POST /eject, POST /restore            200; 409 for an illegal transition
 //
@@ -29,7 +29,8 @@ import (
 // window ended; the drain continues. An optional ?reason=text (at most 200
 // bytes kept) is added to the transition's reason.
 //
-// Create it with New and Close it when the admin server has shut down.
+// Routes lists these endpoints. Create it with New and Close it when the
+// admin server has shut down.
 type Handler struct {
 	lc   *lifecycle.Lifecycle
 	opts Options
@@ -50,16 +51,7 @@ func New(lc *lifecycle.Lifecycle, opts Options) (*Handler, error) {
 	}
 	h := &Handler{lc: lc, opts: opts, auth: newAuthorizer(opts.Token), mux: http.NewServeMux()}
 
-	// GET patterns also match HEAD; the mux answers 405 with Allow.
-	h.mux.HandleFunc("GET /startupz", h.startupz)
-	h.mux.HandleFunc("GET /readyz", h.readyz)
-	h.mux.HandleFunc("GET /livez", h.livez)
-	h.mux.HandleFunc("GET /servingz", h.servingz)
-	h.mux.HandleFunc("GET /state", h.state)
-	csrf := http.NewCrossOriginProtection()
-	h.mux.Handle("POST /drain", csrf.Handler(h.action("drain", h.drain)))
-	h.mux.Handle("POST /eject", csrf.Handler(h.action("eject", h.eject)))
-	h.mux.Handle("POST /restore", csrf.Handler(h.action("restore", h.restore)))
+	h.mount()
 
 	h.wd = newWatchdog(opts.WatchdogInterval, opts.WatchdogThreshold, func() { _ = lc.Status() })
 	return h, nil
@@ -78,16 +70,20 @@ func (h *Handler) Close() error {
 // state answers GET /state with the JSON of lc.Status(): state, since, cause,
 // reason, in-flight counts, check results, registry outcomes and, once
 // draining, the timeline. Error texts (of readiness checks, registrars and
-// drain steps) and the registrars' details often name hosts, DSNs or users,
-// so only a caller the operator actions would accept (the loopback-or-token
-// rule, see Options.Token) gets them; any other caller gets the same
-// document with each error text replaced by "redacted", without the details,
-// and with a "redacted" key saying why. The token itself is never part of it.
+// drain steps), the reasons (the state's and the timeline's: free text that
+// carries a failing server's or warm-up's error, or what an operator or the
+// program wrote) and the registrars' details often name hosts, DSNs with
+// their passwords, or users, so only a caller the operator actions would
+// accept (the loopback-or-token rule, see Options.Token) gets them; any
+// other caller gets the same document with each of these texts replaced by
+// "redacted", without the details, and with a "redacted" key saying why.
+// The cause (a fixed word: signal, failure, operator, ...) stays. The token
+// itself is never part of it.
 func (h *Handler) state(w http.ResponseWriter, r *http.Request) {
 	doc := stateDoc{Status: h.lc.Status()}
 	if code, why := h.auth.authorize(r); code != 0 {
 		doc.Status = redact(doc.Status)
-		doc.Redacted = "error texts and registry details withheld: " + why
+		doc.Redacted = "reasons, error texts and registry details withheld: " + why
 	}
 	body, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
@@ -112,11 +108,15 @@ type stateDoc struct {
 // redactedText replaces an error text a caller may not see.
 const redactedText = "redacted"
 
-// redact returns st without the texts that may name infrastructure: check,
-// registrar and drain-step errors become redactedText (so that a failure
-// still shows as one), and the registrars' details are dropped. States,
-// times, counts and names stay.
+// redact returns st without the texts that may name infrastructure: the
+// reasons and the check, registrar and drain-step errors become
+// redactedText (so that a failure still shows as one), and the registrars'
+// details are dropped. States, causes, times, counts and names stay. A
+// reason is redacted whatever its cause: the lifecycle writes a server's
+// failure (CauseFailure) and a warm-up error (CauseWarmup) into it, and an
+// operator's or the program's text (CauseOperator) may hold anything.
 func redact(st lifecycle.Status) lifecycle.Status {
+	st.Reason = redactIfSet(st.Reason)
 	st.Checks = slices.Clone(st.Checks)
 	for i := range st.Checks {
 		st.Checks[i].Err = redactIfSet(st.Checks[i].Err)
@@ -128,6 +128,7 @@ func redact(st lifecycle.Status) lifecycle.Status {
 	}
 	if st.Timeline != nil {
 		tl := *st.Timeline
+		tl.Reason = redactIfSet(tl.Reason)
 		tl.Steps = slices.Clone(tl.Steps)
 		for i := range tl.Steps {
 			tl.Steps[i].Err = redactIfSet(tl.Steps[i].Err)
