@@ -138,9 +138,10 @@ func resetConn(c net.Conn) {
 }
 
 // registryOutage is ScenarioRegistryOutage: a consumer watching the
-// registry writes its last-good snapshot, then the registry is cut off for
-// Config.Outage under load while two consumers start (with that snapshot
-// and without one, LateConsumer), then it is restored and one replica
+// registry writes its last-good snapshot (once its view lists the
+// replicas), then the registry is cut off under load for Config.Outage,
+// or longer until the two consumers started meanwhile (with that snapshot
+// and without one, LateConsumer) have ended, then it is restored and one replica
 // replaced, so that a change after the return shows whether the consumers
 // picked it up.
 func (s *strategyRun) registryOutage(ctx context.Context, disc Discovery, initial []*Replica) error {
@@ -153,7 +154,7 @@ func (s *strategyRun) registryOutage(ctx context.Context, disc Discovery, initia
 	}
 	defer os.RemoveAll(dir)
 	snapshot := filepath.Join(dir, "last-good.json")
-	if err := s.writeSnapshot(ctx, snapshot); err != nil {
+	if err := s.writeSnapshot(ctx, snapshot, len(initial)); err != nil {
 		return err
 	}
 	s.st.set("registry outage (%s)", s.cfg.Outage)
@@ -162,7 +163,7 @@ func (s *strategyRun) registryOutage(ctx context.Context, disc Discovery, initia
 	late := make(chan []LateConsumer, 1)
 	go func() { late <- s.lateConsumers(ctx, snapshot) }()
 	err = syncx.Sleep(ctx, s.cfg.Outage)
-	lcs := <-late // all ended within the outage
+	lcs := <-late // the outage lasts until they end
 	s.mu.Lock()
 	s.late = lcs
 	s.mu.Unlock()

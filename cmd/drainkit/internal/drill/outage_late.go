@@ -75,9 +75,20 @@ func (s *strategyRun) registrySource() (registry.Source, func(), error) {
 	return consul.NewSource(client, service, consul.WatchOptions{}), release, nil
 }
 
+// snapshotWait bounds how long the snapshot consumer before the outage, and
+// the late consumer with a snapshot, wait for their view. It is a safety
+// net, not a pace: both wait on state (a view listing the replicas, the
+// snapshot served once the source's first read fails), which a loaded
+// machine only delays; a run that reaches it has a real fault.
+const snapshotWait = 30 * time.Second
+
 // writeSnapshot runs the snapshot consumer before the outage: a watcher of
-// the registry with SnapshotPath, until its first view is written to path.
-func (s *strategyRun) writeSnapshot(ctx context.Context, path string) error {
+// the registry with SnapshotPath, until a view that lists the replicas
+// (at least replicas instances) is written to path. A first view may list
+// none of them yet (a registry answering before the registrations reach
+// it); a snapshot of it would be no last-good view, and an empty one is
+// not written at all.
+func (s *strategyRun) writeSnapshot(ctx context.Context, path string, replicas int) error {
 	src, release, err := s.registrySource()
 	if err != nil {
 		return err
@@ -88,12 +99,25 @@ func (s *strategyRun) writeSnapshot(ctx context.Context, path string) error {
 	if err != nil {
 		return err
 	}
-	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	listed := make(chan struct{})
+	var once sync.Once
+	stop := w.Subscribe(func(v registry.View) {
+		if len(v.Instances) >= replicas {
+			once.Do(func() { close(listed) })
+		}
+	})
+	wctx, cancel := context.WithTimeout(ctx, snapshotWait)
 	defer cancel()
-	err = w.Wait(wctx)
+	select {
+	case <-listed:
+	case <-wctx.Done():
+		err = wctx.Err()
+	}
+	stop()
+	n := len(w.View().Instances)
 	w.Close() // writes the pending snapshot before it returns
 	if err != nil {
-		return fmt.Errorf("registry-outage: the snapshot consumer got no view before the outage: %w", err)
+		return fmt.Errorf("registry-outage: the snapshot consumer got no view listing the %d replicas before the outage (its view lists %d instances): %w", replicas, n, err)
 	}
 	if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("registry-outage: the snapshot consumer wrote no snapshot: %w", err)
@@ -102,9 +126,8 @@ func (s *strategyRun) writeSnapshot(ctx context.Context, path string) error {
 }
 
 // lateConsumers starts, at the outage's start, one consumer with the
-// snapshot at path and one without, each waiting up to 40 % of the outage
-// for a view and then calling the service lateRequests times, all before
-// 90 % of the outage is over.
+// snapshot at path and one without (lateConsumer); the outage lasts until
+// both have ended.
 func (s *strategyRun) lateConsumers(ctx context.Context, path string) []LateConsumer {
 	out := make([]LateConsumer, 2)
 	var wg sync.WaitGroup
@@ -116,14 +139,26 @@ func (s *strategyRun) lateConsumers(ctx context.Context, path string) []LateCons
 }
 
 // lateConsumer is one of lateConsumers: a drainkit consumer of its own
-// registry watch, with the snapshot file (or none, ""). A consumer that
+// registry watch, with the snapshot file (or none, ""), calling the service
+// lateRequests times, paced to end at 90 % of the outage. The one without a
+// snapshot can get no view: it waits up to 40 % of the outage for one and
+// its calls end at 90 % of it, each failing at its deadline. The one with a
+// snapshot waits on state, not on the outage's clock: for its view (the
+// snapshot, served once the source's first read fails), then each call
+// bounded only by the request timeout, so that a loaded machine delays it
+// (the outage lasts until it ends) rather than fails it. A consumer that
 // cannot be built counts as one failed call with that error.
 func (s *strategyRun) lateConsumer(ctx context.Context, snapshot string) LateConsumer {
 	started := time.Now()
 	lc := LateConsumer{Snapshot: snapshot != "", Started: started.Sub(s.start), Age: -1}
 	end := s.outageAt.Add(s.cfg.Outage * 9 / 10)
-	ctx, cancel := context.WithDeadline(ctx, end)
-	defer cancel()
+	viewWait := snapshotWait
+	if snapshot == "" {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, end)
+		defer cancel()
+		viewWait = s.cfg.Outage * 4 / 10
+	}
 	fail := func(err error) LateConsumer {
 		lc.Requests, lc.Failed, lc.Err = 1, 1, err.Error()
 		return lc
@@ -139,7 +174,7 @@ func (s *strategyRun) lateConsumer(ctx context.Context, snapshot string) LateCon
 		return fail(err)
 	}
 	defer c.Close()
-	wctx, wcancel := context.WithTimeout(ctx, s.cfg.Outage*4/10)
+	wctx, wcancel := context.WithTimeout(ctx, viewWait)
 	_ = c.w.Wait(wctx) // without a view the calls fail, which is the point
 	wcancel()
 	if st := c.w.Status(); st.Instances > 0 {
