@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,6 +34,9 @@ func TestDrillNacosOfflineThenKill(t *testing.T) {
 	for _, kind := range []string{"naive", "drainkit"} {
 		r := drainkit(t, 3*time.Minute, s.AdminEnv(), append(args, "--consumer", kind)...)
 		out := parseDrill(t, r)
+		if strings.Contains(r.stdout+r.stderr, s.AdminPassword) {
+			t.Errorf("%s: the drill printed the Nacos password", kind)
+		}
 		if out.Config["discovery"] != "nacos" || out.Config["nacos"] != s.Addr || out.Config["nacos_poll_s"] != 5.0 {
 			t.Errorf("%s: config %v", kind, out.Config)
 		}
