@@ -199,6 +199,8 @@ func (o *drillOptions) complete(flags *pflag.FlagSet, stderr io.Writer) error {
 		o.cfg.Service = loaded.Registry.Service // registry.service, as the replicas would read it
 	}
 	o.cfg.EtcdPrefix = loaded.Registry.Etcd.Prefix
+	// The replicas read the same variables from the drill's environment.
+	o.cfg.NacosUsername, o.cfg.NacosPassword = loaded.Registry.Nacos.Username, string(loaded.Registry.Nacos.Password)
 	o.cfg.PodSlack = PodSlack
 	o.cfg.Env = os.Environ()
 	if err := o.cfg.Validate(); err != nil {

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,15 +22,21 @@ import (
 // (the console's "offline"), then kill -9'd. Naive consumers, polling the
 // open API every 5 s as a Nacos 1.x client does, fail requests (connection
 // refused) until their next poll; drainkit consumers on registry/nacos's
-// Source fail none. The same drill, run twice: once per consumer kind.
+// Source fail none. The same drill, run twice: once per consumer kind. The
+// server has Nacos 3's shipped defaults: the drill logs in as its admin
+// (DRAINKIT_REGISTRY_NACOS_USERNAME and _PASSWORD) for the console's
+// offline, as an operator does.
 func TestDrillNacosOfflineThenKill(t *testing.T) {
 	s := nacostest.Start(t)
 	args := []string{"drill", "--json", "--strategies", "offline-kill", "--replicas", "3", "--nacos", s.Addr,
 		"--request-timeout", "10s", "--baseline", "1s", "--tail", "1s"}
 	failed := map[string]int{}
 	for _, kind := range []string{"naive", "drainkit"} {
-		r := drainkit(t, 3*time.Minute, nil, append(args, "--consumer", kind)...)
+		r := drainkit(t, 3*time.Minute, s.AdminEnv(), append(args, "--consumer", kind)...)
 		out := parseDrill(t, r)
+		if strings.Contains(r.stdout+r.stderr, s.AdminPassword) {
+			t.Errorf("%s: the drill printed the Nacos password", kind)
+		}
 		if out.Config["discovery"] != "nacos" || out.Config["nacos"] != s.Addr || out.Config["nacos_poll_s"] != 5.0 {
 			t.Errorf("%s: config %v", kind, out.Config)
 		}
@@ -66,11 +74,12 @@ func TestDrillNacosOfflineThenKill(t *testing.T) {
 // registers in Nacos when NACOS_SERVER_ADDR is set, and an operator's
 // offline in the console (the admin API's enabled=false) ejects it: GET
 // /state shows EJECTED with cause operator, and readiness fails, until the
-// operator puts it online again.
+// operator puts it online again. The server has Nacos 3's shipped defaults:
+// the operator and the instance's read-back use the admin's login.
 func TestServeNacosOperatorOffline(t *testing.T) {
 	s := nacostest.Start(t)
 	const svc = "serve-offline"
-	admin, _ := startExample(t, "NACOS_SERVER_ADDR="+s.Addr, "DRAINKIT_REGISTRY_SERVICE="+svc, "CONSUL_HTTP_ADDR=", "ETCD_ENDPOINTS=")
+	admin, _ := startExample(t, append(s.AdminEnv(), "DRAINKIT_REGISTRY_SERVICE="+svc, "CONSUL_HTTP_ADDR=", "ETCD_ENDPOINTS=")...)
 	var port string
 	testpoll.Eventually(t, 10*time.Second, "registered in Nacos", func() (bool, string) {
 		var l struct {
@@ -92,7 +101,11 @@ func TestServeNacosOperatorOffline(t *testing.T) {
 			var r struct {
 				Code int `json:"code"`
 			}
-			err := nacosCall(http.MethodPut, s.BaseURL+"/v3/admin/ns/instance", q, &r)
+			tok, err := s.AdminToken(context.Background())
+			if err == nil {
+				q.Set("accessToken", tok)
+				err = nacosCall(http.MethodPut, s.BaseURL+"/v3/admin/ns/instance", q, &r)
+			}
 			return err == nil && r.Code == 0, fmt.Sprint(err, r)
 		})
 	}

@@ -4,7 +4,8 @@
 // only drainkit package that imports github.com/nacos-group/nacos-sdk-go/v2:
 // a program that does not import it does not pay for the SDK and the Alibaba
 // Cloud modules it pulls in. Tested against a real Nacos 3.1 server
-// (scripts/nacos.sh).
+// (scripts/nacos.sh) with its shipped authentication defaults, and with
+// authentication fully on.
 //
 // # Registrar
 //
@@ -39,7 +40,17 @@
 //     enabled=false itself, so neither its own re-registration nor the
 //     SDK's re-registration after a reconnect turns the instance back on,
 //     even on a server that lost the operator's overlay. It ends when an
-//     operator enables the instance again.
+//     operator enables the instance again. Register (the one-liner) ejects
+//     the lifecycle then (cause operator: readiness fails) and restores it
+//     on the operator's online.
+//   - Registration never depends on the admin API. Nacos 3 ships with its
+//     client API open and its admin API for admins only: without an
+//     admin's username and password the read-back gets 401 or 403, reads
+//     the consumers' list instead (GET /v1/ns/instance/list, unhealthy
+//     instances included) and the Registrar says once in its log, with
+//     the status, that an operator's offline cannot be observed (a
+//     disabled instance is absent from every client list). Nacos 2.x,
+//     which lacks that API, is read the same way.
 //   - DRAINING: Deregister deregisters the instance through the client,
 //     bounded and retried within its deadline; Confirm reads the server until
 //     it no longer lists the instance. Close, last (a stop hook), closes the
@@ -90,7 +101,11 @@
 // sync_interval, call_timeout, close_timeout and sdk_dir, checked before
 // any listener opens with errors naming the key, where its value came from
 // and the allowed range. OptionsFrom turns them into Options; the password
-// is never logged.
+// and the access tokens are never logged nor shown in Status. With a
+// username, the SDK logs in for its gRPC calls and the open API reads with
+// an access token (POST /v3/auth/user/login, else /v1/auth/login); a
+// denied login is tried again a minute later, the reads going on without
+// a token meanwhile (a server whose client API is open still answers).
 //
 // nacos-sdk-go writes a log and a cache of its own. They go under
 // registry.nacos.sdk_dir (default DefaultSDKDir, e.g.

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -112,6 +113,14 @@ func childEnv(extra ...string) []string {
 func startChild(t *testing.T, args ...string) *childtest.Child {
 	t.Helper()
 	return childtest.Start(t, child.Path(t), childEnv(), args...)
+}
+
+// startAdminChild is startChild with the credentials of srv's admin user:
+// its registrar reads the admin API back, and so observes an operator's
+// offline.
+func startAdminChild(t *testing.T, args ...string) *childtest.Child {
+	t.Helper()
+	return childtest.Start(t, child.Path(t), childEnv(srv.AdminEnv()...), args...)
 }
 
 // instance is one entry of the admin API's instance list.
@@ -214,10 +223,25 @@ func setEnabled(t *testing.T, service string, port int, enabled bool) {
 // instances.
 var errNoInstance = errors.New("no instance")
 
+// call sends method path?q to srv and decodes a 200's body into out. The
+// admin API (/v3/admin/*) is called as an operator does, with the admin's
+// access token: Nacos 3 by default refuses it to anyone else.
 func call(method, path string, q url.Values, out any) error {
+	return callServer(srv, method, path, q, out)
+}
+
+func callServer(s *nacostest.Server, method, path string, q url.Values, out any) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, srv.BaseURL+path+"?"+q.Encode(), nil)
+	if strings.HasPrefix(path, "/v3/admin/") {
+		tok, err := s.AdminToken(ctx)
+		if err != nil {
+			return err
+		}
+		q = cloneQuery(q)
+		q.Set("accessToken", tok)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, s.BaseURL+path+"?"+q.Encode(), nil)
 	if err != nil {
 		return err
 	}
@@ -234,6 +258,14 @@ func call(method, path string, q url.Values, out any) error {
 		return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, b)
 	}
 	return json.Unmarshal(b, out)
+}
+
+func cloneQuery(q url.Values) url.Values {
+	out := url.Values{}
+	for k, v := range q {
+		out[k] = v
+	}
+	return out
 }
 
 // find returns the instance on port.

@@ -21,7 +21,7 @@ import (
 //     outage completes within its budget.
 func TestOperatorOfflineAndOutage(t *testing.T) {
 	const offSvc, upSvc, drainSvc = "offline-svc", "outage-svc", "outage-drain-svc"
-	off := startChild(t, "--registry-service", offSvc)
+	off := startAdminChild(t, "--registry-service", offSvc)
 	up := startChild(t, "--registry-service", upSvc)
 	dr := startChild(t, "--registry-service", drainSvc)
 	offPort, upPort := childPort(t, off), childPort(t, up)
@@ -29,15 +29,7 @@ func TestOperatorOfflineAndOutage(t *testing.T) {
 	waitList(t, adminList, upSvc, upPort, "outage-svc listed", func(_ instance, ok bool) bool { return ok })
 	waitList(t, adminList, drainSvc, childPort(t, dr), "outage-drain-svc listed", func(_ instance, ok bool) bool { return ok })
 
-	setEnabled(t, offSvc, offPort, false)
-	// The state and the registrar's health together: one /state answer.
-	off.WaitFor(10*time.Second, "EJECTED by operator, registrar in maintenance, after the console's offline", func() bool {
-		_, body := off.AdminDo("GET", "/state", nil)
-		return containsAll(body, `"state": "EJECTED"`, `"cause": "operator"`, `"health": "maintenance"`)
-	})
-	if code := off.Probe("/readyz"); code != http.StatusServiceUnavailable {
-		t.Fatalf("/readyz %d while offline", code)
-	}
+	offlineEjects(t, off, offSvc, offPort)
 	waitList(t, consumerList, offSvc, offPort, "offline instance gone from consumers", func(_ instance, ok bool) bool { return !ok })
 
 	srv.Stop()
@@ -102,6 +94,21 @@ func waitListLong(t *testing.T, list func(string) ([]instance, error), svc strin
 	cond func(in instance, found bool) bool) instance {
 	t.Helper()
 	return waitListWithin(t, 30*time.Second, list, svc, port, what, cond)
+}
+
+// offlineEjects takes the child's instance offline as the console does and
+// waits until the child reports it EJECTED by operator, its registrar in
+// maintenance (one /state answer), with /readyz failing.
+func offlineEjects(t *testing.T, ch *childtest.Child, svc string, port int) {
+	t.Helper()
+	setEnabled(t, svc, port, false)
+	ch.WaitFor(10*time.Second, "EJECTED by operator, registrar in maintenance, after the console's offline", func() bool {
+		_, body := ch.AdminDo("GET", "/state", nil)
+		return containsAll(body, `"state": "EJECTED"`, `"cause": "operator"`, `"health": "maintenance"`)
+	})
+	if code := ch.Probe("/readyz"); code != http.StatusServiceUnavailable {
+		t.Fatalf("/readyz %d while offline", code)
+	}
 }
 
 func containsAll(s string, subs ...string) bool {

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"strings"
+	"sync/atomic"
 
 	"github.com/drainkit/drainkit"
 	"github.com/drainkit/drainkit/config"
@@ -57,11 +58,45 @@ func OptionsFrom(reg config.RegistryConfig, defaultService string, port int) (Op
 //
 //	os.Exit(drainkit.Main(drainkit.WithHTTP("http", ":8080", mux), nacos.Register("orders")))
 //
-// It is Registration(service, nil) under the name "nacos"; a program that
-// moves its lifecycle on an operator's offline wires Registration with a
-// hook instead.
+// It is Registration(service, hook) under the name "nacos", with a hook
+// that moves the program's lifecycle on an operator's offline: EJECTED by
+// operator (readiness fails, GET /state says cause operator) when the
+// registrar notices the instance disabled on the server (the console's
+// offline), READY again when an operator enables it. Noticing it needs the
+// admin API, which Nacos 3 by default opens to admins only:
+// registry.nacos.username and registry.nacos.password name one; without
+// them the registrar says once in the log that an operator's offline
+// cannot be observed, and registers all the same. A program that wants its
+// own reaction wires Registration with its hook instead.
 func Register(service string) drainkit.Option {
-	return drainkit.WithRegistrar("nacos", Registration(service, nil))
+	var lc atomic.Pointer[lifecycle.Lifecycle]
+	return both(drainkit.WithRegistrar("nacos", Registration(service, operatorHook(lc.Load))),
+		drainkit.WithLifecycle(func(l *lifecycle.Lifecycle) error { lc.Store(l); return nil }))
+}
+
+// operatorHook returns an Options.OnOperator that ejects the lifecycle
+// lc returns (cause operator) on an operator's offline and restores it on
+// the operator's online; nil from lc (not built yet) does nothing. Restore
+// fails, leaving the state alone, when the readiness checks ejected the
+// instance meanwhile: their success threshold restores it.
+func operatorHook(lc func() *lifecycle.Lifecycle) func(offline bool) {
+	return func(offline bool) {
+		l := lc()
+		if l == nil {
+			return
+		}
+		if offline {
+			_ = l.Eject("nacos: an operator disabled the instance on the server (offline)")
+		} else {
+			_ = l.Restore("nacos: an operator enabled the instance on the server again")
+		}
+	}
+}
+
+// both returns an option that applies a, then b. (drainkit.Option's
+// argument is unexported: the type parameters name it.)
+func both[S any, O ~func(S)](a, b O) O {
+	return func(s S) { a(s); b(s) }
 }
 
 // Registration returns the drainkit.Registration of an instance of service

@@ -45,8 +45,9 @@ type Registrar struct {
 	registered atomic.Bool
 
 	// Owned by the worker goroutine (and by Deregister once it stopped).
-	pub   publication // what the last successful RegisterInstance said
-	pubAt time.Time   // when; zero before the first
+	pub         publication // what the last successful RegisterInstance said
+	pubAt       time.Time   // when; zero before the first
+	adminDenied bool        // the admin API denied the last read-back (logged once)
 }
 
 // publication is what a registration tells the server.

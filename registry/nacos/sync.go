@@ -2,6 +2,7 @@ package nacos
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/drainkit/drainkit/internal/regworker"
@@ -26,8 +27,9 @@ func (r *Registrar) apply(ctx context.Context, want registry.Health, readyAt tim
 		return err
 	}
 	cctx, cancel := r.callCtx(ctx)
-	hosts, disabledVisible, err := r.api.adminList(cctx, r.opts.Service)
+	hosts, disabledVisible, denied, err := r.api.adminList(cctx, r.opts.Service)
 	cancel()
+	r.noticeAdminAPI(denied)
 	if err != nil {
 		r.core.Failed("read instance", err)
 		return err
@@ -52,6 +54,37 @@ func (r *Registrar) apply(ctx context.Context, want registry.Health, readyAt tim
 		return nil
 	}
 	return r.register(ctx, c, next, !found, want)
+}
+
+// noticeAdminAPI logs once when the admin API denies the read-back (denied
+// not nil), and once when it answers again: without it, an operator's
+// offline cannot be observed, while registration goes on through the
+// client API and the consumers' list.
+func (r *Registrar) noticeAdminAPI(denied error) {
+	if (denied != nil) == r.adminDenied {
+		return
+	}
+	r.adminDenied = denied != nil
+	if denied == nil {
+		r.log.Info("nacos: the admin API answers the read-back again; an operator's offline is observed again")
+		return
+	}
+	var de *deniedError
+	status := ""
+	if errors.As(denied, &de) {
+		status = de.status
+	}
+	attrs := []any{"status", status, "error", denied.Error()}
+	if lerr := r.api.deniedLogin(); lerr != nil {
+		attrs = append(attrs, "login", lerr.Error())
+	}
+	why := "an operator's offline (the console's enabled=false) cannot be observed: the client API lists no disabled instance, so it looks like absence"
+	if r.opts.Username == "" {
+		why += "; give registry.nacos.username and registry.nacos.password of a Nacos admin user to observe it"
+	} else {
+		why += "; registry.nacos.username must name a Nacos admin user (with a correct password) to observe it"
+	}
+	r.log.Warn("nacos: the admin API denied the read-back of the instance ("+status+"); registration goes on through the client API, but "+why, attrs...)
 }
 
 // noticeOperator compares the server's enabled flag with what the Registrar

@@ -145,6 +145,12 @@ type Config struct {
 	// NacosPoll is how often, with Nacos, the naive consumers poll the
 	// open API (default 5s, 100ms..10m).
 	NacosPoll time.Duration
+	// NacosUsername and NacosPassword are the Nacos login (registry.nacos.
+	// username and password, from the drill's environment, which the
+	// replicas inherit) of the drill's operator and consumers: Nacos 3 by
+	// default opens its admin API, the console's offline, to admins only.
+	// Empty: no login. The password is never shown.
+	NacosUsername, NacosPassword string
 	// OfflineWait is how long StrategyOfflineKill's operator waits between
 	// the console's offline and kill -9 (default 500ms, 0..1m).
 	OfflineWait time.Duration

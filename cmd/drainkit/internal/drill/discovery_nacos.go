@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/drainkit/drainkit/registry/nacos"
@@ -27,14 +28,16 @@ type NacosDiscovery struct {
 	done   chan struct{}
 }
 
-// NewNacosDiscovery starts following service on the Nacos server whose HTTP
-// address is addr, polling its open API every poll for naive consumers.
-func NewNacosDiscovery(addr, service string, poll time.Duration) (*NacosDiscovery, error) {
-	opts := nacos.WatchOptions{Server: nacos.Server{Addrs: []string{addr}}}
-	if err := opts.Server.Validate(); err != nil {
-		return nil, fmt.Errorf("--nacos %s: %w", addr, err)
+// NewNacosDiscovery starts following service on the Nacos server srv (one
+// HTTP address, its login if any), polling its open API every poll for
+// naive consumers.
+func NewNacosDiscovery(srv nacos.Server, service string, poll time.Duration) (*NacosDiscovery, error) {
+	opts := nacos.WatchOptions{Server: srv}
+	if err := opts.Server.Validate(); err != nil || len(srv.Addrs) != 1 {
+		return nil, fmt.Errorf("--nacos %s: %v", strings.Join(srv.Addrs, ","), err)
 	}
-	api := newNacosAPI(addr)
+	addr := srv.Addrs[0]
+	api := newNacosAPI(srv)
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &NacosDiscovery{
 		registryFeed: newRegistryFeed(service, nacos.SourceName),

@@ -204,7 +204,7 @@ func (c Config) newDiscovery(strategy string, client *http.Client) (Discovery, e
 		return NewEtcdDiscovery(c.Etcd, c.etcdPrefix(), c.serviceName(strategy))
 	}
 	if c.Nacos != "" {
-		return NewNacosDiscovery(c.Nacos, c.serviceName(strategy), c.NacosPoll)
+		return NewNacosDiscovery(c.nacosServer(), c.serviceName(strategy), c.NacosPoll)
 	}
 	return NewProbeDiscovery(c.DiscoveryInterval, c.FailureThreshold, client), nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/drainkit/drainkit/registry/nacos"
 )
 
 // nacosGroup is the group the drill's replicas register in (registry/nacos's
@@ -28,20 +31,40 @@ const nacosGroup = "DEFAULT_GROUP"
 type nacosAPI struct {
 	base string // "http://<addr>/nacos"
 	hc   *http.Client
+	// user and password log the drill in (Config.NacosUsername): an
+	// operator's console calls Nacos 3's admin API with an admin's token.
+	user, password string
+
+	mu    sync.Mutex
+	token string // the access token, "" before the first login
 }
 
-func newNacosAPI(addr string) *nacosAPI {
-	return &nacosAPI{base: "http://" + addr + "/nacos",
+func newNacosAPI(srv nacos.Server) *nacosAPI {
+	return &nacosAPI{base: "http://" + srv.Addrs[0] + "/nacos", user: srv.Username, password: srv.Password,
 		hc: &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 2}}}
 }
 
 func (a *nacosAPI) close() { a.hc.CloseIdleConnections() }
 
 // do sends method path?q and decodes a 200's JSON body into out (nil: ignore
-// the body). A 404 carrying Nacos's own {"code": ...} (a service without
-// instances) is errNacosNoService; any other 404 errNacosNoPath (the server
-// lacks the API: another major version).
+// the body), with an access token when the drill has a login. A 404
+// carrying Nacos's own {"code": ...} (a service without instances) is
+// errNacosNoService; any other 404 errNacosNoPath (the server lacks the
+// API: another major version); a 401 or 403 errNacosDenied.
 func (a *nacosAPI) do(ctx context.Context, method, path string, q url.Values, out any) error {
+	tok, err := a.login(ctx)
+	if err != nil {
+		return err
+	}
+	if tok != "" {
+		q = maps.Clone(q)
+		q.Set("accessToken", tok)
+	}
+	return a.send(ctx, method, path, q, out)
+}
+
+// send is do without the login.
+func (a *nacosAPI) send(ctx context.Context, method, path string, q url.Values, out any) error {
 	req, err := http.NewRequestWithContext(ctx, method, a.base+path+"?"+q.Encode(), nil)
 	if err != nil {
 		return err
@@ -50,7 +73,7 @@ func (a *nacosAPI) do(ctx context.Context, method, path string, q url.Values, ou
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
-			err = ue.Err
+			err = ue.Err // its URL may carry the token or the password
 		}
 		return fmt.Errorf("%s %s: %w", method, path, err)
 	}
@@ -64,6 +87,8 @@ func (a *nacosAPI) do(ctx context.Context, method, path string, q url.Values, ou
 		return fmt.Errorf("%w: %s %s", errNacosNoService, method, path)
 	case resp.StatusCode == http.StatusNotFound:
 		return fmt.Errorf("%w: %s %s", errNacosNoPath, method, path)
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		return fmt.Errorf("%w: %s %s: %s", errNacosDenied, method, path, resp.Status)
 	case resp.StatusCode != http.StatusOK:
 		return fmt.Errorf("%s %s: %s: %.200s", method, path, resp.Status, body)
 	}
@@ -76,9 +101,33 @@ func (a *nacosAPI) do(ctx context.Context, method, path string, q url.Values, ou
 	return nil
 }
 
+// login returns the drill's access token ("" without a login), logging in
+// once (POST /v3/auth/user/login; the token lasts hours, longer than a
+// drill). A denied login says so, never with the password.
+func (a *nacosAPI) login(ctx context.Context) (string, error) {
+	if a.user == "" {
+		return "", nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.token != "" {
+		return a.token, nil
+	}
+	var r struct {
+		AccessToken string `json:"accessToken"`
+	}
+	form := url.Values{"username": {a.user}, "password": {a.password}}
+	if err := a.send(ctx, http.MethodPost, "/v3/auth/user/login", form, &r); err != nil {
+		return "", fmt.Errorf("nacos: login as %q (DRAINKIT_REGISTRY_NACOS_USERNAME and _PASSWORD): %w", a.user, err)
+	}
+	a.token = r.AccessToken
+	return a.token, nil
+}
+
 var (
 	errNacosNoService = errors.New("nacos: no instance of the service")
 	errNacosNoPath    = errors.New("nacos: no such API on this server")
+	errNacosDenied    = errors.New("nacos: access denied")
 )
 
 // healthyList is GET /v1/ns/instance/list?healthyOnly=true, what a Nacos 1.x
@@ -135,8 +184,14 @@ func (a *nacosAPI) setEnabled(ctx context.Context, service, addr string, enabled
 		} else if err == nil && r.Code != 0 {
 			err = fmt.Errorf("PUT /v3/admin/ns/instance: code %d: %s", r.Code, r.Message)
 		}
-		if err == nil {
+		switch {
+		case err == nil:
 			return nil
+		case errors.Is(err, errNacosDenied):
+			// Not retried: Nacos 3 opens its admin API to admins only by
+			// default.
+			return fmt.Errorf("nacos: the console's %s of %s (%s): %w; log the drill in as a Nacos admin with DRAINKIT_REGISTRY_NACOS_USERNAME and DRAINKIT_REGISTRY_NACOS_PASSWORD",
+				onlineWord(enabled), addr, service, err)
 		}
 		t := time.NewTimer(200 * time.Millisecond)
 		select {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/drainkit/drainkit/internal/syncx"
+	"github.com/drainkit/drainkit/registry/nacos"
 )
 
 // offlineThenKill is StrategyOfflineKill's stop: the operator marks old
@@ -13,7 +14,7 @@ import (
 // kill -9s it. The offline's time is the replica's Offlined; a failed
 // offline fails the run, since the drill would otherwise show a plain kill.
 func (s *strategyRun) offlineThenKill(ctx context.Context, old *Replica) error {
-	api := newNacosAPI(s.cfg.Nacos)
+	api := newNacosAPI(s.cfg.nacosServer())
 	defer api.close()
 	octx, cancel := context.WithTimeout(ctx, s.cfg.Timings.GracePeriod)
 	err := api.setEnabled(octx, s.cfg.serviceName(s.name), old.HTTPAddr, false)
@@ -26,6 +27,11 @@ func (s *strategyRun) offlineThenKill(ctx context.Context, old *Replica) error {
 		return err
 	}
 	return old.KillNow()
+}
+
+// nacosServer is the Nacos server of Config.Nacos with the drill's login.
+func (c Config) nacosServer() nacos.Server {
+	return nacos.Server{Addrs: []string{c.Nacos}, Username: c.NacosUsername, Password: c.NacosPassword}
 }
 
 // nacosDiscovery says how each consumer kind learns the instances with

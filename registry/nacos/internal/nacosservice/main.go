@@ -3,10 +3,12 @@
 // that registers there). With registry.nacos.server_addr (or
 // NACOS_SERVER_ADDR) set it registers an ephemeral instance of
 // registry.service (default "nacosservice") with the registry.nacos.*
-// settings (nacos.Registration); a bad one exits 2 before any listener
-// opens, naming the key. An operator's offline on the server ejects the
-// lifecycle (cause operator, GET /state shows it) until an operator
-// enables the instance again.
+// settings, wired in the one line nacos.Register; a bad one exits 2 before
+// any listener opens, naming the key. An operator's offline on the server
+// ejects the lifecycle (cause operator, GET /state shows it) until an
+// operator enables the instance again; that needs the credentials of a
+// Nacos admin user (registry.nacos.username and registry.nacos.password)
+// on a Nacos 3 server with its default settings.
 package main
 
 import (
@@ -15,7 +17,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"sync/atomic"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -24,7 +25,6 @@ import (
 	"github.com/drainkit/drainkit/config"
 	"github.com/drainkit/drainkit/examples/httpservice/app"
 	"github.com/drainkit/drainkit/internal/syncx"
-	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/registry/nacos"
 )
 
@@ -33,29 +33,14 @@ func main() { os.Exit(run(os.Args[1:])) }
 func run(args []string) int {
 	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	var warmup time.Duration
-	var lc atomic.Pointer[lifecycle.Lifecycle]
 	srv := &http.Server{Handler: app.Handler(), ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
-	// An operator's offline ejects the lifecycle, and the operator's online
-	// restores it; the registrar keeps the instance disabled meanwhile.
-	onOperator := func(offline bool) {
-		l := lc.Load()
-		if l == nil {
-			return
-		}
-		if offline {
-			_ = l.Eject("nacos: an operator disabled the instance (offline)")
-		} else {
-			_ = l.Restore("nacos: an operator enabled the instance")
-		}
-	}
 	return drainkit.Run(context.Background(), args,
 		drainkit.WithName("nacosservice"),
 		drainkit.WithLogger(logger),
 		drainkit.WithDefaultAdminAddr("127.0.0.1:8081"),
 		drainkit.WithHTTPServer("http", "127.0.0.1:8080", srv),
-		drainkit.WithRegistrar("nacos", nacos.Registration("nacosservice", onOperator)),
-		drainkit.WithLifecycle(func(l *lifecycle.Lifecycle) error { lc.Store(l); return nil }),
+		nacos.Register("nacosservice"),
 		drainkit.WithFlags(func(fs *pflag.FlagSet) {
 			fs.DurationVar(&warmup, "warmup", 0, "simulated warm-up duration, e.g. 2s")
 		}),
