@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drainkit/drainkit/internal/consultest"
+	"github.com/drainkit/drainkit/registry/consul/consultest"
 )
 
 // drillStrategies runs the drill with the four strategies, one after another

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/cmd/drainkit/internal/drill"
-	"github.com/drainkit/drainkit/internal/consultest"
+	"github.com/drainkit/drainkit/registry/consul/consultest"
 )
 
 // drillJSON is the part of `drill --json` the tests read.

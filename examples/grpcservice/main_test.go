@@ -16,7 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/drainkit/drainkit/internal/childtest"
-	"github.com/drainkit/drainkit/internal/loadtest"
+	"github.com/drainkit/drainkit/grpcdrain/loadtest"
 )
 
 var binary = childtest.NewOnce("github.com/drainkit/drainkit/examples/grpcservice")

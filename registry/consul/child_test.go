@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/internal/childtest"
-	"github.com/drainkit/drainkit/internal/consultest"
+	"github.com/drainkit/drainkit/registry/consul/consultest"
 	"github.com/drainkit/drainkit/internal/testpoll"
 	"github.com/drainkit/drainkit/registry"
 	"github.com/hashicorp/consul/api"

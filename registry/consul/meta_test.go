@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/config"
-	"github.com/drainkit/drainkit/internal/consultest"
+	"github.com/drainkit/drainkit/registry/consul/consultest"
 	"github.com/drainkit/drainkit/internal/sourcetest"
 	"github.com/drainkit/drainkit/internal/testlog"
 	"github.com/drainkit/drainkit/registry"

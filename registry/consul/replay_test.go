@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/consumer"
-	"github.com/drainkit/drainkit/internal/consultest"
+	"github.com/drainkit/drainkit/registry/consul/consultest"
 	"github.com/drainkit/drainkit/internal/testpoll"
 	"github.com/drainkit/drainkit/registry"
 	"github.com/hashicorp/consul/api"

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drainkit/drainkit/internal/consultest"
+	"github.com/drainkit/drainkit/registry/consul/consultest"
 	"github.com/drainkit/drainkit/internal/testpoll"
 )
 

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/internal/childtest"
-	"github.com/drainkit/drainkit/internal/etcdtest"
+	"github.com/drainkit/drainkit/registry/etcd/etcdtest"
 	"github.com/drainkit/drainkit/internal/testpoll"
 	"github.com/drainkit/drainkit/registry"
 	"github.com/drainkit/drainkit/registry/etcd"

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drainkit/drainkit/internal/etcdtest"
+	"github.com/drainkit/drainkit/registry/etcd/etcdtest"
 	"github.com/drainkit/drainkit/internal/testlog"
 	"github.com/drainkit/drainkit/internal/testpoll"
 	"github.com/drainkit/drainkit/lifecycle"

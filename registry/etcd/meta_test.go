@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/config"
-	"github.com/drainkit/drainkit/internal/etcdtest"
+	"github.com/drainkit/drainkit/registry/etcd/etcdtest"
 	"github.com/drainkit/drainkit/internal/sourcetest"
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/registry"

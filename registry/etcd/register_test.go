@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit"
-	"github.com/drainkit/drainkit/internal/etcdtest"
+	"github.com/drainkit/drainkit/registry/etcd/etcdtest"
 	"github.com/drainkit/drainkit/internal/helpflags"
 	"github.com/drainkit/drainkit/internal/testlog"
 	"github.com/drainkit/drainkit/registry/etcd"

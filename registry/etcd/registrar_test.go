@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drainkit/drainkit/internal/etcdtest"
+	"github.com/drainkit/drainkit/registry/etcd/etcdtest"
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/lifecycle/budget"
 	"github.com/drainkit/drainkit/registry"

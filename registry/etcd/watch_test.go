@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drainkit/drainkit/internal/etcdtest"
+	"github.com/drainkit/drainkit/registry/etcd/etcdtest"
 	"github.com/drainkit/drainkit/registry"
 	"github.com/drainkit/drainkit/registry/etcd"
 	clientv3 "go.etcd.io/etcd/client/v3"

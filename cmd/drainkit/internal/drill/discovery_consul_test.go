@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drainkit/drainkit/internal/consultest"
+	"github.com/drainkit/drainkit/registry/consul/consultest"
 	"github.com/drainkit/drainkit/registry"
 	"github.com/hashicorp/consul/api"
 )

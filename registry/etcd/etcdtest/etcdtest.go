@@ -60,7 +60,7 @@ type Server struct {
 // CI set, may build it first, taking minutes). Without the variable and
 // outside CI it skips t when nothing is built yet (toolbin.Require).
 //
-// Binary and Start are shaped like internal/consultest's; the shared steps
+// Binary and Start are shaped like registry/consul/consultest's; the shared steps
 // are internal/toolbin's (Path, Server, LogTail).
 func Binary(t testing.TB) string {
 	t.Helper()

@@ -58,7 +58,7 @@ type ports struct{ http, server, serfLAN, serfWAN int }
 // with CI set, may build it first, taking minutes). Without the variable
 // and outside CI it skips t when nothing is built yet (toolbin.Require).
 //
-// Binary and Start are shaped like internal/etcdtest's (the lookup and its
+// Binary and Start are shaped like registry/etcd/etcdtest's (the lookup and its
 // t.Fatal stay in each Start): the shared steps are internal/toolbin's
 // (Path, Server, LogTail); the flags, ports, environment, stop signal,
 // cleanup order and readiness check differ.
