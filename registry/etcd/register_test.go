@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit"
-	"github.com/drainkit/drainkit/registry/etcd/etcdtest"
 	"github.com/drainkit/drainkit/internal/helpflags"
 	"github.com/drainkit/drainkit/internal/testlog"
 	"github.com/drainkit/drainkit/registry/etcd"
+	"github.com/drainkit/drainkit/registry/etcd/etcdtest"
 )
 
 // TestRegisterFlagsAreEtcds: a program wiring etcd.Register lists the flags
