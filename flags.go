@@ -38,15 +38,15 @@ func (s *service) parseFlags(args []string) (*pflag.FlagSet, map[string]*string,
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(s.out, "Usage: %s [flags]\n       %s %s [flags]   the Kubernetes preStop hook (see %[1]s %[3]s --help)\n\n", s.name, s.name, PrestopCommand)
-			fs.SetOutput(s.out)
+			fmt.Fprintf(s.stdout, "Usage: %s [flags]\n       %s %s [flags]   the Kubernetes preStop hook (see %[1]s %[3]s --help)\n\n", s.name, s.name, PrestopCommand)
+			fs.SetOutput(s.stdout)
 			fs.PrintDefaults()
 			return nil, nil, errDone
 		}
 		return nil, nil, fmt.Errorf("%w (see --help)", err)
 	}
 	if *version {
-		fmt.Fprintf(s.out, "%s %s (drainkit %s)\n", s.name, mainVersion(), Version())
+		fmt.Fprintf(s.stdout, "%s %s (drainkit %s)\n", s.name, mainVersion(), Version())
 		return nil, nil, errDone
 	}
 	if fs.NArg() > 0 {
