@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -43,7 +44,7 @@ func (s *service) parseFlags(args []string) (*pflag.FlagSet, map[string]*string,
 			fs.PrintDefaults()
 			return nil, nil, errDone
 		}
-		return nil, nil, fmt.Errorf("%w (see --help)", err)
+		return nil, nil, fmt.Errorf("%w%s (see --help)", err, didYouMean(fs, err))
 	}
 	if *version {
 		fmt.Fprintf(s.stdout, "%s %s (drainkit %s)\n", s.name, mainVersion(), Version())
@@ -53,6 +54,22 @@ func (s *service) parseFlags(args []string) (*pflag.FlagSet, map[string]*string,
 		return nil, nil, fmt.Errorf("unexpected argument %q (see --help)", fs.Arg(0))
 	}
 	return fs, addrs, nil
+}
+
+// didYouMean returns "; did you mean --<flag>?" for pflag's error about an
+// unknown flag close to a defined one (config.Closest, as for a file's key
+// or a variable), else "".
+func didYouMean(fs *pflag.FlagSet, err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return ""
+	}
+	var names []string
+	fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+	if s := config.Closest(name, names, config.MaxKeyDistance); s != "" {
+		return "; did you mean --" + s + "?"
+	}
+	return ""
 }
 
 // defineFlags runs the WithFlags functions, then binds config's flags but

@@ -2,11 +2,14 @@ package drainkit_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"net/http"
 	"os/exec"
 	"strings"
 	"testing"
 
+	"github.com/drainkit/drainkit"
 	"github.com/drainkit/drainkit/internal/childtest"
 )
 
@@ -50,5 +53,23 @@ func TestHelpAndVersionOnStdout(t *testing.T) {
 	}
 	if stdout, stderr, code := run("--no-such-flag"); code != 2 || stdout != "" || !strings.Contains(stderr, "--no-such-flag") {
 		t.Errorf("minimal --no-such-flag: exit %d, stdout %q, stderr %q; want exit 2 and the error on stderr", code, stdout, stderr)
+	}
+}
+
+// TestMistypedFlagSuggests: a mistyped flag is refused (exit 2) with the
+// closest defined flag, by the rule a mistyped key or variable gets
+// (config.Closest); a flag far from every one gets no guess.
+func TestMistypedFlagSuggests(t *testing.T) {
+	for flag, want := range map[string]string{
+		"--propagation-mni": "unknown flag: --propagation-mni; did you mean --propagation-min? (see --help)",
+		"--htp-addr":        "unknown flag: --htp-addr; did you mean --http-addr? (see --help)",
+		"--frobnicate":      "unknown flag: --frobnicate (see --help)",
+	} {
+		var out bytes.Buffer
+		code := drainkit.Run(context.Background(), []string{flag, "1s"}, drainkit.WithOutput(&out), drainkit.WithName("svc"),
+			drainkit.WithHTTP("http", ":0", http.NotFoundHandler()))
+		if code != 2 || strings.TrimSpace(out.String()) != "svc: "+want {
+			t.Errorf("%s: exit %d, output %q; want exit 2 and %q", flag, code, out.String(), "svc: "+want)
+		}
 	}
 }

@@ -110,18 +110,11 @@ func isKnownEnv(name string) bool {
 // upper-cased, if it is within maxSuggestDistance; the first in key order
 // wins a tie.
 func suggestEnv(name string) string {
-	up := strings.ToUpper(name)
-	best, bestD := "", maxSuggestDistance+1
-	try := func(v string) {
-		if d := distance(up, v); d < bestD {
-			best, bestD = v, d
-		}
-	}
+	vars := make([]string, 0, len(keys)+1)
 	for _, k := range keys {
-		try(EnvVar(k.name))
+		vars = append(vars, EnvVar(k.name))
 	}
-	try(EnvConfig)
-	return best
+	return Closest(strings.ToUpper(name), append(vars, EnvConfig), maxSuggestDistance)
 }
 
 // Warnings returns the warnings Load found in the environment (see CheckEnv),

@@ -314,15 +314,17 @@ func table(v any) (map[string]any, bool) {
 	return nil, false
 }
 
+// MaxKeyDistance is how far a file's key or a flag may be from a known one
+// to be suggested: 3 edits, keys being longer than variables' words.
+const MaxKeyDistance = 3
+
 // suggest returns the known key closest to k, if it is close (a typo).
 func suggest(k string) string {
-	best, bestD := "", 4
-	for _, def := range keys {
-		if d := distance(k, def.name); d < bestD {
-			best, bestD = def.name, d
-		}
+	names := make([]string, len(keys))
+	for i, def := range keys {
+		names[i] = def.name
 	}
-	return best
+	return Closest(k, names, MaxKeyDistance)
 }
 
 // distance is the edit distance between a and b counting insertions,
