@@ -69,3 +69,17 @@ func TestTableDashWhereNothingMeasured(t *testing.T) {
 		t.Errorf("0.00s in the table:\n%s", b.String())
 	}
 }
+
+// TestKillVerdictSuggestsDrainkitConsumer: the kill scenario's verdict with
+// the naive consumer, which failed until the discovery dropped the dead
+// replica, suggests --consumer drainkit; with drainkit's consumer it does
+// not.
+func TestKillVerdictSuggestsDrainkitConsumer(t *testing.T) {
+	budget := 0
+	for consumer, want := range map[string]bool{ConsumerNaive: true, ConsumerDrainkit: false} {
+		v := killVerdict(Summary{Consumer: consumer, Requests: 100, Failed: 7, Budget: &budget, FailuresByKind: map[string]int{"refused": 7}})
+		if got := strings.Contains(v, "rerun with --consumer drainkit"); got != want {
+			t.Errorf("%s consumer: verdict %q; suggests --consumer drainkit: %v, want %v", consumer, v, got, want)
+		}
+	}
+}
