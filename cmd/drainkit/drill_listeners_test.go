@@ -11,7 +11,6 @@ import (
 // program's listeners from its --help and gives --grpc-addr a free port in
 // every replica (before, the second replica failed to bind :9090).
 func TestDrillExecSecondListener(t *testing.T) {
-	t.Parallel()
 	bin := buildChild(t, "github.com/drainkit/drainkit/examples/grpcservice")
 	r := drainkit(t, 2*time.Minute, []string{"DRAINKIT_PROPAGATION_MIN=500ms"},
 		"drill", "--json", "--exec", bin, "--replicas", "3", "--baseline", "500ms", "--tail", "500ms")
