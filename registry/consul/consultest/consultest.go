@@ -8,6 +8,10 @@
 //
 // A dev agent keeps all state in memory: Restart gives a fresh agent on the
 // same ports, as after a crash of a real agent that lost its state.
+//
+// It lives in the module whose tests use it, not in a module of its own, so
+// that a program importing registry/consul needs no test-only module (issue 33);
+// it is drainkit's own test harness, and its API may change in any release.
 package consultest
 
 import (

@@ -8,6 +8,10 @@
 // survive, as after a clean restart of a real member); RestartWiped starts a
 // new cluster on the same ports with an empty data directory, as after a
 // member lost its disk: every key and lease is gone and revisions start over.
+//
+// It lives in the module whose tests use it, not in a module of its own, so
+// that a program importing registry/etcd needs no test-only module (issue 33);
+// it is drainkit's own test harness, and its API may change in any release.
 package etcdtest
 
 import (
