@@ -30,8 +30,13 @@ staticcheck:
 	@set -e; for m in $(MODULES); do echo "staticcheck $$m/..."; (cd "$$m" && $(STATICCHECK) ./...); done
 	@set -e; for m in $(OFFWORK); do echo "staticcheck $$m/... (GOWORK=off)"; (cd "$$m" && GOWORK=off $(STATICCHECK) ./...); done
 
+# `go test` of several packages prints a package's result only once every
+# package listed before it has finished (the drills of cmd/drainkit take
+# minutes); with -json it streams, and internal/testprogress prints each
+# package's line as it finishes (a failed package with its output).
 race:
-	DRAINKIT_CONSUL_BIN="$$(./scripts/consul.sh)" DRAINKIT_ETCD_BIN="$$(./scripts/etcd.sh)" DRAINKIT_NACOS_JAR="$$(./scripts/nacos.sh)" $(GO) test -race -count=1 -timeout 30m $(PKGS)
+	$(GO) build -o .testprogress ./internal/testprogress
+	bash -o pipefail -c 'DRAINKIT_CONSUL_BIN="$$(./scripts/consul.sh)" DRAINKIT_ETCD_BIN="$$(./scripts/etcd.sh)" DRAINKIT_NACOS_JAR="$$(./scripts/nacos.sh)" $(GO) test -json -race -count=1 -timeout 30m $(PKGS) | ./.testprogress'
 	# kratos's etcd discovery against examples/grpcservice: a nested module outside go.work, so no go.mod of drainkit's requires kratos
 	DRAINKIT_ETCD_BIN="$$(./scripts/etcd.sh)" GOWORK=off $(GO) -C registry/etcd/internal/kratoswatch test -race -count=1 ./...
 	# kratos and go-zero under drainkit: a nested module outside go.work (see go.work)
@@ -53,7 +58,7 @@ fuzz:
 # the Go module proxy once.
 GO125 ?= go1.25.14
 MODULES125 := $(shell for m in $(MODULES); do grep -q '^go 1\.25' $$m/go.mod && echo $$m; done)
-GO125_TESTS := ./... ./telemetry/... ./consumer/... ./consumer/grpcresolver/... ./consumer/grpcresolver/outlierdetection/... ./grpcdrain/... ./internal/loadtest/... ./bench/...
+GO125_TESTS := ./... ./telemetry/... ./consumer/... ./consumer/grpcresolver/... ./consumer/grpcresolver/outlierdetection/... ./grpcdrain/... ./bench/...
 go125:
 	cp go.work .go125.work && cp go.work.sum .go125.work.sum
 	GOWORK=$(CURDIR)/.go125.work $(GO) work edit -go=1.25.0 -dropreplace google.golang.org/genproto $(foreach m,$(filter-out $(MODULES125),$(MODULES)),-dropuse $(m))

@@ -48,7 +48,7 @@ func Main(opts ...Option) int {
 // context: cancelling ctx starts the drain, like SIGTERM. It returns the exit
 // code once the drain is over (or 2 at once for a bad setting).
 func Run(ctx context.Context, args []string, opts ...Option) int {
-	s := &service{name: filepath.Base(os.Args[0]), out: os.Stderr, adminLimits: DefaultAdminLimits()}
+	s := &service{name: filepath.Base(os.Args[0]), out: os.Stderr, stdout: os.Stdout, adminLimits: DefaultAdminLimits()}
 	for _, o := range opts {
 		o(s)
 	}

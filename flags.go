@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -38,21 +39,37 @@ func (s *service) parseFlags(args []string) (*pflag.FlagSet, map[string]*string,
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(s.out, "Usage: %s [flags]\n       %s %s [flags]   the Kubernetes preStop hook (see %[1]s %[3]s --help)\n\n", s.name, s.name, PrestopCommand)
-			fs.SetOutput(s.out)
+			fmt.Fprintf(s.stdout, "Usage: %s [flags]\n       %s %s [flags]   the Kubernetes preStop hook (see %[1]s %[3]s --help)\n\n", s.name, s.name, PrestopCommand)
+			fs.SetOutput(s.stdout)
 			fs.PrintDefaults()
 			return nil, nil, errDone
 		}
-		return nil, nil, fmt.Errorf("%w (see --help)", err)
+		return nil, nil, fmt.Errorf("%w%s (see --help)", err, didYouMean(fs, err))
 	}
 	if *version {
-		fmt.Fprintf(s.out, "%s %s (drainkit %s)\n", s.name, mainVersion(), Version())
+		fmt.Fprintf(s.stdout, "%s %s (drainkit %s)\n", s.name, mainVersion(), Version())
 		return nil, nil, errDone
 	}
 	if fs.NArg() > 0 {
 		return nil, nil, fmt.Errorf("unexpected argument %q (see --help)", fs.Arg(0))
 	}
 	return fs, addrs, nil
+}
+
+// didYouMean returns "; did you mean --<flag>?" for pflag's error about an
+// unknown flag close to a defined one (config.Closest, as for a file's key
+// or a variable), else "".
+func didYouMean(fs *pflag.FlagSet, err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return ""
+	}
+	var names []string
+	fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+	if s := config.Closest(name, names, config.MaxKeyDistance); s != "" {
+		return "; did you mean --" + s + "?"
+	}
+	return ""
 }
 
 // defineFlags runs the WithFlags functions, then binds config's flags but

@@ -181,9 +181,11 @@ func WithSetup(fn func(cfg *config.Config) ([]Option, error)) Option {
 // WithOutput).
 func WithLogger(l *slog.Logger) Option { return func(s *service) { s.logger = l } }
 
-// WithOutput sets where usage, errors and (with the default logger) logs go
-// (default os.Stderr).
-func WithOutput(w io.Writer) Option { return func(s *service) { s.out = w } }
+// WithOutput sets where all output goes: errors, warnings and (with the
+// default logger) logs, by default on os.Stderr, and what --help and
+// --version print, by default on os.Stdout (as a command's answer to a
+// question, with exit 0).
+func WithOutput(w io.Writer) Option { return func(s *service) { s.out, s.stdout = w, w } }
 
 // WithEnv replaces the environment settings are read from ("KEY=value"
 // strings; default os.Environ()).

@@ -40,8 +40,8 @@ func (s *service) runPrestop(ctx context.Context, args []string) int {
 	fs.String(config.KeyConfig, "", "configuration file the service reads, for admin.addr and admin.token (env "+config.EnvConfig+")")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(s.out, "Usage: %s %s [flags]\n\nStarts the drain and returns when the propagation window has ended: the Kubernetes preStop hook.\n\n", s.name, PrestopCommand)
-			fs.SetOutput(s.out)
+			fmt.Fprintf(s.stdout, "Usage: %s %s [flags]\n\nStarts the drain and returns when the propagation window has ended: the Kubernetes preStop hook.\n\n", s.name, PrestopCommand)
+			fs.SetOutput(s.stdout)
 			fs.PrintDefaults()
 			return 0
 		}

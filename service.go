@@ -23,7 +23,8 @@ import (
 // service is what the options build and run executes.
 type service struct {
 	name          string
-	out           io.Writer
+	out           io.Writer // errors, warnings and the default logger's lines
+	stdout        io.Writer // what was asked for: --help and --version
 	env           []string
 	logger        *slog.Logger
 	listeners     []listenerSpec

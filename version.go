@@ -63,6 +63,13 @@ func version(bi *debug.BuildInfo) string {
 	return v
 }
 
+// ProgramVersion returns the program's own version: its main module's, read
+// from the build information as Version reads drainkit's ("(devel)" and the
+// VCS revision in a checkout, "(unknown)" without build information). It is
+// what --version and the start line print, and what registry/etcd registers
+// when registry.etcd.version is empty.
+func ProgramVersion() string { return mainVersion() }
+
 // mainVersion returns the program's own version (its main module's), for
 // --version and the start line: what Version used to report.
 func mainVersion() string {

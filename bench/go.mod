@@ -5,7 +5,6 @@ go 1.25.0
 require (
 	github.com/drainkit/drainkit v0.0.0-00010101000000-000000000000
 	github.com/drainkit/drainkit/grpcdrain v0.0.0-00010101000000-000000000000
-	github.com/drainkit/drainkit/internal/etcdtest v0.0.0-00010101000000-000000000000
 	github.com/drainkit/drainkit/registry/consul v0.0.0-00010101000000-000000000000
 	github.com/drainkit/drainkit/registry/etcd v0.0.0-00010101000000-000000000000
 	github.com/hashicorp/consul/api v1.32.0

@@ -13,8 +13,8 @@ import (
 // here, and on an entry here that nothing mentions any more.
 var otherEnv = map[string]string{
 	EnvConfig:                  "config.Load: the configuration file's path",
-	"DRAINKIT_CONSUL_BIN":      "internal/consultest and bench/cmd/benchrun: the consul binary (the Makefile sets it from scripts/consul.sh)",
-	"DRAINKIT_ETCD_BIN":        "internal/etcdtest and bench/cmd/benchrun: the etcd binary (the Makefile sets it from scripts/etcd.sh)",
+	"DRAINKIT_CONSUL_BIN":      "registry/consul/consultest and bench/cmd/benchrun: the consul binary (the Makefile sets it from scripts/consul.sh)",
+	"DRAINKIT_ETCD_BIN":        "registry/etcd/etcdtest and bench/cmd/benchrun: the etcd binary (the Makefile sets it from scripts/etcd.sh)",
 	"DRAINKIT_NACOS_JAR":       "internal/nacostest: the Nacos server's jar (the Makefile sets it from scripts/nacos.sh)",
 	"DRAINKIT_CACHE":           "scripts/consul.sh, scripts/etcd.sh and scripts/nacos.sh: the directory the servers are built in",
 	"DRAINKIT_GO":              "scripts/consul.sh: the go command that builds consul",
@@ -110,18 +110,11 @@ func isKnownEnv(name string) bool {
 // upper-cased, if it is within maxSuggestDistance; the first in key order
 // wins a tie.
 func suggestEnv(name string) string {
-	up := strings.ToUpper(name)
-	best, bestD := "", maxSuggestDistance+1
-	try := func(v string) {
-		if d := distance(up, v); d < bestD {
-			best, bestD = v, d
-		}
-	}
+	vars := make([]string, 0, len(keys)+1)
 	for _, k := range keys {
-		try(EnvVar(k.name))
+		vars = append(vars, EnvVar(k.name))
 	}
-	try(EnvConfig)
-	return best
+	return Closest(strings.ToUpper(name), append(vars, EnvConfig), maxSuggestDistance)
 }
 
 // Warnings returns the warnings Load found in the environment (see CheckEnv),

@@ -46,6 +46,11 @@ type EtcdConfig struct {
 	// default empty). Any of them set turns TLS on; CertFile and KeyFile go
 	// together (client certificate authentication).
 	CAFile, CertFile, KeyFile string
+	// Version is the version registered with the instance, kratos's
+	// ServiceInstance.Version, which kratos's version filters match (key
+	// registry.etcd.version, default empty: the program's version, as its
+	// --version prints it).
+	Version string
 }
 
 // EndpointList returns Endpoints split at commas, each trimmed, empty items
@@ -98,6 +103,8 @@ var etcdKeys = []keyDef{
 		"a readable file path, or empty", func(c *Config) any { return &c.Registry.Etcd.CertFile }},
 	{"registry.etcd.key_file", kindString, "PEM private key of registry.etcd.cert_file",
 		"a readable file path, or empty", func(c *Config) any { return &c.Registry.Etcd.KeyFile }},
+	{"registry.etcd.version", kindString, "version registered with the instance (kratos's ServiceInstance.Version, which its version filters match); empty: the program's version (--version)",
+		"any text", func(c *Config) any { return &c.Registry.Etcd.Version }},
 }
 
 // checkEtcd checks one registry.etcd.* key and returns the rule broken, or

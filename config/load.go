@@ -234,8 +234,9 @@ func fileValue(v *viper.Viper, flat map[string]any, key, fk string) any {
 }
 
 // checkKeys fails on an empty or unknown key of flat, whose keys are sub.key
-// (or key when sub is ""); it names the first unknown key in sorted order and
-// the closest known one.
+// (or key when sub is ""); it names every unknown key, in sorted order, each
+// with the closest known one (one *Error per key, joined), so that one run
+// reports all of a file's typos.
 func checkKeys(flat map[string]any, sub string, src Source) error {
 	var unknown []string
 	for fk := range flat {
@@ -255,16 +256,36 @@ func checkKeys(flat map[string]any, sub string, src Source) error {
 		return nil
 	}
 	sort.Strings(unknown)
-	fk := unknown[0]
-	allowed := "known keys: " + strings.Join(Keys(), ", ")
-	if sub != "" {
-		allowed = "known keys under " + sub + ": " + strings.Join(Keys(), ", ")
+	errs := make([]error, len(unknown))
+	for i, fk := range unknown {
+		allowed := "known keys: " + strings.Join(Keys(), ", ")
+		if sub != "" {
+			allowed = "known keys under " + sub + ": " + strings.Join(Keys(), ", ")
+		}
+		if s := suggest(strings.TrimPrefix(fk, sub+".")); s != "" {
+			allowed = "did you mean " + subKey(sub, s) + "?"
+		}
+		errs[i] = &Error{Key: fk, Source: src, Problem: "is not a known key", Allowed: allowed}
 	}
-	if s := suggest(strings.TrimPrefix(fk, sub+".")); s != "" {
-		allowed = "did you mean " + subKey(sub, s) + "?"
+	if len(errs) == 1 {
+		return errs[0]
 	}
-	return &Error{Key: fk, Source: src, Problem: "is not a known key", Allowed: allowed}
+	return keyErrors(errs)
 }
+
+// keyErrors is several errors reported at once, on one line ("; " between
+// them) as every configuration error is; errors.As and errors.Is see each.
+type keyErrors []error
+
+func (e keyErrors) Error() string {
+	msgs := make([]string, len(e))
+	for i, err := range e {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+func (e keyErrors) Unwrap() []error { return e }
 
 // flatten turns nested tables into dotted, lower-case keys, remembering how
 // the file spelled each (spelled); with sub set, the keys are drainkit's
@@ -331,15 +352,17 @@ func table(v any) (map[string]any, bool) {
 	return nil, false
 }
 
+// MaxKeyDistance is how far a file's key or a flag may be from a known one
+// to be suggested: 3 edits, keys being longer than variables' words.
+const MaxKeyDistance = 3
+
 // suggest returns the known key closest to k, if it is close (a typo).
 func suggest(k string) string {
-	best, bestD := "", 4
-	for _, def := range keys {
-		if d := distance(k, def.name); d < bestD {
-			best, bestD = def.name, d
-		}
+	names := make([]string, len(keys))
+	for i, def := range keys {
+		names[i] = def.name
 	}
-	return best
+	return Closest(k, names, MaxKeyDistance)
 }
 
 // distance is the edit distance between a and b counting insertions,

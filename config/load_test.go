@@ -81,6 +81,8 @@ func TestBadInputs(t *testing.T) {
 			want: []string{`"25s" (default)`, "propagation.max + drain.timeout + stop.timeout", "propagation.max 25s from env DRAINKIT_PROPAGATION_MAX"}},
 		{name: "unknown key in file", file: "c.yaml\npropagation:\n  mn: 5s\n", key: "propagation.mn",
 			want: []string{"is not a known key", "did you mean propagation.min?"}},
+		{name: "two unknown keys, both reported", file: "c.yaml\npropagation:\n  mn: 5s\ndrain:\n  timout: 3s\n", key: "drain.timout",
+			want: []string{"drain.timout: from file", "did you mean drain.timeout?", "; propagation.mn: from file", "did you mean propagation.min?"}},
 		{name: "unknown top-level key", file: "c.json\n{\"timeouts\": {\"x\": 1}}", key: "timeouts.x",
 			want: []string{"is not a known key", "known keys: warmup.timeout"}},
 		{name: "wrong type list", file: "c.yaml\npropagation:\n  min: [1, 2]\n", key: "propagation.min",

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/grpcdrain"
-	"github.com/drainkit/drainkit/internal/loadtest"
+	"github.com/drainkit/drainkit/grpcdrain/loadtest"
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/lifecycle/budget"
 	"google.golang.org/grpc"

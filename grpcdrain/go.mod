@@ -4,7 +4,6 @@ go 1.25.0
 
 require (
 	github.com/drainkit/drainkit v0.0.0-00010101000000-000000000000
-	github.com/drainkit/drainkit/internal/loadtest v0.0.0-00010101000000-000000000000
 	go.uber.org/goleak v1.3.0
 	google.golang.org/grpc v1.84.0
 )

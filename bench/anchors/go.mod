@@ -70,10 +70,6 @@ replace github.com/drainkit/drainkit => ../..
 
 replace github.com/drainkit/drainkit/examples => ../../examples
 
-replace github.com/drainkit/drainkit/internal/consultest => ../../internal/consultest
-
-replace github.com/drainkit/drainkit/internal/etcdtest => ../../internal/etcdtest
-
 replace github.com/drainkit/drainkit/registry/consul => ../../registry/consul
 
 replace github.com/drainkit/drainkit/registry/etcd => ../../registry/etcd
@@ -85,5 +81,3 @@ replace github.com/drainkit/drainkit/consumer => ../../consumer
 replace github.com/drainkit/drainkit/consumer/grpcresolver => ../../consumer/grpcresolver
 
 replace github.com/drainkit/drainkit/grpcdrain => ../../grpcdrain
-
-replace github.com/drainkit/drainkit/internal/loadtest => ../../internal/loadtest

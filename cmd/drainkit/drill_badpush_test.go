@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drainkit/drainkit/internal/consultest"
-	"github.com/drainkit/drainkit/internal/etcdtest"
+	"github.com/drainkit/drainkit/registry/consul/consultest"
+	"github.com/drainkit/drainkit/registry/etcd/etcdtest"
 )
 
 // badPushJSON is the bad-push part of `drill --json`.

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drainkit/drainkit/internal/consultest"
+	"github.com/drainkit/drainkit/registry/consul/consultest"
 )
 
 // drillStrategies runs the drill with the four strategies, one after another
@@ -38,7 +38,7 @@ func TestDrillDrainkitConsumer(t *testing.T) {
 			if s.Failed != 0 || s.Consumer != "drainkit" {
 				t.Errorf("%s: %d of %d failed %v (consumer %q)", name, s.Failed, s.Requests, s.FailuresByKind, s.Consumer)
 			}
-			if name != "drainkit" && s.Retried == 0 {
+			if name != "drainkit" && s.Resent == 0 {
 				t.Errorf("%s: no retry: the check did not exercise the consumer", name)
 			}
 		}

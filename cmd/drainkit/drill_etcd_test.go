@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drainkit/drainkit/internal/etcdtest"
+	"github.com/drainkit/drainkit/registry/etcd/etcdtest"
 )
 
 // TestDrillEtcd runs drainkit and the exit baseline with etcd discovery

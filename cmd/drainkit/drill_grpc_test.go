@@ -17,8 +17,8 @@ func drillGRPC(t *testing.T, env []string, args ...string) map[string]struct{ fa
 	}
 	byName := map[string]struct{ failed, requests, retried int }{}
 	for _, s := range out.Strategies {
-		byName[s.Name] = struct{ failed, requests, retried int }{s.Failed, s.Requests, s.Retried}
-		t.Logf("%s (%s consumer): %d of %d failed %v, %d retried", s.Name, s.Consumer, s.Failed, s.Requests, s.FailuresByKind, s.Retried)
+		byName[s.Name] = struct{ failed, requests, retried int }{s.Failed, s.Requests, s.Resent}
+		t.Logf("%s (%s consumer): %d of %d failed %v, %d resent", s.Name, s.Consumer, s.Failed, s.Requests, s.FailuresByKind, s.Resent)
 	}
 	return byName
 }
@@ -51,7 +51,7 @@ func TestDrillGRPC(t *testing.T) {
 			t.Errorf("drainkit: %d of %d calls failed, want 0 of at least 1000", dk.failed, dk.requests)
 		}
 		if k := got["kill"]; k.failed != 0 || k.retried == 0 {
-			t.Errorf("kill: %d of %d calls failed, %d retried; want none failed, the calls cut by SIGKILL retried by the retry policy", k.failed, k.requests, k.retried)
+			t.Errorf("kill: %d of %d calls failed, %d resent; want none failed, the calls cut by SIGKILL retried by the retry policy", k.failed, k.requests, k.retried)
 		}
 	})
 	t.Run("naive-consumer", func(t *testing.T) {

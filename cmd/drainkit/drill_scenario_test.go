@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drainkit/drainkit/internal/consultest"
-	"github.com/drainkit/drainkit/internal/etcdtest"
+	"github.com/drainkit/drainkit/registry/consul/consultest"
+	"github.com/drainkit/drainkit/registry/etcd/etcdtest"
 )
 
 // scenarioEvent is one fault in `drill --json`.

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/cmd/drainkit/internal/drill"
-	"github.com/drainkit/drainkit/internal/consultest"
+	"github.com/drainkit/drainkit/registry/consul/consultest"
 )
 
 // drillJSON is the part of `drill --json` the tests read.
@@ -20,7 +20,7 @@ type drillJSON struct {
 		Consumer       string         `json:"consumer"`
 		Requests       int            `json:"requests"`
 		Failed         int            `json:"failed"`
-		Retried        int            `json:"retried"`
+		Resent         int            `json:"resent_requests"`
 		Ejections      int64          `json:"ejections"`
 		Unanswered     int            `json:"written_unanswered"`
 		FailuresByKind map[string]int `json:"failures_by_kind"`
@@ -322,8 +322,8 @@ func TestDrillKillPOST(t *testing.T) {
 	if dk.Failed != 0 || dk.Consumer != "naive" {
 		t.Errorf("drainkit: %d failed (%v), consumer %q", dk.Failed, dk.FailuresByKind, dk.Consumer)
 	}
-	if kill.Failed == 0 || !strings.Contains(kill.Verdict, "SIGKILL") || kill.Retried != 0 || kill.Ejections != 0 {
-		t.Errorf("kill: %d failed, retried %d, ejections %d, verdict %q", kill.Failed, kill.Retried, kill.Ejections, kill.Verdict)
+	if kill.Failed == 0 || !strings.Contains(kill.Verdict, "SIGKILL") || kill.Resent != 0 || kill.Ejections != 0 {
+		t.Errorf("kill: %d failed, resent %d, ejections %d, verdict %q", kill.Failed, kill.Resent, kill.Ejections, kill.Verdict)
 	}
 	cut := kill.FailuresByKind["reset"] + kill.FailuresByKind["eof"]
 	t.Logf("kill: %d written to a dying replica and unanswered; %d failed with reset or eof", kill.Unanswered, cut)

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drainkit/drainkit/internal/consultest"
-	"github.com/drainkit/drainkit/internal/etcdtest"
 	"github.com/drainkit/drainkit/internal/nacostest"
+	"github.com/drainkit/drainkit/registry/consul/consultest"
+	"github.com/drainkit/drainkit/registry/etcd/etcdtest"
 )
 
 // zoneLossJSON is the zone-loss part of `drill --json`.

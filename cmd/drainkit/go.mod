@@ -8,8 +8,6 @@ require (
 	github.com/drainkit/drainkit/consumer/grpcresolver v0.0.0-00010101000000-000000000000
 	github.com/drainkit/drainkit/examples v0.0.0-00010101000000-000000000000
 	github.com/drainkit/drainkit/grpcdrain v0.0.0-00010101000000-000000000000
-	github.com/drainkit/drainkit/internal/consultest v0.0.0-00010101000000-000000000000
-	github.com/drainkit/drainkit/internal/etcdtest v0.0.0-00010101000000-000000000000
 	github.com/drainkit/drainkit/registry/consul v0.0.0-00010101000000-000000000000
 	github.com/drainkit/drainkit/registry/etcd v0.0.0-00010101000000-000000000000
 	github.com/drainkit/drainkit/registry/nacos v0.0.0-00010101000000-000000000000

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/cmd/drainkit/internal/drill"
-	"github.com/drainkit/drainkit/internal/etcdtest"
+	"github.com/drainkit/drainkit/registry/etcd/etcdtest"
 )
 
 // scenarioCase is the shared fixture of the scenario tests: how to drill one

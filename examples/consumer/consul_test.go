@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/internal/childtest"
-	"github.com/drainkit/drainkit/internal/consultest"
+	"github.com/drainkit/drainkit/registry/consul/consultest"
 )
 
 type statusJSON struct {

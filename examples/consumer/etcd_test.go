@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/internal/childtest"
-	"github.com/drainkit/drainkit/internal/etcdtest"
+	"github.com/drainkit/drainkit/registry/etcd/etcdtest"
 )
 
 // Two httpservice replicas register in etcd (ETCD_ENDPOINTS: kratos's

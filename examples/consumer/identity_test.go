@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/internal/childtest"
-	"github.com/drainkit/drainkit/internal/etcdtest"
+	"github.com/drainkit/drainkit/registry/etcd/etcdtest"
 )
 
 // An address the consumer calls for orders is served by another drainkit

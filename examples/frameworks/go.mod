@@ -85,9 +85,6 @@ replace (
 	github.com/drainkit/drainkit/consumer/grpcresolver/outlierdetection v0.0.0-00010101000000-000000000000 => ../../consumer/grpcresolver/outlierdetection
 	github.com/drainkit/drainkit/examples v0.0.0-00010101000000-000000000000 => ..
 	github.com/drainkit/drainkit/grpcdrain v0.0.0-00010101000000-000000000000 => ../../grpcdrain
-	github.com/drainkit/drainkit/internal/consultest v0.0.0-00010101000000-000000000000 => ../../internal/consultest
-	github.com/drainkit/drainkit/internal/etcdtest v0.0.0-00010101000000-000000000000 => ../../internal/etcdtest
-	github.com/drainkit/drainkit/internal/loadtest v0.0.0-00010101000000-000000000000 => ../../internal/loadtest
 	github.com/drainkit/drainkit/registry/consul v0.0.0-00010101000000-000000000000 => ../../registry/consul
 	github.com/drainkit/drainkit/registry/etcd v0.0.0-00010101000000-000000000000 => ../../registry/etcd
 	github.com/drainkit/drainkit/telemetry v0.0.0-00010101000000-000000000000 => ../../telemetry

@@ -15,8 +15,8 @@ import (
 	testpb "google.golang.org/grpc/interop/grpc_testing"
 	"google.golang.org/grpc/status"
 
+	"github.com/drainkit/drainkit/grpcdrain/loadtest"
 	"github.com/drainkit/drainkit/internal/childtest"
-	"github.com/drainkit/drainkit/internal/loadtest"
 )
 
 var binary = childtest.NewOnce("github.com/drainkit/drainkit/examples/grpcservice")

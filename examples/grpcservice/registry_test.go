@@ -19,8 +19,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/drainkit/drainkit/internal/childtest"
-	"github.com/drainkit/drainkit/internal/consultest"
-	"github.com/drainkit/drainkit/internal/etcdtest"
+	"github.com/drainkit/drainkit/registry/consul/consultest"
+	"github.com/drainkit/drainkit/registry/etcd/etcdtest"
 )
 
 // TestOneRegistrationPerInstance: an HTTP+gRPC process writes exactly one

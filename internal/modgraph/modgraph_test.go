@@ -32,8 +32,8 @@ var heavy = map[string][]string{
 	"CLI":    {"github.com/spf13/cobra", "github.com/drainkit/drainkit/cmd/"},
 	"charts": {"gonum.org/v1/plot", "codeberg.org/go-pdf/", "codeberg.org/go-latex/", "github.com/ajstarks/svgo", "github.com/golang/freetype"},
 	"xDS":    {"github.com/envoyproxy/", "github.com/cncf/xds/", "github.com/drainkit/drainkit/consumer/grpcresolver/outlierdetection"},
-	"Consul": {"github.com/hashicorp/", "github.com/drainkit/drainkit/registry/consul", "github.com/drainkit/drainkit/internal/consultest"},
-	"etcd":   {"go.etcd.io/", "github.com/drainkit/drainkit/registry/etcd", "github.com/drainkit/drainkit/internal/etcdtest"},
+	"Consul": {"github.com/hashicorp/", "github.com/drainkit/drainkit/registry/consul"},
+	"etcd":   {"go.etcd.io/", "github.com/drainkit/drainkit/registry/etcd"},
 	"Nacos":  {"github.com/nacos-group/", "github.com/drainkit/drainkit/registry/nacos"},
 	"NATS":   {"github.com/nats-io/", "github.com/drainkit/drainkit/workdrain/natsdrain"},
 }
@@ -330,8 +330,7 @@ func newProgram(t *testing.T, imports ...string) string {
 
 // newModule writes a module example.com/program with main.go = src and the
 // given requirements (module path to version), replacing every drainkit
-// module with its directory in this checkout, and runs `go mod tidy` in it. Its go.sum starts from the checkout's, so that
-// no checksum the checkout already has is fetched again.
+// module with its directory in this checkout, and runs `go mod tidy` in it.
 func newModule(t *testing.T, src string, require ...map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -345,6 +344,16 @@ func newModule(t *testing.T, src string, require ...map[string]string) string {
 	for path, d := range localModules(t) {
 		mod.WriteString("replace " + path + " => " + d + "\n")
 	}
+	writeModule(t, dir, mod.String(), src)
+	goCmd(t, dir, "mod", "tidy")
+	return dir
+}
+
+// writeModule writes go.mod, main.go and a go.sum into dir. The go.sum
+// starts from the checkout's, so that no checksum the checkout already has
+// is fetched again.
+func writeModule(t *testing.T, dir, gomod, src string) {
+	t.Helper()
 	var sum bytes.Buffer
 	sums, _ := filepath.Glob(filepath.Join(repoRoot(t), "*", "go.sum"))
 	more, _ := filepath.Glob(filepath.Join(repoRoot(t), "*", "*", "*", "go.sum"))
@@ -354,13 +363,11 @@ func newModule(t *testing.T, src string, require ...map[string]string) string {
 			sum.Write(b)
 		}
 	}
-	for name, data := range map[string][]byte{"go.mod": []byte(mod.String()), "go.sum": sum.Bytes(), "main.go": []byte(src)} {
+	for name, data := range map[string][]byte{"go.mod": []byte(gomod), "go.sum": sum.Bytes(), "main.go": []byte(src)} {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	goCmd(t, dir, "mod", "tidy")
-	return dir
 }
 
 // graph returns the modules (paths, each once) in dir's `go mod graph`,
@@ -416,7 +423,7 @@ func goCmd(t *testing.T, dir string, args ...string) []byte {
 	t.Helper()
 	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

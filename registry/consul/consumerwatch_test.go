@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/consumer"
-	"github.com/drainkit/drainkit/internal/consultest"
 	"github.com/drainkit/drainkit/internal/testlog"
 	"github.com/drainkit/drainkit/registry"
 	"github.com/drainkit/drainkit/registry/consul"
+	"github.com/drainkit/drainkit/registry/consul/consultest"
 	"github.com/hashicorp/consul/api"
 )
 

@@ -5,7 +5,6 @@ go 1.25.0
 require (
 	github.com/drainkit/drainkit v0.0.0-00010101000000-000000000000
 	github.com/drainkit/drainkit/consumer v0.0.0-00010101000000-000000000000
-	github.com/drainkit/drainkit/internal/consultest v0.0.0-00010101000000-000000000000
 	github.com/hashicorp/consul/api v1.32.0
 	go.uber.org/goleak v1.3.0
 )

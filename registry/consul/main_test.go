@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drainkit/drainkit/internal/consultest"
 	"github.com/drainkit/drainkit/internal/testlog"
 	"github.com/drainkit/drainkit/internal/testpoll"
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/lifecycle/budget"
+	"github.com/drainkit/drainkit/registry/consul/consultest"
 	"github.com/hashicorp/consul/api"
 	"go.uber.org/goleak"
 )

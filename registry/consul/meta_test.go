@@ -6,11 +6,11 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/config"
-	"github.com/drainkit/drainkit/internal/consultest"
 	"github.com/drainkit/drainkit/internal/sourcetest"
 	"github.com/drainkit/drainkit/internal/testlog"
 	"github.com/drainkit/drainkit/registry"
 	"github.com/drainkit/drainkit/registry/consul"
+	"github.com/drainkit/drainkit/registry/consul/consultest"
 )
 
 // TestMetaFromSettings: registry.meta from the environment is registered

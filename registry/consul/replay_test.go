@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/consumer"
-	"github.com/drainkit/drainkit/internal/consultest"
 	"github.com/drainkit/drainkit/internal/testpoll"
 	"github.com/drainkit/drainkit/registry"
+	"github.com/drainkit/drainkit/registry/consul/consultest"
 	"github.com/hashicorp/consul/api"
 )
 

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drainkit/drainkit/internal/consultest"
 	"github.com/drainkit/drainkit/internal/testpoll"
+	"github.com/drainkit/drainkit/registry/consul/consultest"
 )
 
 // TestConsumerFollowsIndexReset (issue 18 item 5): the agent behind the

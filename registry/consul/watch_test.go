@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drainkit/drainkit/internal/consultest"
 	"github.com/drainkit/drainkit/internal/syncx"
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/registry"
+	"github.com/drainkit/drainkit/registry/consul/consultest"
 	"github.com/hashicorp/consul/api"
 )
 

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/internal/childtest"
-	"github.com/drainkit/drainkit/internal/etcdtest"
 	"github.com/drainkit/drainkit/internal/testpoll"
 	"github.com/drainkit/drainkit/registry"
 	"github.com/drainkit/drainkit/registry/etcd"
+	"github.com/drainkit/drainkit/registry/etcd/etcdtest"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 

@@ -14,10 +14,11 @@ import (
 // when empty), registry.address (Address; empty keeps the default) and
 // registry.etcd.* (endpoints, prefix, ttl,
 // keepalive_interval, call_timeout, dial_timeout, username, password and the
-// TLS files, which go into the etcd client's own configuration); Meta is a
-// copy of registry.meta, registered as kratos's instance metadata, which
-// the caller may add to. The caller sets what config does not cover
-// (Scheme, Version, Logger).
+// TLS files, which go into the etcd client's own configuration; version into
+// Version, which stays empty when the setting is: Register then takes the
+// program's version); Meta is a copy of registry.meta, registered as kratos's
+// instance metadata, which the caller may add to. The caller sets what
+// config does not cover (Scheme, Logger).
 //
 // It returns a *budget.RangeError naming registry.etcd.ca_file when the
 // TLS files cannot be loaded, and otherwise the result of Options.Validate,
@@ -35,6 +36,7 @@ func OptionsFrom(reg config.RegistryConfig, defaultService string, port int) (Op
 	o.Client.Endpoints = e.EndpointList()
 	o.Client.DialTimeout = e.DialTimeout
 	o.Client.Username, o.Client.Password = e.Username, string(e.Password)
+	o.Version = e.Version
 	if e.CAFile != "" || e.CertFile != "" || e.KeyFile != "" {
 		info := transport.TLSInfo{CertFile: e.CertFile, KeyFile: e.KeyFile, TrustedCAFile: e.CAFile}
 		tc, err := info.ClientConfig()

@@ -13,7 +13,7 @@
 // 16c2f39, which writes and reads it):
 //
 //	key:   <prefix>/<service>/<instance id>      prefix default "/microservices"
-//	value: {"id":"<instance id>","name":"<service>","version":"",
+//	value: {"id":"<instance id>","name":"<service>","version":"<registry.etcd.version or the program's>",
 //	        "metadata":{"drainkit_ready_at":"2026-12-01T06:30:00.123456789Z"},
 //	        "endpoints":["http://10.0.0.7:8080"]}
 //

@@ -6,7 +6,6 @@ require (
 	github.com/drainkit/drainkit v0.0.0-00010101000000-000000000000
 	github.com/drainkit/drainkit/consumer v0.0.0-00010101000000-000000000000
 	github.com/drainkit/drainkit/consumer/grpcresolver v0.0.0-00010101000000-000000000000
-	github.com/drainkit/drainkit/internal/etcdtest v0.0.0-00010101000000-000000000000
 	go.etcd.io/etcd/api/v3 v3.6.14
 	go.etcd.io/etcd/client/pkg/v3 v3.6.14
 	go.etcd.io/etcd/client/v3 v3.6.14

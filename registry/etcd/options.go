@@ -42,7 +42,9 @@ type Options struct {
 	// unique across all the endpoints (registry.CheckEndpoints). nil by
 	// default: one endpoint.
 	Extra []registry.Endpoint
-	// Version is kratos's ServiceInstance.Version ("" by default).
+	// Version is kratos's ServiceInstance.Version, which kratos's version
+	// filters match ("" by default; Register sets registry.etcd.version or
+	// the program's version).
 	Version string
 	// Meta is registered as kratos's ServiceInstance.Metadata, with
 	// registry.MetaReadyAt added; that key is reserved.

@@ -34,7 +34,10 @@ func Keys() []string {
 // neither it registers nowhere (the start line says "registries":"none").
 // Every registry.etcd.* value, and the client's TLS files, are checked
 // before any listener opens (exit 2 naming the key); an unreachable etcd
-// does not stop the start (the registrar retries). The registrar logs
+// does not stop the start (the registrar retries). The instance's version
+// (kratos's ServiceInstance.Version, matched by kratos's version filters) is
+// registry.etcd.version, or the program's version (drainkit.ProgramVersion)
+// when that is empty. The registrar logs
 // through the program's logger and is closed after the drain.
 func Register(service string) drainkit.Option {
 	options := func(cfg *config.Config) (Options, bool, error) {
@@ -46,6 +49,9 @@ func Register(service string) drainkit.Option {
 			return Options{}, false, nil
 		}
 		o, err := OptionsFrom(reg, service, 1)
+		if o.Version == "" {
+			o.Version = drainkit.ProgramVersion()
+		}
 		return o, true, err
 	}
 	return drainkit.WithRegistrar("etcd", drainkit.Registration{

@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit"
-	"github.com/drainkit/drainkit/internal/etcdtest"
 	"github.com/drainkit/drainkit/internal/helpflags"
 	"github.com/drainkit/drainkit/internal/testlog"
 	"github.com/drainkit/drainkit/registry/etcd"
+	"github.com/drainkit/drainkit/registry/etcd/etcdtest"
 )
 
 // TestRegisterFlagsAreEtcds: a program wiring etcd.Register lists the flags
@@ -25,7 +25,7 @@ func TestRegisterFlagsAreEtcds(t *testing.T) {
 	got := helpflags.Registry(t, etcd.Register("orders"))
 	want := []string{"registry-address", "registry-deregister-timeout", "registry-etcd-ca-file", "registry-etcd-call-timeout",
 		"registry-etcd-cert-file", "registry-etcd-dial-timeout", "registry-etcd-endpoints", "registry-etcd-keepalive-interval",
-		"registry-etcd-key-file", "registry-etcd-password", "registry-etcd-prefix", "registry-etcd-ttl", "registry-etcd-username", "registry-meta", "registry-service"}
+		"registry-etcd-key-file", "registry-etcd-password", "registry-etcd-prefix", "registry-etcd-ttl", "registry-etcd-username", "registry-etcd-version", "registry-meta", "registry-service"}
 	if !slices.Equal(got, want) {
 		t.Errorf("registry flags in --help:\n got %v\nwant %v", got, want)
 	}
@@ -69,6 +69,11 @@ func TestRegisterOneLine(t *testing.T) {
 	if want := "http://10.1.2.3:" + itoa(port); !slices.Equal(v.Endpoints, []string{want}) {
 		t.Errorf("endpoints %v, want [%s]", v.Endpoints, want)
 	}
+	// Without registry.etcd.version, the program's version: never "",
+	// which kratos's version filters match nothing with (issue 33).
+	if want := drainkit.ProgramVersion(); v.Version != want || v.Version == "" {
+		t.Errorf("version %q, want the program's %q", v.Version, want)
+	}
 	cancel()
 	select {
 	case c := <-code:
@@ -91,6 +96,52 @@ func TestRegisterOneLine(t *testing.T) {
 		drainkit.WithEnv(append(env, "DRAINKIT_REGISTRY_TTL=20s")), drainkit.WithOutput(&bad), etcd.Register("oneline"))
 	if rc != 2 || !strings.Contains(bad.String(), "registry.ttl (from env DRAINKIT_REGISTRY_TTL) is set, but no registrar this program wires (etcd) reads it") {
 		t.Errorf("a Consul setting with etcd wired: exit %d, %q", rc, bad.String())
+	}
+}
+
+// TestRegisterVersion: registry.etcd.version, from a flag or the
+// environment, is the version in the instance's value in a real etcd.
+func TestRegisterVersion(t *testing.T) {
+	s := etcdtest.Start(t)
+	c := s.Client(t)
+	for _, tc := range []struct {
+		name      string
+		args, env []string
+		want      string
+	}{
+		{name: "flag", args: []string{"--registry-etcd-version", "v2.1.0"}, want: "v2.1.0"},
+		{name: "env", env: []string{"DRAINKIT_REGISTRY_ETCD_VERSION=v3.0.0-rc.1"}, want: "v3.0.0-rc.1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			service := "version-" + tc.name
+			out := &testlog.Buffer{}
+			env := append([]string{"DRAINKIT_REGISTRY_ETCD_ENDPOINTS=" + s.Endpoint,
+				"DRAINKIT_PROPAGATION_MIN=0s", "DRAINKIT_PROPAGATION_QUIET=0s", "DRAINKIT_PROPAGATION_MAX=0s"}, tc.env...)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			code := make(chan int, 1)
+			go func() {
+				code <- drainkit.Run(ctx, append([]string{"--http-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0"}, tc.args...),
+					drainkit.WithHTTP("http", ":0", http.NotFoundHandler()), drainkit.WithEnv(env), drainkit.WithOutput(out),
+					etcd.Register(service))
+			}()
+			v, _, _, err := getKey(t, c, onlyKey(t, c, service, 15*time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Version != tc.want {
+				t.Errorf("version %q, want %q", v.Version, tc.want)
+			}
+			cancel()
+			select {
+			case rc := <-code:
+				if rc != 0 {
+					t.Fatalf("exit %d:\n%s", rc, out.String())
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatal("no exit 20s after the drain")
+			}
+		})
 	}
 }
 

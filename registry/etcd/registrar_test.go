@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drainkit/drainkit/internal/etcdtest"
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/lifecycle/budget"
 	"github.com/drainkit/drainkit/registry"
 	"github.com/drainkit/drainkit/registry/etcd"
+	"github.com/drainkit/drainkit/registry/etcd/etcdtest"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 

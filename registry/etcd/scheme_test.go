@@ -18,12 +18,12 @@ import (
 
 	"github.com/drainkit/drainkit/consumer"
 	"github.com/drainkit/drainkit/consumer/grpcresolver"
-	"github.com/drainkit/drainkit/internal/etcdtest"
 	"github.com/drainkit/drainkit/internal/testlog"
 	"github.com/drainkit/drainkit/internal/testpoll"
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/registry"
 	"github.com/drainkit/drainkit/registry/etcd"
+	"github.com/drainkit/drainkit/registry/etcd/etcdtest"
 )
 
 // grpcOnlyProvider starts a real gRPC server on 127.0.0.1 and registers it

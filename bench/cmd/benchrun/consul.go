@@ -16,7 +16,7 @@ import (
 )
 
 // consulAgent is a real Consul dev agent on free loopback ports, as
-// internal/consultest starts one for the tests (which needs a testing.TB).
+// registry/consul/consultest starts one for the tests (which needs a testing.TB).
 type consulAgent struct {
 	HTTPAddr string
 	cmd      *exec.Cmd

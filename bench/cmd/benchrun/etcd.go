@@ -18,7 +18,7 @@ import (
 )
 
 // etcdServer is a real one-member etcd server on free loopback ports with a
-// temporary data directory, as internal/etcdtest starts one for the tests
+// temporary data directory, as registry/etcd/etcdtest starts one for the tests
 // (which needs a testing.TB).
 type etcdServer struct {
 	Endpoint string // "127.0.0.1:<client port>"

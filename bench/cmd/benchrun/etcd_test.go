@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/drainkit/drainkit/internal/etcdtest"
+	"github.com/drainkit/drainkit/registry/etcd/etcdtest"
 )
 
 // TestPropagationTrialEtcd: with a real etcd server from startEtcd, a trial

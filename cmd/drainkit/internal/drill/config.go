@@ -185,6 +185,10 @@ type Config struct {
 	// from its own start, so their charts still share one axis, but each
 	// run's load span is its own.
 	Sequential bool
+	// Wide prints the full result table (WRITTEN+UNANSWERED, EJECTIONS and
+	// FAILURE KINDS as columns) instead of one that fits 120 columns, which
+	// lists the failure kinds under it. Default false.
+	Wide bool
 	// PodSlack is how much longer than grace_period the pod's
 	// terminationGracePeriodSeconds must be (the verdict's advice; `drainkit
 	// check` owns the figure). 0 means 5s.

@@ -174,7 +174,8 @@ func (c Config) launch(name string) Launch {
 	}
 	env = append(env, c.registryEnv(c.serviceName(name))...)
 	if c.Exec != "" {
-		return Launch{Command: c.Exec, Args: append([]string(nil), c.ExecArgs...), Env: env}
+		args := append([]string(nil), c.ExecArgs...)
+		return Launch{Command: c.Exec, Args: args, Env: env, Listeners: listenerFlags(c.Exec, args, env)}
 	}
 	args := []string{"serve", "--strategy", name}
 	if c.registries() > 0 {

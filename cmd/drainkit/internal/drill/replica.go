@@ -25,6 +25,10 @@ type Launch struct {
 	// HTTPLoad, with GRPC, says that the load still calls the HTTP
 	// listener (the long-lived scenario holds gRPC streams beside it).
 	HTTPLoad bool
+	// Listeners are the names of further listeners of the program
+	// (--<name>-addr), each of which Start gives a free loopback port, so
+	// that replicas do not collide on the program's default address.
+	Listeners []string
 }
 
 // Replica is one child process of the service under drill.
@@ -83,6 +87,13 @@ func StartReplica(l Launch, id int) (*Replica, error) {
 			return nil, err
 		}
 		args = append(args, "--grpc-addr", r.GRPCAddr)
+	}
+	for _, name := range l.Listeners {
+		addr, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "--"+name+"-addr", addr)
 	}
 	cmd := exec.Command(l.Command, args...)
 	cmd.Env = l.Env
@@ -373,7 +384,7 @@ func (r *Replica) tailForError() string {
 	if len(tail) == 0 {
 		return ""
 	}
-	return "; its stderr ends with:\n    " + strings.Join(tail, "\n    ")
+	return "; its stderr ends with:\n    " + strings.Join(tail, "\n    ") + bindHint(tail)
 }
 
 const stderrTailLines = 8

@@ -271,9 +271,9 @@ pre { background: #f7f7f7; padding: .8em; overflow-x: auto; font-size: .8em; }
 
 <h2>Summary</h2>
 <table>
-<tr><th class="l">scenario</th><th class="l">strategy</th><th class="l">consumer</th><th>requests</th><th>failed</th><th>written, unanswered</th><th>retried</th><th>ejections</th><th class="l">failure kinds</th><th>drain median</th><th>drain max</th><th>late arrivals</th><th>staleness</th></tr>
-{{range .Strategies}}<tr><td class="l">{{.Scenario}}</td><td class="l">{{.Name}}</td><td class="l">{{.Consumer}}</td><td>{{.Requests}}</td><td{{if gt .Failed 0}} class="fail"{{end}}>{{.Failed}}</td><td>{{.WrittenUnanswered}}</td><td>{{.Retried}}</td><td>{{.Ejections}}</td><td class="l">{{.Kinds}}</td>
-<td>{{printf "%.2f" .DrainMedianSeconds}}s</td><td>{{printf "%.2f" .DrainMaxSeconds}}s</td><td>{{if gt .LateReportedBy 0}}{{.LateRequests}}{{else}}–{{end}}</td><td>{{printf "%.2f" .StalenessSeconds}}s</td></tr>
+<tr><th class="l">scenario</th><th class="l">strategy</th><th class="l">consumer</th><th>requests</th><th>failed</th><th>written, unanswered</th><th>resent requests</th><th>ejections</th><th class="l">failure kinds</th><th>drain median</th><th>drain max</th><th>late arrivals</th><th>staleness</th></tr>
+{{range .Strategies}}<tr><td class="l">{{.Scenario}}</td><td class="l">{{.Name}}</td><td class="l">{{.Consumer}}</td><td>{{.Requests}}</td><td{{if gt .Failed 0}} class="fail"{{end}}>{{.Failed}}</td><td>{{.WrittenUnanswered}}</td><td>{{.Resent}}</td><td>{{.Ejections}}</td><td class="l">{{.Kinds}}</td>
+<td>{{if .DrainSeconds}}{{printf "%.2f" .DrainMedianSeconds}}s{{else}}–{{end}}</td><td>{{if .DrainSeconds}}{{printf "%.2f" .DrainMaxSeconds}}s{{else}}–{{end}}</td><td>{{if gt .LateReportedBy 0}}{{.LateRequests}}{{else}}–{{end}}</td><td>{{printf "%.2f" .StalenessSeconds}}s</td></tr>
 {{end}}</table>
 
 {{range .Strategies}}

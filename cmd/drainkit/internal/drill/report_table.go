@@ -18,7 +18,7 @@ func WriteTable(w io.Writer, res *Result, sums []Summary) error {
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
-	if err := writeRows(w, sums); err != nil {
+	if err := writeRows(w, sums, res.Config.Wide); err != nil {
 		return err
 	}
 	if err := writeEvents(w, sums); err != nil {
@@ -93,29 +93,116 @@ func writeSetup(b *strings.Builder, cfg Config) {
 	fmt.Fprintf(b, "replica timings (DRAINKIT_*): %s\n\n", strings.Join(tparts, ", "))
 }
 
-// writeRows writes the table, one row per strategy.
-func writeRows(w io.Writer, sums []Summary) error {
+// writeRows writes the table, one row per strategy, and the legend of its
+// columns. The default table fits 120 columns: it leaves out
+// WRITTEN+UNANSWERED, EJECTIONS and FAILURE KINDS (the kinds follow the
+// table); wide keeps them as columns. "-" stands where nothing was
+// measured: no drain (a SIGKILL, or a run that did not get so far), no
+// request reaching a stopped replica.
+func writeRows(w io.Writer, sums []Summary, wide bool) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SCENARIO\tSTRATEGY\tCONSUMER\tREQUESTS\tFAILED\tWRITTEN+UNANSWERED\tRETRIED\tEJECTIONS\tFAILURE KINDS\tDRAIN MEDIAN\tDRAIN MAX\tLATE ARRIVALS\tSTALENESS")
+	if wide {
+		fmt.Fprintln(tw, "SCENARIO\tSTRATEGY\tCONSUMER\tREQUESTS\tFAILED\tWRITTEN+UNANSWERED\tRESENT\tEJECTIONS\tFAILURE KINDS\tDRAIN MEDIAN\tDRAIN MAX\tLATE ARRIVALS\tSTALENESS")
+	} else {
+		fmt.Fprintln(tw, "SCENARIO\tSTRATEGY\tCONSUMER\tREQUESTS\tFAILED\tRESENT\tDRAIN MEDIAN\tDRAIN MAX\tLATE\tSTALENESS")
+	}
+	var under []string // the default table's failure kinds
 	for _, s := range sums {
-		late := "-"
-		if s.LateReportedBy > 0 {
-			late = fmt.Sprintf("%d", s.LateRequests)
-		}
+		cells := []string{s.Scenario, s.Name, s.Consumer}
 		kinds := "-"
-		if s.Failed > 0 {
+		switch {
+		case s.Requests == 0:
+			// Nothing was sent: no row of zeros that reads like a result.
+			kinds = "did not run: see below"
+		case s.Failed > 0:
 			kinds = kindList(s.FailuresByKind)
 		}
-		if s.Requests == 0 {
-			// Nothing was sent: no row of zeros that reads like a result.
-			fmt.Fprintf(tw, "%s\t%s\t%s\t-\t-\t-\t-\t-\tdid not run: see below\t-\t-\t-\t-\n", s.Scenario, s.Name, s.Consumer)
-			continue
+		if !wide && s.Requests == 0 {
+			under = append(under, fmt.Sprintf("%s %s: %s", s.Scenario, s.Name, kinds))
+		} else if !wide && kinds != "-" {
+			under = append(under, fmt.Sprintf("%s %s: failure kinds %s", s.Scenario, s.Name, kinds))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%.2fs\t%.2fs\t%s\t%.2fs\n",
-			s.Scenario, s.Name, s.Consumer, s.Requests, s.Failed, s.WrittenUnanswered, s.Retried, s.Ejections, kinds,
-			s.DrainMedianSeconds, s.DrainMaxSeconds, late, s.StalenessSeconds)
+		requests, failed, written, resent, ejections := "-", "-", "-", "-", "-"
+		if s.Requests > 0 {
+			requests, failed, written, resent = strconv.Itoa(s.Requests), strconv.Itoa(s.Failed), strconv.Itoa(s.WrittenUnanswered), strconv.Itoa(s.Resent)
+			ejections = strconv.FormatInt(s.Ejections, 10)
+		}
+		if wide {
+			cells = append(cells, requests, failed, written, resent, ejections, kinds)
+		} else {
+			cells = append(cells, requests, failed, resent)
+		}
+		late, drainMedian, drainMax, staleness := "-", "-", "-", "-"
+		if s.LateReportedBy > 0 && s.Requests > 0 {
+			late = strconv.FormatInt(s.LateRequests, 10)
+		}
+		if len(s.DrainSeconds) > 0 && s.Requests > 0 {
+			drainMedian, drainMax = seconds(s.DrainMedianSeconds), seconds(s.DrainMaxSeconds)
+		}
+		if s.stalenessMeasured && s.Requests > 0 {
+			staleness = seconds(s.StalenessSeconds)
+		}
+		fmt.Fprintln(tw, strings.Join(append(cells, drainMedian, drainMax, late, staleness), "\t"))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var b strings.Builder
+	for _, l := range under {
+		b.WriteString(l + "\n")
+	}
+	b.WriteString(tableLegend(wide))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// seconds renders a measured duration in seconds as the tables do: "1.25s".
+func seconds(s float64) string { return strconv.FormatFloat(s, 'f', 2, 64) + "s" }
+
+// tableLegend explains the columns of writeRows' table, at most 120
+// columns wide.
+func tableLegend(wide bool) string {
+	parts := []string{"columns: REQUESTS sent by the load;", "FAILED of them (no answer, or an error status);"}
+	if wide {
+		parts = append(parts, "WRITTEN+UNANSWERED failed after the request was written (the server may have run it);")
+	}
+	parts = append(parts, "RESENT requests a consumer sent more than once (the consumer telemetry's retries count the extra attempts);")
+	if wide {
+		parts = append(parts, "EJECTIONS instances the consumers ejected locally;", "FAILURE KINDS the failures by cause;")
+	}
+	late := "LATE"
+	if wide {
+		late = "LATE ARRIVALS"
+	}
+	parts = append(parts, "DRAIN MEDIAN, DRAIN MAX from an old replica's stop signal to its exit;",
+		late+" requests a replica got after its propagation window ended;",
+		"STALENESS the latest a consumer still sent to a replaced replica, from its stop;",
+		"- where nothing was measured (no drain, as after SIGKILL; no request after a stop).")
+	if !wide {
+		parts = append(parts, "--wide adds WRITTEN+UNANSWERED, EJECTIONS and FAILURE KINDS.")
+	}
+	return "\n" + wrap(strings.Join(parts, " "), 120) + "\n"
+}
+
+// wrap breaks text at spaces into lines of at most width bytes (a longer
+// word gets a line of its own).
+func wrap(text string, width int) string {
+	var b strings.Builder
+	line := 0
+	for i, word := range strings.Fields(text) {
+		switch {
+		case i == 0:
+		case line+1+len(word) > width:
+			b.WriteString("\n")
+			line = 0
+		default:
+			b.WriteString(" ")
+			line++
+		}
+		b.WriteString(word)
+		line += len(word)
+	}
+	return b.String()
 }
 
 // writeEvents writes one row per fault: its four instants in seconds from

@@ -350,6 +350,13 @@ func killVerdict(s Summary) string {
 			head += fmt.Sprintf(", the first consumer ejection came after %s", after(e.EjectionSeconds, e.FaultSeconds))
 		}
 	}
+	if s.Consumer == ConsumerNaive && s.Failed > 0 {
+		// A naive consumer fails until the discovery drops the replica;
+		// what a consumer can do about a dead one is the point of the
+		// scenario.
+		head += "; the naive consumer kept sending to the dead replica until the discovery dropped it: " +
+			"rerun with --consumer drainkit for drainkit's consumer, which ejects a replica that stops answering"
+	}
 	return head
 }
 

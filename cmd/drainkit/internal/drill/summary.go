@@ -21,9 +21,11 @@ type Summary struct {
 	Consumer string `json:"consumer"`
 	Requests int    `json:"requests"`
 	Failed   int    `json:"failed"`
-	// Retried counts the requests a consumer sent more than once;
-	// Ejections the instances the consumers ejected locally.
-	Retried   int   `json:"retried"`
+	// Resent counts the requests a consumer sent more than once (each
+	// once, however often it was sent; the consumer telemetry's retries
+	// count the extra attempts instead); Ejections the instances the
+	// consumers ejected locally.
+	Resent    int   `json:"resent_requests"`
 	Ejections int64 `json:"ejections"`
 	// Retries sums the extra attempts the consumers reported per request
 	// (a request sent three times counts 2).
@@ -67,8 +69,11 @@ type Summary struct {
 	// StalenessCut is true when some consumer still listed a replaced
 	// replica (StillListed) when the load stopped: the staleness and the
 	// failures are then lower bounds.
-	StalenessCut bool  `json:"consumer_staleness_cut"`
-	StillListed  []int `json:"still_listed_when_load_stopped,omitempty"`
+	StalenessCut bool `json:"consumer_staleness_cut"`
+	// stalenessMeasured is true when some replaced replica got a request
+	// after its stop began, so that StalenessSeconds is a measurement.
+	stalenessMeasured bool
+	StillListed       []int `json:"still_listed_when_load_stopped,omitempty"`
 	// LoadStartSeconds and LoadEndSeconds bound the load, in seconds from
 	// the drill's start (the same for every strategy of a drill).
 	LoadStartSeconds float64 `json:"load_start_s"`
@@ -272,7 +277,7 @@ func (s *Summary) countRequests(run StrategyRun) requestTally {
 		s.Requests++
 		t.requests[r.Replica]++
 		if r.Retries > 0 {
-			s.Retried++
+			s.Resent++
 		}
 		s.Retries += r.Retries
 		if rolled[r.Unanswered] {
@@ -326,8 +331,9 @@ func (s *Summary) addReplicas(cfg Config, run StrategyRun, t requestTally) repli
 		if stop := rp.StopStart(); stop >= 0 && rp.Exited >= 0 {
 			drains = append(drains, secs(rp.Exited-stop))
 		}
-		if rs.LastSentSeconds != nil && *rs.LastSentSeconds > s.StalenessSeconds {
-			s.StalenessSeconds = *rs.LastSentSeconds
+		if rs.LastSentSeconds != nil {
+			s.stalenessMeasured = true
+			s.StalenessSeconds = max(s.StalenessSeconds, *rs.LastSentSeconds)
 		}
 		if s.noteTimeline(cfg, rp) {
 			f.windowCut = append(f.windowCut, fmt.Sprintf("r%d", rp.ID))

@@ -291,9 +291,9 @@ func TestSummarizeConsumerFigures(t *testing.T) {
 	run.Records[2].Unanswered = 2 // r2 is not
 	run.Records[3].ViewAge = 1500 * time.Millisecond
 	sum := Summarize(cfg, run)
-	if sum.Retried != 1 || sum.WrittenUnanswered != 1 || sum.ViewAgeMaxMs != 1500 || sum.Ejections != 3 || sum.Consumer != "naive" {
+	if sum.Resent != 1 || sum.WrittenUnanswered != 1 || sum.ViewAgeMaxMs != 1500 || sum.Ejections != 3 || sum.Consumer != "naive" {
 		t.Fatalf("retried %d, written-unanswered %d, view age %vms, ejections %d, consumer %q",
-			sum.Retried, sum.WrittenUnanswered, sum.ViewAgeMaxMs, sum.Ejections, sum.Consumer)
+			sum.Resent, sum.WrittenUnanswered, sum.ViewAgeMaxMs, sum.Ejections, sum.Consumer)
 	}
 	if !strings.Contains(sum.Verdict, "SIGKILL ended the process with 1 request written to it and unanswered") ||
 		!strings.Contains(sum.Verdict, "after SIGKILL") || sum.Replicas[0].Signal != "SIGKILL" {

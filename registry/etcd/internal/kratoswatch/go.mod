@@ -13,7 +13,7 @@ require (
 require (
 	github.com/coreos/go-semver v0.3.1 // indirect
 	github.com/coreos/go-systemd/v22 v22.7.0 // indirect
-	github.com/drainkit/drainkit/internal/etcdtest v0.0.0-00010101000000-000000000000
+	github.com/drainkit/drainkit/registry/etcd v0.0.0-00010101000000-000000000000
 	github.com/go-kratos/aegis v0.2.0 // indirect
 	github.com/go-playground/form/v4 v4.2.0 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
@@ -35,4 +35,4 @@ require (
 
 replace github.com/drainkit/drainkit => ../../../..
 
-replace github.com/drainkit/drainkit/internal/etcdtest => ../../../../internal/etcdtest
+replace github.com/drainkit/drainkit/registry/etcd => ../..

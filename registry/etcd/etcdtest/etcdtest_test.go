@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drainkit/drainkit/internal/etcdtest"
+	"github.com/drainkit/drainkit/registry/etcd/etcdtest"
 	"go.uber.org/goleak"
 )
 

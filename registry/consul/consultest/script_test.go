@@ -32,7 +32,7 @@ printf 'echo consul-fake\n' >> "$out"
 // succeed and print the same path, the binary is whole, and it was built
 // once (the second caller waited for the first).
 func TestConsulScriptConcurrentCallers(t *testing.T) {
-	script, err := filepath.Abs(filepath.Join("..", "..", "scripts", "consul.sh"))
+	script, err := filepath.Abs(filepath.Join("..", "..", "..", "scripts", "consul.sh"))
 	if err != nil {
 		t.Fatal(err)
 	}

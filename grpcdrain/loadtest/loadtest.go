@@ -1,5 +1,9 @@
 // Package loadtest keeps calls flowing for tests of a drain: callers that
 // call back to back until stopped, counting successes and failures.
+//
+// It lives in the module whose tests use it, not in a module of its own, so
+// that a program importing grpcdrain needs no test-only module (issue 33);
+// it is drainkit's own test harness, and its API may change in any release.
 package loadtest
 
 import (

@@ -8,6 +8,10 @@
 // survive, as after a clean restart of a real member); RestartWiped starts a
 // new cluster on the same ports with an empty data directory, as after a
 // member lost its disk: every key and lease is gone and revisions start over.
+//
+// It lives in the module whose tests use it, not in a module of its own, so
+// that a program importing registry/etcd needs no test-only module (issue 33);
+// it is drainkit's own test harness, and its API may change in any release.
 package etcdtest
 
 import (
@@ -60,7 +64,7 @@ type Server struct {
 // CI set, may build it first, taking minutes). Without the variable and
 // outside CI it skips t when nothing is built yet (toolbin.Require).
 //
-// Binary and Start are shaped like internal/consultest's; the shared steps
+// Binary and Start are shaped like registry/consul/consultest's; the shared steps
 // are internal/toolbin's (Path, Server, LogTail).
 func Binary(t testing.TB) string {
 	t.Helper()

@@ -8,6 +8,10 @@
 //
 // A dev agent keeps all state in memory: Restart gives a fresh agent on the
 // same ports, as after a crash of a real agent that lost its state.
+//
+// It lives in the module whose tests use it, not in a module of its own, so
+// that a program importing registry/consul needs no test-only module (issue 33);
+// it is drainkit's own test harness, and its API may change in any release.
 package consultest
 
 import (
@@ -58,7 +62,7 @@ type ports struct{ http, server, serfLAN, serfWAN int }
 // with CI set, may build it first, taking minutes). Without the variable
 // and outside CI it skips t when nothing is built yet (toolbin.Require).
 //
-// Binary and Start are shaped like internal/etcdtest's (the lookup and its
+// Binary and Start are shaped like registry/etcd/etcdtest's (the lookup and its
 // t.Fatal stay in each Start): the shared steps are internal/toolbin's
 // (Path, Server, LogTail); the flags, ports, environment, stop signal,
 // cleanup order and readiness check differ.
