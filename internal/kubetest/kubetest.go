@@ -99,7 +99,8 @@ type proc struct {
 }
 
 // Start brings a cluster up for t and registers its teardown with
-// t.Cleanup. It skips or fails t as internal/toolbin says when a binary is
+// t.Cleanup. When it returns, the node is Ready and namespace default
+// takes pods (its service account exists). It skips or fails t as internal/toolbin says when a binary is
 // missing, and fails t if the node is not Ready within StartTimeout.
 func Start(t testing.TB) *Cluster {
 	t.Helper()
@@ -165,7 +166,7 @@ func (c *Cluster) start(t testing.TB, etcd string) error {
 		{"pause image", func() error { return c.ImportImage(pauseImage, filepath.Join(c.kubeDir, "pause")) }},
 		{"kube-apiserver", c.startAPIServer},
 		{"controllers, scheduler, kube-proxy, kubelet", c.startNode},
-		{"node Ready", c.waitNodeReady},
+		{"node Ready, default service account", c.waitNodeReady},
 	}
 	for _, s := range steps {
 		if err := c.timed(s.name, s.run); err != nil {
@@ -407,7 +408,12 @@ func (c *Cluster) waitNodeReady() error {
 			default:
 			}
 		}
-		return c.NodeReady(ctx)
+		if err := c.NodeReady(ctx); err != nil {
+			return err
+		}
+		// Pods are refused until the controller manager has made the
+		// namespace's default service account.
+		return c.get(ctx, fmt.Sprintf("https://%s:%d/api/v1/namespaces/default/serviceaccounts/default", NodeIP, apiPort), nil)
 	})
 }
 
