@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -57,6 +58,7 @@ type hostState struct {
 	sysctls map[string]string // path under /proc/sys -> value
 	absent  []string          // hostPaths that did not exist
 	netns   map[string]bool   // entries of /run/netns
+	rules   int               // the host's iptables and ip6tables lines naming a KUBE- chain
 }
 
 func saveHost() (*hostState, error) {
@@ -77,7 +79,24 @@ func saveHost() (*hostState, error) {
 	for _, e := range entries {
 		h.netns[e.Name()] = true
 	}
-	return h, nil
+	var err error
+	h.rules, err = kubeRules()
+	return h, err
+}
+
+// kubeRules counts the lines of the host's iptables-save and ip6tables-save
+// that name one of kube-proxy's and the kubelet's chains (KUBE-...): there
+// should be none of the cluster's, whose rules live in its namespace.
+func kubeRules() (int, error) {
+	n := 0
+	for _, save := range []string{"iptables-save", "ip6tables-save"} {
+		out, err := exec.Command(save).Output()
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", save, err)
+		}
+		n += bytes.Count(out, []byte("KUBE-"))
+	}
+	return n, nil
 }
 
 // restoreSysctls writes back every saved setting that differs.

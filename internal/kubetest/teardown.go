@@ -106,6 +106,9 @@ func (c *Cluster) leftBehind() error {
 		}
 	}
 	if c.host != nil {
+		if n, err := kubeRules(); err != nil || n > c.host.rules {
+			errs = append(errs, fmt.Errorf("the host's iptables name KUBE- chains %d times (%d before the cluster), error %v", n, c.host.rules, err))
+		}
 		if s := c.host.changedSysctls(); len(s) > 0 {
 			errs = append(errs, fmt.Errorf("sysctls changed: %q", s))
 		}
