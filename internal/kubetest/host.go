@@ -53,34 +53,35 @@ var hostPaths = []string{
 const cgroupName = "kubepods"
 
 // hostState is what the host looked like before the cluster started: what
-// teardown restores.
+// teardown restores. Its fields are exported for the state file (see
+// stateFile).
 type hostState struct {
-	sysctls map[string]string // path under /proc/sys -> value
-	absent  []string          // hostPaths that did not exist
-	netns   map[string]bool   // entries of /run/netns
-	rules   int               // the host's iptables and ip6tables lines naming a KUBE- chain
+	Sysctls map[string]string // path under /proc/sys -> value
+	Absent  []string          // hostPaths that did not exist
+	Netns   map[string]bool   // entries of /run/netns
+	Rules   int               // the host's iptables and ip6tables lines naming a KUBE- chain
 }
 
 func saveHost() (*hostState, error) {
-	h := &hostState{sysctls: map[string]string{}, netns: map[string]bool{}}
+	h := &hostState{Sysctls: map[string]string{}, Netns: map[string]bool{}}
 	for _, s := range kubeletSysctls {
 		b, err := os.ReadFile("/proc/sys/" + s)
 		if err != nil {
 			return nil, err
 		}
-		h.sysctls[s] = strings.TrimSpace(string(b))
+		h.Sysctls[s] = strings.TrimSpace(string(b))
 	}
 	for _, p := range hostPaths {
 		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
-			h.absent = append(h.absent, p)
+			h.Absent = append(h.Absent, p)
 		}
 	}
 	entries, _ := os.ReadDir("/run/netns")
 	for _, e := range entries {
-		h.netns[e.Name()] = true
+		h.Netns[e.Name()] = true
 	}
 	var err error
-	h.rules, err = kubeRules()
+	h.Rules, err = kubeRules()
 	return h, err
 }
 
@@ -102,7 +103,7 @@ func kubeRules() (int, error) {
 // restoreSysctls writes back every saved setting that differs.
 func (h *hostState) restoreSysctls() error {
 	var errs []error
-	for s, want := range h.sysctls {
+	for s, want := range h.Sysctls {
 		b, err := os.ReadFile("/proc/sys/" + s)
 		if err == nil && strings.TrimSpace(string(b)) == want {
 			continue
@@ -117,7 +118,7 @@ func (h *hostState) restoreSysctls() error {
 // changedSysctls lists the saved settings whose value differs now.
 func (h *hostState) changedSysctls() []string {
 	var out []string
-	for s, want := range h.sysctls {
+	for s, want := range h.Sysctls {
 		b, _ := os.ReadFile("/proc/sys/" + s)
 		if got := strings.TrimSpace(string(b)); got != want {
 			out = append(out, fmt.Sprintf("%s=%s (was %s)", s, got, want))
@@ -133,7 +134,7 @@ func (h *hostState) newPodNetns() []string {
 	var out []string
 	entries, _ := os.ReadDir("/run/netns")
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), "cni-") && !h.netns[e.Name()] {
+		if strings.HasPrefix(e.Name(), "cni-") && !h.Netns[e.Name()] {
 			out = append(out, filepath.Join("/run/netns", e.Name()))
 		}
 	}

@@ -77,6 +77,7 @@ type Cluster struct {
 	kubeDir        string
 	dir            string // everything the cluster writes, but what hostPaths lists
 	containerdSock string
+	statePath      string // see stateFile
 	ns             *netns
 	pki            *pki
 	host           *hostState
@@ -118,13 +119,18 @@ func Start(t testing.TB) *Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
+	statePath := filepath.Join(filepath.Dir(kubeDir), "kubetest.state.json")
+	if err := recoverStale(t, statePath); err != nil {
+		unlock()
+		t.Fatal(err)
+	}
 	// A short directory: containerd's socket path must fit in 108 bytes.
 	dir, err := os.MkdirTemp("", "kubetest")
 	if err != nil {
 		unlock()
 		t.Fatal(err)
 	}
-	c := &Cluster{kubeDir: kubeDir, dir: dir, containerdSock: filepath.Join(dir, "containerd.sock")}
+	c := &Cluster{kubeDir: kubeDir, dir: dir, containerdSock: filepath.Join(dir, "containerd.sock"), statePath: statePath}
 	t.Cleanup(func() {
 		defer unlock()
 		if err := c.teardown(t); err != nil {
@@ -155,11 +161,15 @@ func (c *Cluster) start(t testing.TB, etcd string) error {
 	if c.host, err = saveHost(); err != nil {
 		return err
 	}
+	c.ns = netnsOf(os.Getpid())
+	if err := c.saveState(); err != nil {
+		return err
+	}
 	steps := []struct {
 		name string
 		run  func() error
 	}{
-		{"network namespace", func() (err error) { c.ns, err = newNetns(); return err }},
+		{"network namespace", c.ns.create},
 		{"certificates and configuration", c.prepare},
 		{"etcd", func() error { return c.startEtcd(etcd) }},
 		{"containerd", c.startContainerd},

@@ -4,7 +4,9 @@ package kubetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -41,15 +43,20 @@ type netns struct {
 	host string // the host end of the veth pair (no address)
 }
 
-// newNetns creates the namespace, with loopback up, the veth pair and the
-// route of ServiceCIDR. On error it deletes what it made.
-func newNetns() (_ *netns, err error) {
-	pid := os.Getpid()
+// netnsOf names the namespace and the veth pair of the cluster of the
+// process pid.
+func netnsOf(pid int) *netns {
 	n := &netns{name: fmt.Sprintf("drainkit-kube-%d", pid), host: fmt.Sprintf("dkk%dh", pid)}
 	n.path = "/run/netns/" + n.name
-	peer := fmt.Sprintf("dkk%dn", pid)
+	return n
+}
+
+// create creates the namespace, with loopback up, the veth pair and the
+// route of ServiceCIDR. On error it deletes what it made.
+func (n *netns) create() (err error) {
+	peer := strings.TrimSuffix(n.host, "h") + "n"
 	if err := run("ip", "netns", "add", n.name); err != nil {
-		return nil, err
+		return err
 	}
 	defer func() {
 		if err != nil {
@@ -67,16 +74,20 @@ func newNetns() (_ *netns, err error) {
 	}
 	for _, s := range steps {
 		if err := run(s[0], s[1:]...); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return n, nil
+	return nil
 }
 
 // delete removes the namespace and with it the veth pair, the bridge and
 // every iptables rule made inside it.
+// A namespace that was never made (or is gone) is no error.
 func (n *netns) delete() error {
 	_ = run("ip", "link", "del", n.host) // gone with the namespace if it was moved
+	if _, err := os.Stat(n.path); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
 	return run("ip", "netns", "del", n.name)
 }
 

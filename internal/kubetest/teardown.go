@@ -60,7 +60,7 @@ func (c *Cluster) teardown(t testing.TB) error {
 	errs = append(errs, removeCgroups())
 	if c.host != nil {
 		errs = append(errs, c.host.restoreSysctls())
-		for _, p := range c.host.absent {
+		for _, p := range c.host.Absent {
 			errs = append(errs, unmountUnder(p))
 			if len(mountsUnder(p)) == 0 {
 				errs = append(errs, os.RemoveAll(p))
@@ -85,7 +85,12 @@ func (c *Cluster) teardown(t testing.TB) error {
 	}
 	errs = append(errs, c.leftBehind())
 	t.Logf("kubetest: teardown: %s", time.Since(start).Round(time.Millisecond))
-	return errors.Join(errs...)
+	err := errors.Join(errs...)
+	if err == nil && c.statePath != "" {
+		// Kept otherwise: the next Start tries again with the saved state.
+		err = os.Remove(c.statePath)
+	}
+	return err
 }
 
 // leftBehind checks that the host is as Start found it.
@@ -94,7 +99,7 @@ func (c *Cluster) leftBehind() error {
 	if p := processesMentioning(c.dir); len(p) > 0 {
 		errs = append(errs, fmt.Errorf("processes left: %q", p))
 	}
-	if m := mountsUnder("/var/lib/kubelet", "/run/containerd", "/run/netns"); len(m) > 0 && (c.host == nil || len(c.host.newPodNetns()) > 0 || slices.Contains(c.host.absent, "/run/netns")) {
+	if m := mountsUnder("/var/lib/kubelet", "/run/containerd", "/run/netns"); len(m) > 0 && (c.host == nil || len(c.host.newPodNetns()) > 0 || slices.Contains(c.host.Absent, "/run/netns")) {
 		errs = append(errs, fmt.Errorf("mounts left: %q", m))
 	}
 	if d := cgroupDirs(); len(d) > 0 {
@@ -106,13 +111,13 @@ func (c *Cluster) leftBehind() error {
 		}
 	}
 	if c.host != nil {
-		if n, err := kubeRules(); err != nil || n > c.host.rules {
-			errs = append(errs, fmt.Errorf("the host's iptables name KUBE- chains %d times (%d before the cluster), error %v", n, c.host.rules, err))
+		if n, err := kubeRules(); err != nil || n > c.host.Rules {
+			errs = append(errs, fmt.Errorf("the host's iptables name KUBE- chains %d times (%d before the cluster), error %v", n, c.host.Rules, err))
 		}
 		if s := c.host.changedSysctls(); len(s) > 0 {
 			errs = append(errs, fmt.Errorf("sysctls changed: %q", s))
 		}
-		for _, p := range c.host.absent {
+		for _, p := range c.host.Absent {
 			if _, err := os.Lstat(p); err == nil {
 				errs = append(errs, fmt.Errorf("path left: %s", p))
 			}
