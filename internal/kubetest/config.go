@@ -113,8 +113,9 @@ evictionHard:
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 `, c.containerdSock, NodeIP, c.pki.path("kubelet.crt"), c.pki.path("kubelet.key"), c.pki.path("ca.crt"), c.path("resolv.conf"), c.path("pod-logs")),
-		// iptables mode; conntrack settings left as they are (0: do not
-		// set nf_conntrack_max, which is host-wide).
+		// iptables mode; NodePorts on NodeIP only; conntrack settings
+		// left as they are (0: do not set nf_conntrack_max, which is
+		// host-wide).
 		"kube-proxy.yaml": fmt.Sprintf(`apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 mode: iptables
@@ -124,6 +125,7 @@ clusterCIDR: %s
 bindAddress: %s
 healthzBindAddress: 127.0.0.1:10256
 metricsBindAddress: 127.0.0.1:10249
+nodePortAddresses: [primary]
 conntrack:
   maxPerCore: 0
   min: 0

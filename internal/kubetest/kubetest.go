@@ -31,6 +31,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -244,6 +245,13 @@ func (c *Cluster) prepare() error {
 		TLSClientConfig: &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: roots},
 	}}
 	return nil
+}
+
+// DialContext dials addr (a pod IP, a Service's ClusterIP, NodeIP) from
+// inside the cluster's network namespace, as a process on the node would:
+// the dialer for an http.Transport or a gRPC client of the test.
+func (c *Cluster) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	return c.ns.DialContext(ctx, network, addr)
 }
 
 // launch starts a component in the namespace with its output in

@@ -4,6 +4,8 @@ package kubetest_test
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -64,6 +66,23 @@ func TestCluster(t *testing.T) {
 		t.Fatalf("client's log = %q, want %q", logs, want)
 	}
 	t.Logf("client through Service %s: %s", serviceIP, strings.TrimSpace(logs))
+
+	// From the node: the pod directly, and the Service (kube-proxy's
+	// rules for locally sent packets, the ClusterIP range's route).
+	tr := &http.Transport{DialContext: c.DialContext}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	for _, url := range []string{"http://" + podIP + ":8080/", "http://" + serviceIP + "/"} {
+		resp, err := client.Get(url)
+		if err != nil {
+			t.Fatalf("from the node: %v", err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if want := "hello from " + podIP; !strings.Contains(string(body), want) {
+			t.Fatalf("from the node, GET %s = %s %q, want %q", url, resp.Status, body, want)
+		}
+	}
 }
 
 // serviceIP is the hello Service's fixed ClusterIP (no cluster DNS).

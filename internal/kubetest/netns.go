@@ -63,9 +63,28 @@ func (n *netns) create() (err error) {
 			_ = n.delete()
 		}
 	}()
-	steps := [][]string{
+	for _, s := range [][]string{
 		{"ip", "link", "add", n.host, "type", "veth", "peer", "name", peer},
 		{"ip", "link", "set", peer, "netns", n.name},
+	} {
+		if err := run(s[0], s[1:]...); err != nil {
+			return err
+		}
+	}
+	// The host end never forwards what the namespace sends it (a packet
+	// to a ClusterIP without kube-proxy's rule yet), whatever the host's
+	// own ip_forward, and has no IPv6 address: nothing from the namespace
+	// reaches another interface. These settings go with the interface.
+	for _, s := range []string{"ipv4/conf/" + n.host + "/forwarding", "ipv6/conf/" + n.host + "/disable_ipv6"} {
+		v := "0"
+		if strings.HasPrefix(s, "ipv6") {
+			v = "1"
+		}
+		if err := os.WriteFile("/proc/sys/net/"+s, []byte(v), 0o644); err != nil {
+			return err
+		}
+	}
+	steps := [][]string{
 		{"ip", "link", "set", n.host, "up"},
 		{"ip", "-n", n.name, "link", "set", "lo", "up"},
 		{"ip", "-n", n.name, "addr", "add", nodeCIDR, "dev", peer},
