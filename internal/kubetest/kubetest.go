@@ -101,9 +101,11 @@ type proc struct {
 }
 
 // Start brings a cluster up for t and registers its teardown with
-// t.Cleanup. When it returns, the node is Ready and namespace default
-// takes pods (its service account exists). It skips or fails t as internal/toolbin says when a binary is
-// missing, and fails t if the node is not Ready within StartTimeout.
+// t.Cleanup. When it returns, the node is Ready and namespace default takes
+// pods (its service account exists). It first finishes the teardown of a
+// cluster whose test process was killed (see stateFile). It skips or fails
+// t as internal/toolbin says when a binary, a host tool or root is missing,
+// and fails t if a step does not complete within StartTimeout.
 func Start(t testing.TB) *Cluster {
 	t.Helper()
 	if os.Geteuid() != 0 {
