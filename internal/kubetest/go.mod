@@ -1,0 +1,16 @@
+module github.com/drainkit/drainkit/internal/kubetest
+
+// A module of its own outside go.work, like tools/*: its test brings up a
+// Kubernetes cluster (root, minutes, Debian packages) and is not part of
+// `make test` yet (issue 31).
+go 1.25.0
+
+require (
+	github.com/drainkit/drainkit v0.0.0-00010101000000-000000000000
+	go.uber.org/goleak v0.10.0
+	golang.org/x/sys v0.29.0
+)
+
+require github.com/stretchr/testify v1.12.1 // indirect
+
+replace github.com/drainkit/drainkit => ../..
