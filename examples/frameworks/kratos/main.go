@@ -13,7 +13,7 @@
 //     leaves grpc.health.v1 to drainkit (NOT_SERVING at the drain's start).
 //     Adopt calls the build function once per grpc.Server the drain needs.
 //
-// The lines that differ from a kratos main are in run; the README's
+// The lines that differ from a kratos main are in run; docs/frameworks.md's
 // "Coming from kratos / go-zero" lists them.
 //
 // With --framework-shutdown as the first argument it runs the same servers
