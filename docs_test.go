@@ -25,7 +25,8 @@ func TestReadmeLength(t *testing.T) {
 	}
 }
 
-// TestDocLinks: every relative link of README.md and docs/*.md resolves: the
+// TestDocLinks: every relative link of README.md, docs/*.md and the
+// examples' READMEs the README links to resolves: the
 // file or directory exists, and a #fragment names a heading of the target
 // (of the page itself for a bare #fragment) by GitHub's anchor rules.
 func TestDocLinks(t *testing.T) {
@@ -33,7 +34,7 @@ func TestDocLinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pages := append([]string{"README.md"}, docs...)
+	pages := append([]string{"README.md", "examples/README.md", "examples/kubernetes/README.md"}, docs...)
 	for _, page := range pages {
 		b, err := os.ReadFile(page)
 		if err != nil {
