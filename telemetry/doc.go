@@ -40,8 +40,13 @@
 //	drainkit.server.in_flight       gauge, {item}: in-flight work by kind=requests|calls|streams|hijacked,
 //	                                covering gRPC calls, streams and hijacked connections, which
 //	                                have no semantic-convention metric [drainkit_server_in_flight]
+//	drainkit.registrar.failing      gauge, {registrar}: 1 while a registrar's last operation (a
+//	                                sync or the deregistration) failed, 0 after one succeeded;
+//	                                attribute registrar (no sample before its first operation)
+//	                                [drainkit_registrar_failing]
 //
-// The state, the late and forced counts and the in-flight work are observed at
+// The state, the late and forced counts, the in-flight work and the
+// registrars' outcomes (lifecycle.Status's Registry) are observed at
 // collection time from the lifecycle (Attach); nothing is added to the request
 // path. Without Attach, the state and the drain counts come from the events
 // the Telemetry observed, and the in-flight instruments report nothing.

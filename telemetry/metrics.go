@@ -19,6 +19,9 @@ const (
 	MetricForcedCloses   = "drainkit.drain.forced_closes"
 	MetricActiveRequests = "http.server.active_requests"
 	MetricInFlight       = "drainkit.server.in_flight"
+	// MetricRegistrarFailing is 1 for a registrar whose last operation
+	// (a sync or the deregistration) failed, 0 once one succeeded.
+	MetricRegistrarFailing = "drainkit.registrar.failing"
 )
 
 // durationBuckets (seconds) resolve drain phases from milliseconds to a
@@ -33,6 +36,7 @@ type instruments struct {
 	forced      metric.Int64ObservableCounter
 	active      metric.Int64ObservableUpDownCounter
 	inFlight    metric.Int64ObservableGauge
+	registrar   metric.Int64ObservableGauge
 }
 
 func newInstruments(m metric.Meter) (instruments, error) {
@@ -68,11 +72,14 @@ func newInstruments(m metric.Meter) (instruments, error) {
 	i.inFlight, e = m.Int64ObservableGauge(MetricInFlight, metric.WithUnit("{item}"),
 		metric.WithDescription("In-flight work of the lifecycle's servers by kind: requests, calls, streams, hijacked"))
 	keep(e)
+	i.registrar, e = m.Int64ObservableGauge(MetricRegistrarFailing, metric.WithUnit("{registrar}"),
+		metric.WithDescription("1 while a registrar's last operation (a sync or the deregistration) failed, 0 after one succeeded; attribute registrar"))
+	keep(e)
 	return i, err
 }
 
 func (i instruments) observables() []metric.Observable {
-	return []metric.Observable{i.state, i.late, i.forced, i.active, i.inFlight}
+	return []metric.Observable{i.state, i.late, i.forced, i.active, i.inFlight, i.registrar}
 }
 
 // Attribute sets, built once.
@@ -131,10 +138,21 @@ func (t *Telemetry) observe(_ context.Context, o metric.Observer) error {
 	o.ObserveInt64(t.inst.late, tl.LateArrivals)
 	o.ObserveInt64(t.inst.forced, int64(tl.ForceClosed))
 	if lc != nil {
-		in := lc.Status().InFlight
+		st := lc.Status()
+		in := st.InFlight
 		o.ObserveInt64(t.inst.active, in.Requests)
 		for k, v := range [5]int64{in.Requests, in.Calls, in.Streams, in.Hijacked, in.Work} {
 			o.ObserveInt64(t.inst.inFlight, v, metric.WithAttributeSet(kindAttrs[k]))
+		}
+		for _, r := range st.Registry {
+			if r.LastOp == "" {
+				continue // nothing tried yet: neither failing nor healthy
+			}
+			var v int64
+			if r.Err != "" {
+				v = 1
+			}
+			o.ObserveInt64(t.inst.registrar, v, metric.WithAttributes(attribute.String("registrar", r.Name)))
 		}
 	}
 	return nil

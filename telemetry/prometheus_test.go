@@ -40,6 +40,23 @@ func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
 	return fams
 }
 
+// newPrometheusLifecycle returns a Prometheus provider and a lifecycle
+// observed by a Telemetry on it, both closed when the test ends.
+func newPrometheusLifecycle(t *testing.T) (*telemetry.Prometheus, *lifecycle.Lifecycle) {
+	t.Helper()
+	prom, err := telemetry.NewPrometheus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = prom.Shutdown(context.Background()) })
+	tel, err := telemetry.New(telemetry.Options{MeterProvider: prom.MeterProvider()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tel.Close() })
+	return prom, newLifecycle(t, lifecycle.Options{Observers: []lifecycle.Observer{tel}})
+}
+
 // value returns the value of the sample of family name whose labels include
 // labels ("k=v" pairs); for a histogram, its sum. ok is false if absent.
 func value(fams map[string]*dto.MetricFamily, name string, labels ...string) (float64, bool) {
@@ -77,17 +94,7 @@ next:
 // reports the late-request count, each phase's duration and the state exactly
 // as the timeline has them.
 func TestPrometheusMatchesTimelineUnderLoad(t *testing.T) {
-	prom, err := telemetry.NewPrometheus()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer prom.Shutdown(context.Background())
-	tel, err := telemetry.New(telemetry.Options{MeterProvider: prom.MeterProvider()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tel.Close()
-	lc := newLifecycle(t, lifecycle.Options{Observers: []lifecycle.Observer{tel}})
+	prom, lc := newPrometheusLifecycle(t)
 
 	// Admin listener with GET /metrics, serving through the whole drain.
 	adminLn, err := net.Listen("tcp", "127.0.0.1:0")

@@ -60,6 +60,7 @@ type k8sDoc struct {
 					SecurityContext struct {
 						k8sSecurity              `yaml:",inline"`
 						AllowPrivilegeEscalation *bool `yaml:"allowPrivilegeEscalation"`
+						ReadOnlyRootFilesystem   bool  `yaml:"readOnlyRootFilesystem"`
 						Capabilities             struct {
 							Drop []string `yaml:"drop"`
 						} `yaml:"capabilities"`
@@ -79,6 +80,10 @@ type k8sDoc struct {
 							} `yaml:"fieldRef"`
 						} `yaml:"valueFrom"`
 					} `yaml:"env"`
+					VolumeMounts []struct {
+						Name      string `yaml:"name"`
+						MountPath string `yaml:"mountPath"`
+					} `yaml:"volumeMounts"`
 					StartupProbe   k8sProbe `yaml:"startupProbe"`
 					ReadinessProbe k8sProbe `yaml:"readinessProbe"`
 					LivenessProbe  k8sProbe `yaml:"livenessProbe"`
@@ -90,6 +95,10 @@ type k8sDoc struct {
 						} `yaml:"preStop"`
 					} `yaml:"lifecycle"`
 				} `yaml:"containers"`
+				Volumes []struct {
+					Name     string    `yaml:"name"`
+					EmptyDir *struct{} `yaml:"emptyDir"`
+				} `yaml:"volumes"`
 			} `yaml:"spec"`
 		} `yaml:"template"`
 		Ports []struct {

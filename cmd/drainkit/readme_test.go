@@ -169,32 +169,25 @@ func atoiOr(s string) int {
 	return n
 }
 
-// TestReadmeSnippets: README.md's "Consumers" and "Workers" go blocks are
-// parts of Examples which compile (and the consumer's runs) in their
-// packages' tests: each line of a block appears in its example file, in
-// order.
+// TestReadmeSnippets: the go blocks of README.md and docs/ that show part of
+// a program are parts of programs or Examples which compile (and the
+// consumer's runs) in their packages' tests: each line of a block appears in
+// its source file, in order.
 func TestReadmeSnippets(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct{ section, example string }{
-		{"Consumers", "consumer/example_test.go"},
-		{"Workers", "workdrain/natsdrain/example_test.go"},
+	for _, tc := range []struct{ doc, heading, source string }{
+		{"README.md", "## Consumers", "consumer/example_test.go"},
+		{"README.md", "### A worker", "workdrain/natsdrain/example_test.go"},
+		{"README.md", "### gRPC", "examples/grpcservice/main.go"},
+		{"docs/consumers.md", "# Consumers", "consumer/example_test.go"},
+		{"docs/workers.md", "# Workers", "workdrain/natsdrain/example_test.go"},
 	} {
-		example, err := os.ReadFile("../../" + tc.example)
+		block := docGoBlock(t, tc.doc, tc.heading)
+		source, err := os.ReadFile("../../" + tc.source)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, sec, _ := strings.Cut(string(readme), "\n## "+tc.section+"\n")
-		sec, _, _ = strings.Cut(sec, "\n## ")
-		_, block, ok := strings.Cut(sec, "```go\n")
-		block, _, ok2 := strings.Cut(block, "```\n")
-		if !ok || !ok2 {
-			t.Fatalf("README.md's %q section has no complete go block", tc.section)
-		}
 		var lines []string
-		for _, l := range strings.Split(string(example), "\n") {
+		for _, l := range strings.Split(string(source), "\n") {
 			lines = append(lines, strings.TrimSpace(l))
 		}
 		next := 0
@@ -206,9 +199,34 @@ func TestReadmeSnippets(t *testing.T) {
 				next++
 			}
 			if next == len(lines) {
-				t.Fatalf("README.md's %s snippet line %q is not in %s (in order): update one or the other", tc.section, want, tc.example)
+				t.Fatalf("%s's %q snippet line %q is not in %s (in order): update one or the other", tc.doc, tc.heading, want, tc.source)
 			}
 			next++
 		}
 	}
+}
+
+// docGoBlock returns the first go block of the section of doc (a path
+// relative to the repository's root) under heading, a whole heading line
+// such as "## Consumers"; the section ends at the next heading of level 2 or 3.
+func docGoBlock(t *testing.T, doc, heading string) string {
+	t.Helper()
+	b, err := os.ReadFile("../../" + doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := "\n" + string(b)
+	_, sec, ok := strings.Cut(text, "\n"+heading+"\n")
+	if !ok {
+		t.Fatalf("%s has no %q section", doc, heading)
+	}
+	for _, next := range []string{"\n## ", "\n### "} {
+		sec, _, _ = strings.Cut(sec, next)
+	}
+	_, block, ok := strings.Cut(sec, "```go\n")
+	block, _, ok2 := strings.Cut(block, "```\n")
+	if !ok || !ok2 {
+		t.Fatalf("%s's %q section has no complete go block", doc, heading)
+	}
+	return block
 }

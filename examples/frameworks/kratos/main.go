@@ -15,7 +15,7 @@
 //     reads (kratos.App's Start sets it; without it every stream panics).
 //     Adopt calls the build function once per grpc.Server the drain needs.
 //
-// The lines that differ from a kratos main are in run; the README's
+// The lines that differ from a kratos main are in run; docs/frameworks.md's
 // "Coming from kratos / go-zero" lists them.
 //
 // With --framework-shutdown as the first argument it runs the same servers
