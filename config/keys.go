@@ -35,7 +35,7 @@ var keys = []keyDef{
 		"> 0s, <= 24h", func(c *Config) any { return &c.Timings.WarmupTimeout }},
 	{"propagation.min", kindDuration, "after going not-ready and deregistering, keep serving at least this long",
 		">= 0s, <= propagation.max", func(c *Config) any { return &c.Timings.PropagationMin }},
-	{"propagation.quiet", kindDuration, "after propagation.min, wait until no request has arrived for this long",
+	{"propagation.quiet", kindDuration, "after propagation.min, wait until no request has arrived for this long, and every caller has moved (no request for 3 of its usual gaps, at least quiet)",
 		">= 0s, <= propagation.max", func(c *Config) any { return &c.Timings.PropagationQuiet }},
 	{"propagation.max", kindDuration, "never keep the propagation window open longer than this (min, quiet and max all 0: no window)",
 		">= propagation.min, >= propagation.quiet, <= 24h", func(c *Config) any { return &c.Timings.PropagationMax }},

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/drainkit/drainkit/internal/syncx"
+	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/registry"
 )
 
@@ -27,7 +28,7 @@ var connectionClose = []string{"close"}
 
 func (t *tracker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s := t.s
-	s.hooks.Arrived()
+	s.hooks.Arrived(lifecycle.RemoteCaller(r.RemoteAddr, userAgent(r)))
 	if t.ident != nil {
 		// Every response, on every protocol: over HTTP/2 one connection
 		// multiplexes the streams of many requests, and a consumer that
@@ -44,6 +45,15 @@ func (t *tracker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.handlers.Begin(i, 0)
 	defer t.done(r, i)
 	t.next.ServeHTTP(w, r)
+}
+
+// userAgent is the request's User-Agent, the caller's identity for the
+// propagation window's evidence; a map lookup, no allocation.
+func userAgent(r *http.Request) string {
+	if v := r.Header["User-Agent"]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // done ends the handler's in-flight life. If it hijacked its connection, it

@@ -30,3 +30,6 @@ func mustMove(t *testing.T, l *Lifecycle, to State) {
 
 // hooks returns the ServerHooks that Run hands to l's servers.
 func hooks(l *Lifecycle) ServerHooks { return (*serverHooks)(l) }
+
+// benchCaller is a caller as httpdrain reports one.
+var benchCaller = RemoteCaller("10.1.2.3:40312", "Go-http-client/1.1")

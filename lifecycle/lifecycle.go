@@ -21,6 +21,7 @@ type Lifecycle struct {
 	late     atomic.Int64 // late arrivals
 	lastLate atomic.Int64 // offset of the last late arrival from t0, ns
 	early    atomic.Int64 // requests cancelled early (ServerHooks.CancelledEarly)
+	callers  callerTable  // who sends, and how often: the window's evidence per caller
 
 	phase         *syncx.Phase[phase] // how far the drain has got, for those waiting on it
 	preStopWaited atomic.Bool         // WaitPropagation was called (a preStop hook waits)
@@ -72,6 +73,7 @@ func New(opts Options) (*Lifecycle, error) {
 		signaled: make(chan struct{}),
 		subs:     map[*subscription]struct{}{},
 	}
+	l.callers.init(time.Now(), o.Timings.PropagationMax)
 	l.last = Transition{From: Starting, To: Starting, Cause: CauseWarmup, Reason: "created", At: time.Now()}
 	for _, obs := range o.Observers {
 		if a, ok := obs.(interface{ Attach(*Lifecycle) error }); ok {
@@ -91,11 +93,14 @@ func (l *Lifecycle) State() State { return State(l.state.Load()) }
 // needs, and application code never sees it. Both methods are safe for
 // concurrent use from the request path.
 type ServerHooks interface {
-	// Arrived reports the arrival of one request, call or stream. Before
-	// the drain it costs one atomic load and does not allocate; after t0 it
-	// counts a late arrival and records its time, which keeps the
-	// propagation window open for budget.Timings.PropagationQuiet.
-	Arrived()
+	// Arrived reports the arrival of one request, call or stream from c.
+	// It records c's request in a fixed table of callers (who sends, and
+	// how often before the drain: the propagation window's evidence, see
+	// awaitWindow); after t0 it also counts a late arrival and records its
+	// time, which keeps the window open for budget.Timings.PropagationQuiet,
+	// and each caller's own rate keeps it open until that caller has moved.
+	// It does not allocate.
+	Arrived(c Caller)
 	// CancelledEarly reports one request, call or stream whose context was
 	// cancelled during the drain by something other than its client or the
 	// drain deadline (Timeline.CancelledEarly). Servers call it as the
@@ -107,9 +112,14 @@ type ServerHooks interface {
 // a copy, so handing it to a server allocates nothing.
 type serverHooks Lifecycle
 
-func (h *serverHooks) Arrived() {
+func (h *serverHooks) Arrived(c Caller) {
 	l := (*Lifecycle)(h)
-	if l.State() >= Draining {
+	draining := l.State() >= Draining
+	if l.opts.Timings.PropagationQuiet > 0 {
+		// With quiet 0 only min holds the window open: no evidence to keep.
+		l.callers.record(c, time.Now(), !draining)
+	}
+	if draining {
 		l.lateArrival()
 	}
 }
