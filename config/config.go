@@ -128,10 +128,13 @@ func Default() *Config {
 }
 
 // LifecycleOptions returns the lifecycle.Options of c's timings, check
-// options and deregistration timeout; the caller sets its own logger,
+// options and deregistration timeout, with MinIsDefault when no source set
+// propagation.min (then a confirmed deregistration and the evidence that
+// every caller has moved end the window before it); the caller sets its own logger,
 // observers and signals on it before passing it to lifecycle.New.
 func (c *Config) LifecycleOptions() lifecycle.Options {
-	return lifecycle.Options{Timings: c.Timings, Checks: c.Checks, DeregisterTimeout: c.Registry.DeregisterTimeout}
+	return lifecycle.Options{Timings: c.Timings, Checks: c.Checks, DeregisterTimeout: c.Registry.DeregisterTimeout,
+		MinIsDefault: c.Source("propagation.min").Kind == FromDefault}
 }
 
 // Source reports where key's value came from: a flag, an environment

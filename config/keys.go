@@ -33,7 +33,7 @@ type keyDef struct {
 var keys = []keyDef{
 	{"warmup.timeout", kindDuration, "warm-up hooks must finish within this, else exit 1",
 		"> 0s, <= 24h", func(c *Config) any { return &c.Timings.WarmupTimeout }},
-	{"propagation.min", kindDuration, "after going not-ready and deregistering, keep serving at least this long",
+	{"propagation.min", kindDuration, "after going not-ready and deregistering, keep serving at least this long (left unset, a confirmed deregistration and every caller moved end the window before it)",
 		">= 0s, <= propagation.max", func(c *Config) any { return &c.Timings.PropagationMin }},
 	{"propagation.quiet", kindDuration, "after propagation.min, wait until no request has arrived for this long, and every caller has moved (no request for 3 of its usual gaps, at least quiet)",
 		">= 0s, <= propagation.max", func(c *Config) any { return &c.Timings.PropagationQuiet }},

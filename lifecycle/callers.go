@@ -25,20 +25,6 @@ type Caller struct {
 	Identity string
 }
 
-// RemoteCaller returns the Caller of a peer whose address is remoteAddr
-// ("ip:port" or "[ip]:port", as net/http's Request.RemoteAddr, or a bare
-// IP) with identity. An address that does not parse leaves IP zero. It
-// does not allocate for an IPv4 or an IPv6 address without a zone.
-func RemoteCaller(remoteAddr, identity string) Caller {
-	c := Caller{Identity: identity}
-	if ap, err := netip.ParseAddrPort(remoteAddr); err == nil {
-		c.IP = ap.Addr().Unmap()
-	} else if ip, err := netip.ParseAddr(remoteAddr); err == nil {
-		c.IP = ip.Unmap()
-	}
-	return c
-}
-
 // The caller table's shape. It is fixed, so that the request path never
 // allocates: callerSlots slots, open addressing with at most callerProbe
 // probes from a key's home slot. A caller that finds no slot (the table is

@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -45,9 +46,9 @@ func TestWindowWaitsForEachCaller(t *testing.T) {
 		// drain's start.
 		drainAt := start.Add(2*time.Second + time.Millisecond)
 		var callers sync.WaitGroup
-		callers.Go(func() { sendEvery(l, RemoteCaller("10.0.0.1:40000", "slow"), slowGap, drainAt.Add(3*time.Second)) })
+		callers.Go(func() { sendEvery(l, caller("10.0.0.1", "slow"), slowGap, drainAt.Add(3*time.Second)) })
 		callers.Go(func() {
-			sendEvery(l, RemoteCaller("10.0.0.2:40000", "fast"), 5*time.Millisecond, drainAt.Add(time.Second))
+			sendEvery(l, caller("10.0.0.2", "fast"), 5*time.Millisecond, drainAt.Add(time.Second))
 		})
 		time.Sleep(time.Until(drainAt))
 		if err := l.Drain("test"); err != nil {
@@ -75,14 +76,14 @@ func TestCallerWithoutGapWaitsQuiet(t *testing.T) {
 		l.AddServer("http", newFakeServer(&recorder{}, "http"))
 		res := runAsync(l)
 		waitState(t, l, Ready)
-		old := RemoteCaller("10.0.0.3:1", "gone")
+		old := caller("10.0.0.3", "gone")
 		hooks(l).Arrived(old)
 		time.Sleep(time.Second)
 		hooks(l).Arrived(old) // usual gap 1 s; due until 3 s after this
 		time.Sleep(5 * time.Second)
 		_ = l.Drain("test")
 		time.Sleep(200 * time.Millisecond)
-		hooks(l).Arrived(RemoteCaller("10.0.0.4:1", "once"))
+		hooks(l).Arrived(caller("10.0.0.4", "once"))
 		if err := waitResult(t, res, 30*time.Second); err != nil {
 			t.Fatal(err)
 		}
@@ -105,7 +106,7 @@ func TestOverrunWarningNamesCallers(t *testing.T) {
 		l.AddServer("http", newFakeServer(&recorder{}, "http"))
 		res := runAsync(l)
 		waitState(t, l, Ready)
-		slow := RemoteCaller("10.0.0.1:40000", "spring-cloud-loadbalancer")
+		slow := caller("10.0.0.1", "spring-cloud-loadbalancer")
 		drainAt := time.Now().Add(2*time.Second + time.Millisecond)
 		var callers sync.WaitGroup
 		callers.Go(func() { sendEvery(l, slow, 500*time.Millisecond, drainAt.Add(5*time.Second)) })
@@ -163,36 +164,57 @@ func TestCallerTableOverflow(t *testing.T) {
 	}
 }
 
-func TestRemoteCaller(t *testing.T) {
-	for _, c := range []struct{ addr, want string }{
-		{"10.1.2.3:40312", "10.1.2.3"},
-		{"[2001:db8::1]:443", "2001:db8::1"},
-		{"[::ffff:10.1.2.3]:1", "10.1.2.3"},
-		{"10.1.2.3", "10.1.2.3"},
-		{"not an address", "invalid IP"},
-	} {
-		if got := RemoteCaller(c.addr, "").IP.String(); got != c.want {
-			t.Errorf("RemoteCaller(%q).IP = %s, want %s", c.addr, got, c.want)
-		}
-	}
-}
-
 func TestArrivedWithCallersDoesNotAllocate(t *testing.T) {
 	l := newTest(t, Options{})
 	callers := make([]Caller, 64)
 	for i := range callers {
-		callers[i] = RemoteCaller("10.1.2."+string(rune('0'+i%10))+":1", strings.Repeat("a", i))
+		callers[i] = caller("10.1.2."+strconv.Itoa(i), strings.Repeat("a", i))
 	}
 	i := 0
 	f := func() { hooks(l).Arrived(callers[i%len(callers)]); i++ }
 	if n := testing.AllocsPerRun(1000, f); n != 0 {
 		t.Fatalf("Arrived allocates %v per call before the drain", n)
 	}
-	if n := testing.AllocsPerRun(1000, func() { _ = RemoteCaller("10.1.2.3:40312", "Go-http-client/1.1") }); n != 0 {
-		t.Fatalf("RemoteCaller allocates %v per call", n)
-	}
 	_ = l.Drain("test")
 	if n := testing.AllocsPerRun(1000, f); n != 0 {
 		t.Fatalf("Arrived allocates %v per call during the drain", n)
+	}
+}
+
+// Issue 32, drain time toward the evidence: with propagation.min the
+// default (Options.MinIsDefault), a confirmed deregistration and every
+// caller moved end the window before min; a min the operator set holds it.
+// A slow caller (every 400 ms) sends for 2 s before the drain and 1 s after.
+func TestConfirmedDeregistrationWaivesDefaultMin(t *testing.T) {
+	const slowGap, min = 400 * time.Millisecond, 5 * time.Second
+	for _, minIsDefault := range []bool{true, false} {
+		synctest.Test(t, func(t *testing.T) {
+			l := newTest(t, Options{Timings: fastTimings(min, 100*time.Millisecond, 10*time.Second), Signals: []os.Signal{},
+				MinIsDefault: minIsDefault})
+			rec := &recorder{}
+			reg := newFakeRegistrar(rec)
+			l.AddServer("http", newFakeServer(rec, "http"))
+			l.AddRegistrar("reg", reg)
+			res := runAsync(l)
+			<-reg.synced
+			drainAt := time.Now().Add(2*time.Second + time.Millisecond)
+			var callers sync.WaitGroup
+			callers.Go(func() { sendEvery(l, caller("10.0.0.1", "slow"), slowGap, drainAt.Add(time.Second)) })
+			time.Sleep(time.Until(drainAt))
+			_ = l.Drain("test")
+			callers.Wait()
+			if err := waitResult(t, res, 30*time.Second); err != nil {
+				t.Fatal(err)
+			}
+			tl, _ := l.Timeline()
+			end, _ := tl.Offset(StepWindowEnded)
+			want := min // min counts from the deregistration, at t0 on synctest's clock
+			if minIsDefault {
+				want = tl.LastLateArrival + dueFactor*slowGap // the slow caller moved
+			}
+			if end != want {
+				t.Fatalf("MinIsDefault %v: window ended at %v, want %v (last late arrival %v)", minIsDefault, end, want, tl.LastLateArrival)
+			}
+		})
 	}
 }

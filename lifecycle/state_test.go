@@ -187,7 +187,7 @@ func BenchmarkArrived(b *testing.B) {
 	l, _ := New(Options{Logger: discard()})
 	callers := make([]Caller, 64)
 	for i := range callers {
-		callers[i] = RemoteCaller(fmt.Sprintf("10.1.2.%d:40312", i), "Go-http-client/1.1")
+		callers[i] = caller(fmt.Sprintf("10.1.2.%d", i), "Go-http-client/1.1")
 	}
 	run := func(name string, many bool) {
 		b.Run(name, func(b *testing.B) {

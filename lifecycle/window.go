@@ -6,23 +6,36 @@ import (
 	"github.com/drainkit/drainkit/lifecycle/budget"
 )
 
+// windowEvidence is what the propagation window's end is judged by,
+// besides the timings.
+type windowEvidence struct {
+	dereg time.Time // when deregistration finished
+	last  time.Time // the last late arrival (t0 if none)
+	due   time.Time // the latest time until which a known caller is due (callerTable.dueUntil); zero if none
+	// confirmed: the registry confirmed the deregistration and min is the
+	// default (Options.MinIsDefault), so min no longer holds the window.
+	confirmed bool
+}
+
 // windowEnd computes when the propagation window ends. t0 is the drain's
-// start, dereg when deregistration finished, last the last late arrival (t0
-// if none), due the latest time until which a known caller is still due
-// (callerTable.dueUntil; the zero Time if none). The window lasts at least
-// min after dereg, then until no request arrived for quiet and every caller
+// start. The window lasts at least min after the deregistration (unless
+// e.confirmed and quiet > 0: the evidence is kept), then until no request arrived for quiet and every caller
 // has moved, and never past t0+max. Min, quiet and max all 0: no window.
-func windowEnd(t budget.Timings, t0, dereg, last, due time.Time) time.Time {
+func windowEnd(t budget.Timings, t0 time.Time, e windowEvidence) time.Time {
 	if t.PropagationMin == 0 && t.PropagationQuiet == 0 && t.PropagationMax == 0 {
 		return t0
 	}
-	end := dereg.Add(t.PropagationMin)
+	end := e.dereg
+	if !e.confirmed || t.PropagationQuiet == 0 {
+		// With quiet 0 no evidence is kept: nothing says the callers moved.
+		end = end.Add(t.PropagationMin)
+	}
 	if t.PropagationQuiet > 0 {
-		if q := last.Add(t.PropagationQuiet); q.After(end) {
+		if q := e.last.Add(t.PropagationQuiet); q.After(end) {
 			end = q
 		}
-		if due.After(end) {
-			end = due
+		if e.due.After(end) {
+			end = e.due
 		}
 	}
 	if limit := t0.Add(t.PropagationMax); end.After(limit) {
@@ -40,7 +53,12 @@ func windowEnd(t budget.Timings, t0, dereg, last, due time.Time) time.Time {
 // moved. It counts the late arrivals of the window's last second, and
 // names the callers still due, so that a window cut short by
 // propagation.max while consumers still send is not silent (warnOverrun).
-func (l *Lifecycle) awaitWindow(dereg time.Time) {
+//
+// confirmed is closed when every registrar that can confirm has confirmed
+// the deregistration (nil if none can, or one failed): with
+// Options.MinIsDefault, min then no longer holds the window, which ends as
+// soon as the evidence says every caller has moved.
+func (l *Lifecycle) awaitWindow(dereg time.Time, confirmed <-chan struct{}) {
 	t0 := l.t0()
 	tm := l.opts.Timings
 	limit := t0.Add(tm.PropagationMax)
@@ -54,10 +72,28 @@ func (l *Lifecycle) awaitWindow(dereg time.Time) {
 	}
 	snap := time.NewTimer(time.Until(rateFrom))
 	defer snap.Stop()
+	// wake is confirmed while it may still waive min; waived once it did.
+	var wake <-chan struct{}
+	if l.opts.MinIsDefault {
+		wake = confirmed
+	}
+	waived := false
 	var timer *time.Timer
 	for {
-		last := t0.Add(time.Duration(l.lastLate.Load()))
-		end := windowEnd(tm, t0, dereg, last, l.callers.dueUntil(tm.PropagationQuiet, tm.PropagationMax))
+		if wake != nil {
+			select {
+			case <-wake:
+				waived, wake = true, nil
+			default:
+			}
+		}
+		ev := windowEvidence{
+			dereg:     dereg,
+			last:      t0.Add(time.Duration(l.lastLate.Load())),
+			due:       l.callers.dueUntil(tm.PropagationQuiet, tm.PropagationMax),
+			confirmed: waived,
+		}
+		end := windowEnd(tm, t0, ev)
 		d := time.Until(end)
 		if d <= 0 {
 			l.logCallerOverflow()
@@ -75,6 +111,7 @@ func (l *Lifecycle) awaitWindow(dereg time.Time) {
 		}
 		select {
 		case <-timer.C:
+		case <-wake: // re-evaluated at the loop's top
 		case <-snap.C:
 			if spanStart.IsZero() {
 				spanStart, lateBefore = time.Now(), l.late.Load()
