@@ -39,6 +39,8 @@ var keys = []keyDef{
 		">= 0s, <= propagation.max", func(c *Config) any { return &c.Timings.PropagationQuiet }},
 	{"propagation.max", kindDuration, "never keep the propagation window open longer than this (min, quiet and max all 0: no window)",
 		">= propagation.min, >= propagation.quiet, <= 24h", func(c *Config) any { return &c.Timings.PropagationMax }},
+	{"propagation.evidence_dir", kindString, "directory where the last drains' measured staleness per caller class is kept, and the window they ask for advised (log, /state); empty: none kept",
+		"a directory path drainkit can create and write, or empty", func(c *Config) any { return &c.EvidenceDir }},
 	{"drain.timeout", kindDuration, "after the listeners close, in-flight work gets this long; the rest is force-closed",
 		"> 0s, <= 24h", func(c *Config) any { return &c.Timings.DrainTimeout }},
 	{"stop.timeout", kindDuration, "stop hooks (flush telemetry, close pools) must finish within this",

@@ -444,3 +444,18 @@ func TestMinIsDefault(t *testing.T) {
 		}
 	}
 }
+
+// propagation.evidence_dir reaches the lifecycle (issue 32's learned window).
+func TestEvidenceDir(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := config.Load(config.Sources{Env: []string{"DRAINKIT_PROPAGATION_EVIDENCE_DIR=" + dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.LifecycleOptions().EvidenceDir; got != dir {
+		t.Fatalf("EvidenceDir %q, want %q", got, dir)
+	}
+	if cfg, _ := config.Load(config.Sources{Env: []string{}}); cfg.LifecycleOptions().EvidenceDir != "" {
+		t.Fatal("EvidenceDir set by default")
+	}
+}

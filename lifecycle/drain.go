@@ -39,8 +39,11 @@ func (l *Lifecycle) drainSequence(r *run, served bool) (cut bool, overrun error)
 
 	// Confirmation runs alongside the window and ends with it at the latest.
 	confirmed, endConfirm := l.confirmDuringWindow(grace, synced)
+	var measured drainEvidence
 	if served {
-		l.awaitWindow(dereg, confirmed)
+		tm := l.opts.Timings
+		cutAtMax := l.awaitWindow(dereg, confirmed)
+		measured = l.callers.measure(l.t0(), time.Now(), tm.PropagationQuiet, tm.PropagationMax, cutAtMax)
 	}
 	l.phase.Advance(phaseWindowEnded)
 	l.step(StepWindowEnded, nil)
@@ -48,6 +51,7 @@ func (l *Lifecycle) drainSequence(r *run, served bool) (cut bool, overrun error)
 
 	if served {
 		cut = l.closeAndAwait(grace, r.servers, graceEnd)
+		l.recordEvidence(measured)
 	}
 	if grace.Err() != nil {
 		return true, fmt.Errorf("grace period %s exceeded", l.opts.Timings.GracePeriod)

@@ -36,7 +36,8 @@ type Lifecycle struct {
 	syncClosed     bool // the drain took the registrars: no Sync begins after
 	checkers       []hook
 	checkResults   []CheckResult
-	timeline       Timeline // Start is t0: see drainStart
+	timeline       Timeline             // Start is t0: see drainStart
+	advice         *budget.WindowAdvice // from Options.EvidenceDir; nil if none
 	running        bool
 }
 
@@ -74,6 +75,9 @@ func New(opts Options) (*Lifecycle, error) {
 		subs:     map[*subscription]struct{}{},
 	}
 	l.callers.init(time.Now(), o.Timings.PropagationMax)
+	if err := l.loadEvidence(); err != nil {
+		return nil, err
+	}
 	l.last = Transition{From: Starting, To: Starting, Cause: CauseWarmup, Reason: "created", At: time.Now()}
 	for _, obs := range o.Observers {
 		if a, ok := obs.(interface{ Attach(*Lifecycle) error }); ok {
@@ -351,6 +355,9 @@ type Status struct {
 	Registry []RegistryInfo `json:"registry"`
 	// Timeline is set once the drain has started.
 	Timeline *Timeline `json:"timeline,omitempty"`
+	// WindowAdvice is the propagation window the last drains' evidence
+	// asks for (Options.EvidenceDir); nil if none is kept or none recorded.
+	WindowAdvice *budget.WindowAdvice `json:"window_advice,omitempty"`
 }
 
 // RegistryInfo is a registrar's last known outcome.
@@ -379,6 +386,10 @@ func (l *Lifecycle) Status() Status {
 		Reason:   l.last.Reason,
 		Checks:   append([]CheckResult{}, l.checkResults...), // [] in JSON, never null
 		Registry: []RegistryInfo{},
+	}
+	if l.advice != nil {
+		a := *l.advice
+		st.WindowAdvice = &a
 	}
 	var detailers []StatusDetailer
 	for _, r := range l.registrars {

@@ -58,7 +58,10 @@ func windowEnd(t budget.Timings, t0 time.Time, e windowEvidence) time.Time {
 // the deregistration (nil if none can, or one failed): with
 // Options.MinIsDefault, min then no longer holds the window, which ends as
 // soon as the evidence says every caller has moved.
-func (l *Lifecycle) awaitWindow(dereg time.Time, confirmed <-chan struct{}) {
+//
+// It reports whether the window was cut at propagation.max with a caller
+// still due.
+func (l *Lifecycle) awaitWindow(dereg time.Time, confirmed <-chan struct{}) (cut bool) {
 	t0 := l.t0()
 	tm := l.opts.Timings
 	limit := t0.Add(tm.PropagationMax)
@@ -100,8 +103,9 @@ func (l *Lifecycle) awaitWindow(dereg time.Time, confirmed <-chan struct{}) {
 			if tm.PropagationMax > 0 && end.Equal(limit) && !spanStart.IsZero() {
 				due := l.callers.due(limit, tm.PropagationQuiet, tm.PropagationMax)
 				l.warnOverrun(l.late.Load()-lateBefore, time.Since(spanStart), due, t0, limit)
+				return len(due) > 0
 			}
-			return
+			return false
 		}
 		if timer == nil {
 			timer = time.NewTimer(d)
