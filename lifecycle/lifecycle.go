@@ -119,24 +119,25 @@ type serverHooks Lifecycle
 func (h *serverHooks) Arrived(c Caller) {
 	l := (*Lifecycle)(h)
 	draining := l.State() >= Draining
+	now := time.Now() // once: it costs more than the rest (about 90 ns on a VM's clock)
 	if l.opts.Timings.PropagationQuiet > 0 {
 		// With quiet 0 only min holds the window open: no evidence to keep.
-		l.callers.record(c, time.Now(), !draining)
+		l.callers.record(c, now, !draining)
 	}
 	if draining {
-		l.lateArrival()
+		l.lateArrival(now)
 	}
 }
 
 func (h *serverHooks) CancelledEarly() { h.early.Add(1) }
 
-func (l *Lifecycle) lateArrival() {
+func (l *Lifecycle) lateArrival(now time.Time) {
 	t0, ok := l.drainStart()
 	if !ok {
 		return // STOPPED by a failed warm-up: there is no drain to count for
 	}
 	l.late.Add(1)
-	off := int64(time.Since(t0))
+	off := int64(now.Sub(t0))
 	for {
 		cur := l.lastLate.Load()
 		if off <= cur || l.lastLate.CompareAndSwap(cur, off) {
