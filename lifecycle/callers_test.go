@@ -218,3 +218,24 @@ func TestConfirmedDeregistrationWaivesDefaultMin(t *testing.T) {
 		})
 	}
 }
+
+// More callers than the table holds: the window's end says so, once.
+func TestCallerOverflowLoggedOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		logger, logs := testlog.New(t, "lifecycle log")
+		l := newTest(t, Options{Timings: fastTimings(0, 100*time.Millisecond, time.Second), Signals: []os.Signal{}, Logger: logger})
+		l.AddServer("http", newFakeServer(&recorder{}, "http"))
+		res := runAsync(l)
+		waitState(t, l, Ready)
+		for i := range 2 * callerSlots {
+			hooks(l).Arrived(Caller{Identity: "consumer-" + strconv.Itoa(i)})
+		}
+		_ = l.Drain("test")
+		if err := waitResult(t, res, 30*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(logs.String(), "more callers than the propagation window's caller table holds"); n != 1 {
+			t.Fatalf("overflow logged %d times, want once:\n%s", n, logs)
+		}
+	})
+}
