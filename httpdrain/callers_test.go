@@ -23,20 +23,7 @@ func TestWindowWaitsForSlowHTTPCaller(t *testing.T) {
 	tm := budget.Timings{WarmupTimeout: 5 * time.Second, PropagationQuiet: 100 * time.Millisecond,
 		PropagationMax: 15 * time.Second, DrainTimeout: 2 * time.Second, StopTimeout: time.Second, GracePeriod: 25 * time.Second}
 	in := start(t, tm, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}), nil)
-	client := func(agent string) func() error {
-		c := &http.Client{Transport: &http.Transport{}, Timeout: 5 * time.Second}
-		t.Cleanup(c.CloseIdleConnections)
-		return func() error {
-			req, _ := http.NewRequest("GET", in.url("/"), nil)
-			req.Header.Set("User-Agent", agent)
-			resp, err := c.Do(req)
-			if err != nil {
-				return err
-			}
-			resp.Body.Close()
-			return nil
-		}
-	}
+	client := func(agent string) func() error { return paced.HTTPGet(t, in.url("/"), agent) }
 	slow, fast := paced.SlowAndFast(client("slow-consumer/1.0"), client("fast-consumer/1.0"), in.drain)
 	if err := in.wait(20 * time.Second); err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@
 package paced
 
 import (
+	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -104,5 +105,27 @@ func CheckWindow(t testing.TB, slow, fast *Caller, t0, end time.Time, max time.D
 	}
 	if end.Sub(t0) >= max {
 		t.Errorf("window ran to propagation.max (%v) although both callers had moved", end.Sub(t0))
+	}
+}
+
+// HTTPGet returns a send function for Run: a GET of url with User-Agent
+// agent (the caller's identity) on a client of its own, whose idle
+// connections t's cleanup closes. A status is not checked: any answer
+// counts.
+func HTTPGet(t testing.TB, url, agent string) func() error {
+	c := &http.Client{Transport: &http.Transport{}, Timeout: 5 * time.Second}
+	t.Cleanup(c.CloseIdleConnections)
+	return func() error {
+		req, err := http.NewRequest("GET", url, nil)
+		if err != nil {
+			return err
+		}
+		req.Header.Set("User-Agent", agent)
+		resp, err := c.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		return nil
 	}
 }
