@@ -21,6 +21,11 @@ type Config struct {
 	// Checks sets the readiness-check interval, timeout and thresholds (keys
 	// checks.*). Default budget.DefaultCheckOptions().
 	Checks budget.CheckOptions
+	// EvidenceDir is where the lifecycle keeps the last drains' measured
+	// staleness per caller class and from which it advises the window (key
+	// propagation.evidence_dir; lifecycle.Options.EvidenceDir). Default
+	// empty: none kept.
+	EvidenceDir string
 	// Admin is the admin listener (probes, GET /state, POST /drain).
 	Admin AdminConfig
 	// Registry holds the service-registry (Consul) settings.
@@ -128,10 +133,13 @@ func Default() *Config {
 }
 
 // LifecycleOptions returns the lifecycle.Options of c's timings, check
-// options and deregistration timeout; the caller sets its own logger,
+// options and deregistration timeout, with MinIsDefault when no source set
+// propagation.min (then a confirmed deregistration and the evidence that
+// every caller has moved end the window before it); the caller sets its own logger,
 // observers and signals on it before passing it to lifecycle.New.
 func (c *Config) LifecycleOptions() lifecycle.Options {
-	return lifecycle.Options{Timings: c.Timings, Checks: c.Checks, DeregisterTimeout: c.Registry.DeregisterTimeout}
+	return lifecycle.Options{Timings: c.Timings, Checks: c.Checks, DeregisterTimeout: c.Registry.DeregisterTimeout,
+		MinIsDefault: c.Source("propagation.min").Kind == FromDefault, EvidenceDir: c.EvidenceDir}
 }
 
 // Source reports where key's value came from: a flag, an environment

@@ -424,3 +424,40 @@ func TestEverySourceChecked(t *testing.T) {
 		})
 	}
 }
+
+// Issue 32: the lifecycle may end the window before propagation.min on
+// evidence only when no source set it (Options.MinIsDefault); a min set
+// anywhere, even to the default's value, holds the window.
+func TestMinIsDefault(t *testing.T) {
+	for _, c := range []struct {
+		env  []string
+		want bool
+	}{
+		{[]string{}, true},
+		{[]string{"DRAINKIT_PROPAGATION_MIN=5s"}, false},
+		{[]string{"DRAINKIT_PROPAGATION_MAX=10s"}, true},
+	} {
+		cfg, err := config.Load(config.Sources{Env: c.env})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.LifecycleOptions().MinIsDefault; got != c.want {
+			t.Errorf("env %v: MinIsDefault %v, want %v", c.env, got, c.want)
+		}
+	}
+}
+
+// propagation.evidence_dir reaches the lifecycle (issue 32's learned window).
+func TestEvidenceDir(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := config.Load(config.Sources{Env: []string{"DRAINKIT_PROPAGATION_EVIDENCE_DIR=" + dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.LifecycleOptions().EvidenceDir; got != dir {
+		t.Fatalf("EvidenceDir %q, want %q", got, dir)
+	}
+	if cfg, _ := config.Load(config.Sources{Env: []string{}}); cfg.LifecycleOptions().EvidenceDir != "" {
+		t.Fatal("EvidenceDir set by default")
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/drainkit/drainkit/consumer"
 	"github.com/drainkit/drainkit/httpdrain"
+	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/registry"
 )
 
@@ -121,8 +122,8 @@ func TestWrongServiceAloneFails(t *testing.T) {
 // serves without a lifecycle.
 type noHooks struct{}
 
-func (noHooks) Arrived()        {}
-func (noHooks) CancelledEarly() {}
+func (noHooks) Arrived(lifecycle.Caller) {}
+func (noHooks) CancelledEarly()          {}
 
 // An address of the view now served by another drainkit service over
 // HTTP/2 (unencrypted, prior knowledge): 20 concurrent requests on one

@@ -58,8 +58,10 @@
 // gets GOAWAY once it is between WithGoAwayAfter and twice that old (default
 // 1s to 2s), so a client that still routes here keeps being told to move,
 // and every one of its calls succeeds. Each call except health checks is a
-// late arrival (Lifecycle.Arrived) and keeps the window open for
-// propagation.quiet.
+// late arrival (lifecycle.ServerHooks.Arrived) and keeps the window open
+// for propagation.quiet, and its caller (the peer's IP: not the
+// user-agent, whose reading would allocate) keeps it open until it has
+// moved, judged by its own rate before the drain.
 //
 // Window end (CloseListeners): the listener closes, so new connections are
 // refused (ECONNREFUSED) and clients must go elsewhere; every open

@@ -1,6 +1,9 @@
 package grpcdrain
 
-import "google.golang.org/grpc"
+import (
+	"github.com/drainkit/drainkit/lifecycle"
+	"google.golang.org/grpc"
+)
 
 // Interceptors exposes the request path to the benchmarks. Serve, which
 // hands the server the lifecycle's ServerHooks, is not called there: the
@@ -13,8 +16,8 @@ func (s *Server) Interceptors() (grpc.UnaryServerInterceptor, grpc.StreamServerI
 
 type noHooks struct{}
 
-func (noHooks) Arrived()        {}
-func (noHooks) CancelledEarly() {}
+func (noHooks) Arrived(lifecycle.Caller) {}
+func (noHooks) CancelledEarly()          {}
 
 // LingerMax is how long Serve waits, after the force close, for handlers
 // that ignore their context's cancellation.

@@ -2,13 +2,16 @@ package grpcdrain
 
 import (
 	"context"
+	"net"
 	"strings"
 	"unsafe"
 
 	"github.com/drainkit/drainkit/internal/syncx"
+	"github.com/drainkit/drainkit/lifecycle"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	healthgrpc "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 )
 
@@ -33,7 +36,7 @@ const (
 // grpc-go allocates per call on the core serving it (syncx.StripeOf).
 func (s *Server) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	if !isHealth(info.FullMethod) {
-		s.hooks.Arrived()
+		s.hooks.Arrived(callerOf(ctx))
 		if s.ident != nil {
 			_ = grpc.SetHeader(ctx, s.ident) // fails only when the header was sent: not before the handler
 		}
@@ -62,7 +65,7 @@ func (s *Server) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerIn
 		return s.watch(srv, ss, handler)
 	}
 	if !isHealth(info.FullMethod) {
-		s.hooks.Arrived()
+		s.hooks.Arrived(callerOf(ss.Context()))
 		if s.ident != nil {
 			_ = ss.SetHeader(s.ident) // fails only when the header was sent: not before the handler
 		}
@@ -75,6 +78,24 @@ func (s *Server) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerIn
 		s.noteCancelled(ss.Context())
 	}
 	return err
+}
+
+// callerOf returns the caller of the call in ctx for the propagation
+// window's evidence: the peer's IP (grpc-go's peer.Peer, a context lookup).
+// Not its identity: reading the user-agent metadata copies it
+// (metadata.ValueFromIncomingContext allocates once per call, as
+// TestInterceptorsDoNotAllocate logs), and the request path allocates
+// nothing, so gRPC callers on one IP count as one caller. A peer that is not TCP (a Unix socket, bufconn) is the
+// zero Caller.
+func callerOf(ctx context.Context) lifecycle.Caller {
+	p, ok := peer.FromContext(ctx)
+	if !ok {
+		return lifecycle.Caller{}
+	}
+	if a, ok := p.Addr.(*net.TCPAddr); ok {
+		return lifecycle.Caller{IP: a.AddrPort().Addr().Unmap()}
+	}
+	return lifecycle.Caller{}
 }
 
 // done ends a handler's in-flight life: an atomic add and an atomic load.

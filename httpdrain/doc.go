@@ -17,8 +17,11 @@
 // # The request path
 //
 // New wraps srv.Handler. For each request the wrapper reports the arrival
-// with Lifecycle.Arrived (after the drain's start these are the late arrivals
-// that keep the propagation window open for propagation.quiet) and counts the
+// and its caller (the remote IP without its port, and the User-Agent) with
+// lifecycle.ServerHooks.Arrived (after the drain's start these are the late
+// arrivals that keep the propagation window open for propagation.quiet, and
+// each caller keeps it open until it has moved, judged by its own rate
+// before the drain) and counts the
 // handler as in flight while it runs. It allocates nothing and adds a few
 // nanoseconds (BenchmarkHandler). Connection state is kept per connection,
 // from http.Server.ConnState and a thin wrapper around each accepted

@@ -3,9 +3,11 @@ package httpdrain
 import (
 	"context"
 	"net/http"
+	"net/netip"
 	"unsafe"
 
 	"github.com/drainkit/drainkit/internal/syncx"
+	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/registry"
 )
 
@@ -27,7 +29,7 @@ var connectionClose = []string{"close"}
 
 func (t *tracker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s := t.s
-	s.hooks.Arrived()
+	s.hooks.Arrived(callerOf(r))
 	if t.ident != nil {
 		// Every response, on every protocol: over HTTP/2 one connection
 		// multiplexes the streams of many requests, and a consumer that
@@ -44,6 +46,21 @@ func (t *tracker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.handlers.Begin(i, 0)
 	defer t.done(r, i)
 	t.next.ServeHTTP(w, r)
+}
+
+// callerOf returns the caller of r for the propagation window's evidence:
+// the remote IP without its port (r.RemoteAddr, "ip:port" or
+// "[ip]:port"; zero if it does not parse) and the User-Agent. It does not
+// allocate (for an IPv6 address with a zone, netip interns the zone once).
+func callerOf(r *http.Request) lifecycle.Caller {
+	var c lifecycle.Caller
+	if v := r.Header["User-Agent"]; len(v) > 0 {
+		c.Identity = v[0]
+	}
+	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
+		c.IP = ap.Addr().Unmap()
+	}
+	return c
 }
 
 // done ends the handler's in-flight life. If it hijacked its connection, it

@@ -96,8 +96,8 @@ func WithIdentity(service, instanceID string) Option {
 // path) reports nothing.
 type unserved struct{}
 
-func (unserved) Arrived()        {}
-func (unserved) CancelledEarly() {}
+func (unserved) Arrived(lifecycle.Caller) {}
+func (unserved) CancelledEarly()          {}
 
 // New prepares srv to be served on ln and drained by a lifecycle, and returns the
 // lifecycle.Server to pass to lc.AddServer; Add does both in one call:

@@ -19,9 +19,12 @@
 //	t0 DRAINING: readiness fails at once, servers enter lame-duck mode
 //	   -> registrars deregister (bounded, retried by the registrar; a failure is
 //	      logged and never blocks the drain)
-//	   -> propagation window: at least PropagationMin after deregistration,
-//	      then until no request arrived for PropagationQuiet, never past
-//	      t0 + PropagationMax
+//	   -> propagation window: at least PropagationMin after deregistration
+//	      (unless Options.MinIsDefault and the registry confirmed it),
+//	      then until no request arrived for PropagationQuiet and every
+//	      caller has moved (no request for 3 of its usual gaps before the
+//	      drain; ServerHooks.Arrived reports each request's Caller), never
+//	      past t0 + PropagationMax
 //	   -> listeners closed -> in-flight work finishes, or is force-closed at
 //	      DrainTimeout -> stop hooks (reverse order, StopTimeout)
 //	   -> STOPPED.

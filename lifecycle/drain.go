@@ -38,9 +38,12 @@ func (l *Lifecycle) drainSequence(r *run, served bool) (cut bool, overrun error)
 	dereg := l.deregisterBounded(grace, synced)
 
 	// Confirmation runs alongside the window and ends with it at the latest.
-	endConfirm := l.confirmDuringWindow(grace, synced)
+	confirmed, endConfirm := l.confirmDuringWindow(grace, synced)
+	var measured drainEvidence
 	if served {
-		l.awaitWindow(dereg)
+		tm := l.opts.Timings
+		cutAtMax := l.awaitWindow(dereg, confirmed)
+		measured = l.callers.measure(l.t0(), time.Now(), tm.PropagationQuiet, tm.PropagationMax, cutAtMax)
 	}
 	l.phase.Advance(phaseWindowEnded)
 	l.step(StepWindowEnded, nil)
@@ -48,6 +51,7 @@ func (l *Lifecycle) drainSequence(r *run, served bool) (cut bool, overrun error)
 
 	if served {
 		cut = l.closeAndAwait(grace, r.servers, graceEnd)
+		l.recordEvidence(measured)
 	}
 	if grace.Err() != nil {
 		return true, fmt.Errorf("grace period %s exceeded", l.opts.Timings.GracePeriod)
@@ -86,10 +90,12 @@ func (l *Lifecycle) deregisterBounded(grace context.Context, synced []*registrar
 }
 
 // confirmDuringWindow starts the Confirm calls of the synced registrars that
-// can confirm, if any, and returns end, which cancels those still running
-// (the window is over) and waits for StepConfirmed to be recorded: at most
-// abandonGrace, since each call is bounded.
-func (l *Lifecycle) confirmDuringWindow(grace context.Context, synced []*registrarState) (end func()) {
+// can confirm, if any, and returns confirmed, closed once every one of them
+// confirmed (nil if none can; never closed if one fails), and end, which
+// cancels those still running (the window is over) and waits for
+// StepConfirmed to be recorded: at most abandonGrace, since each call is
+// bounded.
+func (l *Lifecycle) confirmDuringWindow(grace context.Context, synced []*registrarState) (confirmed <-chan struct{}, end func()) {
 	var cs []*registrarState
 	for _, rs := range synced {
 		if _, ok := rs.r.(DeregistrationConfirmer); ok {
@@ -97,8 +103,9 @@ func (l *Lifecycle) confirmDuringWindow(grace context.Context, synced []*registr
 		}
 	}
 	if len(cs) == 0 {
-		return func() {}
+		return nil, func() {}
 	}
+	done := make(chan struct{})
 	ctx, cancel := context.WithCancel(grace)
 	var confirming sync.WaitGroup
 	confirming.Go(func() {
@@ -109,9 +116,13 @@ func (l *Lifecycle) confirmDuringWindow(grace context.Context, synced []*registr
 			each.Go(func() { errs[i] = l.callBounded(ctx, rs.name, "Confirm", c.Confirm) })
 		}
 		each.Wait()
-		l.step(StepConfirmed, errors.Join(errs...))
+		err := errors.Join(errs...)
+		if err == nil {
+			close(done)
+		}
+		l.step(StepConfirmed, err)
 	})
-	return func() { cancel(); confirming.Wait() }
+	return done, func() { cancel(); confirming.Wait() }
 }
 
 // closeAndAwait closes all listeners, waits for in-flight work up to

@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"io"
 	"log/slog"
+	"net/netip"
 	"testing"
 )
 
@@ -30,3 +31,11 @@ func mustMove(t *testing.T, l *Lifecycle, to State) {
 
 // hooks returns the ServerHooks that Run hands to l's servers.
 func hooks(l *Lifecycle) ServerHooks { return (*serverHooks)(l) }
+
+// caller returns the Caller of ip (an IPv4 address) with identity.
+func caller(ip, identity string) Caller {
+	return Caller{IP: netip.MustParseAddr(ip), Identity: identity}
+}
+
+// benchCaller is a caller as httpdrain reports one.
+var benchCaller = caller("10.1.2.3", "Go-http-client/1.1")

@@ -21,6 +21,7 @@ type Lifecycle struct {
 	late     atomic.Int64 // late arrivals
 	lastLate atomic.Int64 // offset of the last late arrival from t0, ns
 	early    atomic.Int64 // requests cancelled early (ServerHooks.CancelledEarly)
+	callers  callerTable  // who sends, and how often: the window's evidence per caller
 
 	phase         *syncx.Phase[phase] // how far the drain has got, for those waiting on it
 	preStopWaited atomic.Bool         // WaitPropagation was called (a preStop hook waits)
@@ -35,7 +36,8 @@ type Lifecycle struct {
 	syncClosed     bool // the drain took the registrars: no Sync begins after
 	checkers       []hook
 	checkResults   []CheckResult
-	timeline       Timeline // Start is t0: see drainStart
+	timeline       Timeline             // Start is t0: see drainStart
+	advice         *budget.WindowAdvice // from Options.EvidenceDir; nil if none
 	running        bool
 }
 
@@ -72,6 +74,10 @@ func New(opts Options) (*Lifecycle, error) {
 		signaled: make(chan struct{}),
 		subs:     map[*subscription]struct{}{},
 	}
+	l.callers.init(time.Now(), o.Timings.PropagationMax)
+	if err := l.loadEvidence(); err != nil {
+		return nil, err
+	}
 	l.last = Transition{From: Starting, To: Starting, Cause: CauseWarmup, Reason: "created", At: time.Now()}
 	for _, obs := range o.Observers {
 		if a, ok := obs.(interface{ Attach(*Lifecycle) error }); ok {
@@ -91,11 +97,14 @@ func (l *Lifecycle) State() State { return State(l.state.Load()) }
 // needs, and application code never sees it. Both methods are safe for
 // concurrent use from the request path.
 type ServerHooks interface {
-	// Arrived reports the arrival of one request, call or stream. Before
-	// the drain it costs one atomic load and does not allocate; after t0 it
-	// counts a late arrival and records its time, which keeps the
-	// propagation window open for budget.Timings.PropagationQuiet.
-	Arrived()
+	// Arrived reports the arrival of one request, call or stream from c.
+	// It records c's request in a fixed table of callers (who sends, and
+	// how often before the drain: the propagation window's evidence, see
+	// awaitWindow); after t0 it also counts a late arrival and records its
+	// time, which keeps the window open for budget.Timings.PropagationQuiet,
+	// and each caller's own rate keeps it open until that caller has moved.
+	// It does not allocate.
+	Arrived(c Caller)
 	// CancelledEarly reports one request, call or stream whose context was
 	// cancelled during the drain by something other than its client or the
 	// drain deadline (Timeline.CancelledEarly). Servers call it as the
@@ -107,22 +116,28 @@ type ServerHooks interface {
 // a copy, so handing it to a server allocates nothing.
 type serverHooks Lifecycle
 
-func (h *serverHooks) Arrived() {
+func (h *serverHooks) Arrived(c Caller) {
 	l := (*Lifecycle)(h)
-	if l.State() >= Draining {
-		l.lateArrival()
+	draining := l.State() >= Draining
+	now := time.Now() // once: it costs more than the rest (about 90 ns on a VM's clock)
+	if l.opts.Timings.PropagationQuiet > 0 {
+		// With quiet 0 only min holds the window open: no evidence to keep.
+		l.callers.record(c, now, !draining)
+	}
+	if draining {
+		l.lateArrival(now)
 	}
 }
 
 func (h *serverHooks) CancelledEarly() { h.early.Add(1) }
 
-func (l *Lifecycle) lateArrival() {
+func (l *Lifecycle) lateArrival(now time.Time) {
 	t0, ok := l.drainStart()
 	if !ok {
 		return // STOPPED by a failed warm-up: there is no drain to count for
 	}
 	l.late.Add(1)
-	off := int64(time.Since(t0))
+	off := int64(now.Sub(t0))
 	for {
 		cur := l.lastLate.Load()
 		if off <= cur || l.lastLate.CompareAndSwap(cur, off) {
@@ -341,6 +356,9 @@ type Status struct {
 	Registry []RegistryInfo `json:"registry"`
 	// Timeline is set once the drain has started.
 	Timeline *Timeline `json:"timeline,omitempty"`
+	// WindowAdvice is the propagation window the last drains' evidence
+	// asks for (Options.EvidenceDir); nil if none is kept or none recorded.
+	WindowAdvice *budget.WindowAdvice `json:"window_advice,omitempty"`
 }
 
 // RegistryInfo is a registrar's last known outcome.
@@ -369,6 +387,10 @@ func (l *Lifecycle) Status() Status {
 		Reason:   l.last.Reason,
 		Checks:   append([]CheckResult{}, l.checkResults...), // [] in JSON, never null
 		Registry: []RegistryInfo{},
+	}
+	if l.advice != nil {
+		a := *l.advice
+		st.WindowAdvice = &a
 	}
 	var detailers []StatusDetailer
 	for _, r := range l.registrars {

@@ -37,6 +37,24 @@ type Options struct {
 	// drain.timeout and stop.timeout, and returns a *budget.RangeError if
 	// not.
 	DeregisterTimeout time.Duration
+	// MinIsDefault says that Timings.PropagationMin is the default, not a
+	// value the operator chose (config.Config.LifecycleOptions sets it when
+	// no source set propagation.min). Then the evidence may end the window
+	// before min: once every registrar that can confirm
+	// (DeregistrationConfirmer) has confirmed the deregistration, at least
+	// one can, no request arrived for quiet and every known caller has
+	// moved, the window ends at once. False (the zero value): min always
+	// holds the window open.
+	MinIsDefault bool
+	// EvidenceDir is the directory where each drain's measured staleness
+	// per caller class (identity) is kept, in drainkit-window.json, for the
+	// last budget.EvidenceDrains drains (key propagation.evidence_dir;
+	// empty, the default: none kept). From it the lifecycle proposes the
+	// window that would have covered them (budget.WindowAdvice: in the log
+	// at start and after each drain, and in Status.WindowAdvice). New
+	// creates it if missing and fails with a *budget.RangeError if it
+	// cannot be written.
+	EvidenceDir string
 	// Logger receives one line per transition and one line with the whole
 	// timeline at exit; nil means slog.Default().
 	Logger *slog.Logger

@@ -87,7 +87,7 @@ func TestQuietKeepsWindowOpen(t *testing.T) {
 		tick := time.NewTicker(50 * time.Millisecond)
 		for start := time.Now(); time.Since(start) < 600*time.Millisecond; {
 			<-tick.C
-			hooks(l).Arrived()
+			hooks(l).Arrived(Caller{})
 		}
 		tick.Stop()
 		if err := waitResult(t, res, 5*time.Second); err != nil {

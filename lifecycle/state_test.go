@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -153,7 +154,7 @@ func TestArrivedCountsOnlyAfterDrainStart(t *testing.T) {
 	l := newTest(t, Options{})
 	mustMove(t, l, Ready)
 	for i := 0; i < 5; i++ {
-		hooks(l).Arrived()
+		hooks(l).Arrived(Caller{})
 	}
 	if _, ok := l.Timeline(); ok {
 		t.Fatal("timeline before the drain")
@@ -161,8 +162,8 @@ func TestArrivedCountsOnlyAfterDrainStart(t *testing.T) {
 	if err := l.Drain("test"); err != nil {
 		t.Fatal(err)
 	}
-	hooks(l).Arrived()
-	hooks(l).Arrived()
+	hooks(l).Arrived(Caller{})
+	hooks(l).Arrived(Caller{})
 	tl, ok := l.Timeline()
 	if !ok || tl.LateArrivals != 2 || tl.LastLateArrival <= 0 {
 		t.Fatalf("timeline %+v ok=%v, want 2 late arrivals with an offset", tl, ok)
@@ -171,30 +172,42 @@ func TestArrivedCountsOnlyAfterDrainStart(t *testing.T) {
 
 func TestArrivedDoesNotAllocate(t *testing.T) {
 	l := newTest(t, Options{})
-	if n := testing.AllocsPerRun(1000, hooks(l).Arrived); n != 0 {
+	if n := testing.AllocsPerRun(1000, func() { hooks(l).Arrived(benchCaller) }); n != 0 {
 		t.Fatalf("Arrived allocates %v per call before the drain", n)
 	}
 	_ = l.Drain("test")
-	if n := testing.AllocsPerRun(1000, hooks(l).Arrived); n != 0 {
+	if n := testing.AllocsPerRun(1000, func() { hooks(l).Arrived(benchCaller) }); n != 0 {
 		t.Fatalf("Arrived allocates %v per call during the drain", n)
 	}
 }
 
+// BenchmarkArrived measures the request path's report (ns/op, 0 allocs/op):
+// one caller, and 64 callers (each its own slot in the caller table).
 func BenchmarkArrived(b *testing.B) {
 	l, _ := New(Options{Logger: discard()})
-	b.Run("ready", func(b *testing.B) {
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				hooks(l).Arrived()
-			}
+	callers := make([]Caller, 64)
+	for i := range callers {
+		callers[i] = caller(fmt.Sprintf("10.1.2.%d", i), "Go-http-client/1.1")
+	}
+	run := func(name string, many bool) {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				i := 0
+				for pb.Next() {
+					c := benchCaller
+					if many {
+						c = callers[i%len(callers)]
+						i++
+					}
+					hooks(l).Arrived(c)
+				}
+			})
 		})
-	})
+	}
+	run("ready", false)
+	run("ready/64callers", true)
 	_ = l.Drain("bench")
-	b.Run("draining", func(b *testing.B) {
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				hooks(l).Arrived()
-			}
-		})
-	})
+	run("draining", false)
+	run("draining/64callers", true)
 }

@@ -14,15 +14,8 @@ import (
 )
 
 // PodSlack is how much longer than grace_period terminationGracePeriodSeconds
-// must be for an OK verdict. The kubelet's clock starts when it begins to
-// terminate the pod, before it execs the preStop hook; drainkit's
-// grace_period starts later, when the hook's POST /drain reaches the service
-// (the container runtime's exec takes from a fraction of a second to
-// seconds on a loaded node). After the drain, the process must still exit
-// and the runtime notice. 5 s covers both with room to spare; it is why the
-// default grace_period is 25s, for Kubernetes' default
-// terminationGracePeriodSeconds of 30.
-const PodSlack = 5 * time.Second
+// must be for an OK verdict (budget.PodSlack says why).
+const PodSlack = budget.PodSlack
 
 // Exit codes of `drainkit check`.
 const (

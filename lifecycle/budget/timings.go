@@ -54,6 +54,17 @@ func DefaultTimings() Timings {
 	}
 }
 
+// PodSlack is how much longer than GracePeriod Kubernetes'
+// terminationGracePeriodSeconds must be: the kubelet's clock starts when it
+// begins to terminate the pod, before it execs the preStop hook; the
+// drain's grace period starts later, when the hook's POST /drain reaches
+// the service (the container runtime's exec takes from a fraction of a
+// second to seconds on a loaded node). After the drain, the process must
+// still exit and the runtime notice. 5 s covers both with room to spare; it
+// is why the default GracePeriod is 25s, for Kubernetes' default
+// terminationGracePeriodSeconds of 30.
+const PodSlack = 5 * time.Second
+
 // MaxDuration is the largest value any timing key accepts (24h).
 const MaxDuration = 24 * time.Hour
 

@@ -62,7 +62,7 @@ func (s *Server) Begin() (end func()) {
 	key := new(int)
 	s.mu.Lock()
 	if s.hooks != nil {
-		s.hooks.Arrived()
+		s.hooks.Arrived(lifecycle.Caller{})
 	}
 	if len(s.inFlight) == 0 {
 		s.idle = make(chan struct{})

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/drainkit/drainkit/lifecycle/budget"
 )
 
 // defaultPodSlack is Config.PodSlack's zero value.
-const defaultPodSlack = 5 * time.Second
+const defaultPodSlack = budget.PodSlack
 
 // windowFix names, in one clause, every setting that must change for the
 // propagation window to outlast a consumer staleness of staleness seconds,
