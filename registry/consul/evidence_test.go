@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/drainkit/drainkit/httpdrain"
-	"github.com/drainkit/drainkit/internal/consultest"
 	"github.com/drainkit/drainkit/internal/paced"
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/lifecycle/budget"
+	"github.com/drainkit/drainkit/registry/consul/consultest"
 )
 
 // Issue 32, drain time toward the evidence, against a real Consul agent:
