@@ -324,6 +324,7 @@ var notDurations = map[string]bool{
 	"late_arrivals": true, "consumer_staleness_cut": true, "prestop_calls": true, "prestop_failed": true,
 	"pacing_late_sends": true, "late_requests": true, "late_reported_by": true, "timing_sources": true,
 	"still_listed_when_load_stopped": true, "prestop_error": true, "schema_version": true, "rate_per_second": true,
+	"resent_requests": true,
 }
 
 // checkJSONUnits fails for a JSON key of a duration or time that does not
