@@ -32,12 +32,18 @@ func (o *Once) Path(t testing.TB) string {
 	return o.bin
 }
 
+// Remove removes the binary, if one was built: for a TestMain with several
+// Onces, before the last one's RemoveAndExit.
+func (o *Once) Remove() {
+	if o.remove != nil {
+		o.remove()
+	}
+}
+
 // RemoveAndExit removes the binary, if one was built, then exits the process
 // with code: the function for goleak.Cleanup in a TestMain, called once the
 // tests have run and no test uses the binary any more.
 func (o *Once) RemoveAndExit(code int) {
-	if o.remove != nil {
-		o.remove()
-	}
+	o.Remove()
 	os.Exit(code)
 }

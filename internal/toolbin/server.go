@@ -82,12 +82,15 @@ func (s *Server) Stop() {
 }
 
 // Restart stops the process (see Stop) and calls start, which starts it
-// again (through Start); it fails t with start's error.
+// again (through Start); it fails t with start's error and the log's tail
+// (a restart binds the same ports, which another process may hold by then).
 func (s *Server) Restart(t testing.TB, start func() error) {
 	t.Helper()
 	s.Stop()
 	if err := start(); err != nil {
-		t.Fatal(err)
+		t.Error(err)
+		LogTail(t, s.LogPath, s.What+" log")
+		t.FailNow()
 	}
 }
 

@@ -70,6 +70,10 @@ func TestRegisterFullAuth(t *testing.T) {
 	o := testOptions(t, svc, 18502)
 	o.Addrs = []string{s.Addr}
 	o.Username, o.Password = s.User, s.Password
+	// A login checks a bcrypt hash: on a busy machine a cold server's answer
+	// takes longer than the other tests' 500 ms, and the SDK, whose own login
+	// has the same timeout, then retries only every 5 s. The defaults.
+	o.SyncInterval, o.CallTimeout = nacos.DefaultSyncInterval, nacos.DefaultCallTimeout
 	lg, logs := testlog.New(t, "registrar log")
 	o.Logger = lg
 	r := newRegistrar(t, o)

@@ -1,54 +1,35 @@
 package nacos_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
-	"maps"
-	"path/filepath"
+	"os/exec"
 	"slices"
+	"strconv"
 	gosync "sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/drainkit/drainkit/internal/childtest"
 	"github.com/drainkit/drainkit/lifecycle"
 	"github.com/drainkit/drainkit/registry"
 	"github.com/drainkit/drainkit/registry/nacos"
-	"github.com/nacos-group/nacos-sdk-go/v2/clients"
-	"github.com/nacos-group/nacos-sdk-go/v2/common/constant"
-	"github.com/nacos-group/nacos-sdk-go/v2/model"
-	"github.com/nacos-group/nacos-sdk-go/v2/vo"
 )
 
 // TestInteropSDK: an instance registered the way nacos-sdk-go's own example
 // does (RegisterInstance, ephemeral, weight 10, with the kind metadata of
 // kratos's contrib/registry/nacos) is in the Source's view, its kind as its
-// endpoint, and
-// the Registrar's instance is what an SDK consumer selects (SelectInstances
-// with HealthyOnly), READY time included; after EJECTED the SDK consumer no
-// longer selects it.
+// endpoint; and the Registrar's instance is what an SDK consumer receives
+// in its subscription's pushes (healthy and enabled), READY time included;
+// after EJECTED the SDK consumer no longer has it. The SDK's side is
+// internal/sdkconsumer, a process of its own (see there why).
 func TestInteropSDK(t *testing.T) {
 	const svc = "interop-svc"
-	dir := t.TempDir()
-	cc := constant.NewClientConfig(constant.WithNamespaceId(""), constant.WithTimeoutMs(3000),
-		constant.WithNotLoadCacheAtStart(true), constant.WithLogDir(filepath.Join(dir, "log")),
-		constant.WithCacheDir(filepath.Join(dir, "cache")), constant.WithLogLevel("warn"))
-	sc := []constant.ServerConfig{*constant.NewServerConfig("127.0.0.1", uint64(srv.Port), constant.WithContextPath("/nacos"))}
-	// The package's Watch calls of earlier tests may still close their
-	// clients in the background: nacos-sdk-go's making and closing race.
-	unlock := nacos.LockSDK()
-	c, err := clients.NewNamingClient(vo.NacosClientParam{ClientConfig: cc, ServerConfigs: sc})
-	unlock()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { unlock := nacos.LockSDK(); c.CloseClient(); unlock() }()
-	if ok, err := c.RegisterInstance(vo.RegisterInstanceParam{Ip: "127.0.0.1", Port: 18201, ServiceName: svc,
-		Weight: 10, Enable: true, Healthy: true, Ephemeral: true,
-		// kratos's contrib/registry/nacos adds kind (the endpoint's scheme)
-		// and version to the metadata.
-		Metadata: map[string]string{"idc": "shanghai", "kind": "grpc", "version": "v1"}}); !ok || err != nil {
-		t.Fatalf("SDK RegisterInstance: %v %v", ok, err)
-	}
+	sdk := startSDKConsumer(t, svc, 18201)
 	r := newRegistrar(t, testOptions(t, svc, 18202))
 	ready := sync(t, r, lifecycle.Ready, lifecycle.CauseChecks)
 
@@ -70,36 +51,13 @@ func TestInteropSDK(t *testing.T) {
 		}
 	}
 
-	// An SDK consumer as the SDK's example writes one: Subscribe, keeping
-	// the healthy, enabled instances of each push. (Not SelectInstances:
-	// with v2.3.5 it reads the cache that the push handler sorts in place,
-	// a data race that -race reports.)
-	// Subscribing before the client's connection is up races inside the
-	// SDK (see the watch's subscription).
-	eventually(t, 10*time.Second, "the SDK client connected", func() (bool, string) { return c.ServerHealthy(), "" })
-	var mu gosync.Mutex
-	var pushed []model.Instance
-	if err := c.Subscribe(&vo.SubscribeParam{ServiceName: svc, SubscribeCallback: func(ins []model.Instance, err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		pushed = pushed[:0]
-		for _, in := range ins {
-			if in.Healthy && in.Enable {
-				pushed = append(pushed, model.Instance{Port: in.Port, Metadata: maps.Clone(in.Metadata)})
-			}
-		}
-	}}); err != nil {
-		t.Fatal(err)
-	}
-	selected := func() (model.Instance, bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, in := range pushed {
+	selected := func() (sdkInstance, bool) {
+		for _, in := range sdk.latest() {
 			if in.Port == 18202 {
 				return in, true
 			}
 		}
-		return model.Instance{}, false
+		return sdkInstance{}, false
 	}
 	eventually(t, 5*time.Second, "the SDK consumer receives the registrar's instance with its READY time", func() (bool, string) {
 		in, ok := selected()
@@ -110,4 +68,90 @@ func TestInteropSDK(t *testing.T) {
 		_, ok := selected()
 		return !ok, "still pushed as healthy"
 	})
+}
+
+// sdkInstance is an instance of internal/sdkconsumer's output.
+type sdkInstance struct {
+	Port     uint64            `json:"port"`
+	Metadata map[string]string `json:"metadata"`
+}
+
+// sdkConsumer is a running internal/sdkconsumer: its latest push.
+type sdkConsumer struct {
+	mu   gosync.Mutex
+	last []sdkInstance
+}
+
+func (c *sdkConsumer) latest() []sdkInstance {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.last
+}
+
+var sdkConsumerBin = childtest.NewOnce("github.com/drainkit/drainkit/registry/nacos/internal/sdkconsumer")
+
+// startSDKConsumer starts internal/sdkconsumer against srv, registering
+// port in service, and returns once it registered; it is stopped (its
+// stdin closed, then killed) when the test ends.
+func startSDKConsumer(t *testing.T, service string, port int) *sdkConsumer {
+	t.Helper()
+	bin := sdkConsumerBin.Path(t)
+	cmd := exec.Command(bin, "-port", strconv.Itoa(srv.Port), "-service", service,
+		"-register-port", strconv.Itoa(port), "-dir", t.TempDir())
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := &sdkConsumer{}
+	registered := make(chan struct{})
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<16), 1<<20)
+		for sc.Scan() {
+			var l struct {
+				Registered bool          `json:"registered"`
+				Instances  []sdkInstance `json:"instances"`
+			}
+			if json.Unmarshal(sc.Bytes(), &l) != nil {
+				continue
+			}
+			if l.Registered {
+				close(registered)
+				continue
+			}
+			c.mu.Lock()
+			c.last = l.Instances
+			c.mu.Unlock()
+		}
+		_ = cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		_ = stdin.Close()
+		select {
+		case <-exited:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	})
+	select {
+	case <-registered:
+	case <-exited:
+		t.Fatalf("sdkconsumer exited before registering:\n%s", stderr.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("sdkconsumer did not register within 30s:\n%s", stderr.String())
+	}
+	return c
 }

@@ -76,6 +76,7 @@ func TestMain(m *testing.M) {
 			code = 1
 		}
 	}
+	sdkConsumerBin.Remove()
 	child.RemoveAndExit(code)
 }
 

@@ -102,12 +102,28 @@ type dial struct {
 	err  error
 }
 
-// dialSDK starts making a client (see newSDKClient).
+// sdkSettle is how long a new client waits after connecting before its
+// first call. nacos-sdk-go v2.3.5 sends the connection's setup on its
+// stream and sleeps 100 ms, assuming the server has registered the
+// connection by then; a busy server has not, answers the first call
+// "Connection is unregistered" (301), and the SDK abandons the new
+// connection for another. That costs a second connection, and the SDK's
+// reconnect writes its current connection unsynchronised while its event
+// goroutine reads it (nacos-sdk-go#905; go test -race reports it). The
+// server gives no sign of the registration, so the wait is a margin: five
+// times the SDK's.
+const sdkSettle = 500 * time.Millisecond
+
+// dialSDK starts making a client (see newSDKClient); the client is handed
+// out sdkSettle after it connected.
 func dialSDK(s Server, timeout time.Duration, sdkDir string) *dial {
 	d := &dial{done: make(chan struct{})}
 	go func() {
 		defer close(d.done)
 		d.c, d.err = newSDKClient(s, timeout, sdkDir)
+		if d.err == nil {
+			time.Sleep(sdkSettle)
+		}
 	}()
 	return d
 }

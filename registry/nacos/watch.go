@@ -182,6 +182,13 @@ func subscribe(ctx context.Context, service string, opts WatchOptions, wake chan
 		return // the periodic reads remain
 	}
 	defer c.close()
+	settle := time.NewTimer(sdkSettle) // see sdkSettle
+	select {
+	case <-ctx.Done():
+		settle.Stop()
+		return
+	case <-settle.C:
+	}
 	param := &vo.SubscribeParam{ServiceName: service, GroupName: opts.Group, Clusters: opts.Clusters,
 		SubscribeCallback: func([]model.Instance, error) {
 			select {
