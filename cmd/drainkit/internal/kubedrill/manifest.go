@@ -85,6 +85,9 @@ func (c Config) serverManifests(s string) ([]byte, error) {
 		"name": "service", "image": c.Image, "imagePullPolicy": c.PullPolicy,
 		"args": p.args, "env": envVars(p.env),
 		"ports": []map[string]any{{"name": "http", "containerPort": httpPort}, {"name": "admin", "containerPort": adminPort}},
+		// CPU requests as examples/kubernetes has them: a BestEffort pod
+		// gets the least CPU shares, and a busy node would starve it.
+		"resources": map[string]any{"requests": map[string]any{"cpu": "100m"}},
 		"readinessProbe": map[string]any{
 			"httpGet":       map[string]any{"path": p.readiness, "port": adminPort},
 			"periodSeconds": 1, "timeoutSeconds": 1, "failureThreshold": 1,
@@ -135,6 +138,9 @@ func (c Config) loadManifest(s, clusterIP string) ([]byte, error) {
 			"terminationGracePeriodSeconds": int((c.RequestTimeout+10*time.Second)/time.Second) + 1,
 			"containers": []any{map[string]any{
 				"name": "load", "image": c.Image, "imagePullPolicy": c.PullPolicy, "args": args,
+				// The load must keep its pace on a busy node: a load pod
+				// that falls behind measures the machine (Result.Invalid).
+				"resources": map[string]any{"requests": map[string]any{"cpu": "500m"}},
 			}},
 		},
 	})

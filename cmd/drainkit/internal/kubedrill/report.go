@@ -53,15 +53,15 @@ func WriteTable(w io.Writer, res *Result) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(&b, "\nOld pods, seconds from the restart: deleted (preStop starts), the kubelet's SIGTERM, the EndpointSlice's ready=false, serving=false, terminating, kube-proxy's rules without it%s, the last request it answered (sent), its exit:\n\n",
+	fmt.Fprintf(&b, "\nOld pods, seconds from the restart: deleted (preStop starts), the kubelet's SIGTERM, the EndpointSlice's ready=false, serving=false, terminating, kube-proxy's rules without it%s, the last request it answered (sent), the process's end (its last log line) and the kubelet's report of the exit; DRAIN is deletion to the process's end:\n\n",
 		map[bool]string{true: "", false: " (not read: run the drill as root on the node)"}[res.RulesRead])
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "STRATEGY\tPOD\tIP\tDELETED\tSIGTERM\tREADY=F\tSERVING=F\tTERMINATING\tRULES GONE\tLAST REQ\tEXITED\tDRAIN\tSERVED\tFAILED")
+	fmt.Fprintln(tw, "STRATEGY\tPOD\tIP\tDELETED\tSIGTERM\tREADY=F\tSERVING=F\tTERMINATING\tRULES GONE\tLAST REQ\tDONE\tEXITED\tDRAIN\tSERVED\tFAILED")
 	for _, s := range res.Strategies {
 		for _, p := range s.Pods {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\n", res.label(s.Strategy), p.Pod, p.IP,
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\n", res.label(s.Strategy), p.Pod, p.IP,
 				at(p.DeletedMS), at(p.SIGTERMMS), at(p.NotReadyMS), at(p.NotServingMS), at(p.TerminatingMS),
-				at(p.RulesGoneMS), at(p.LastRequestMS), at(p.ExitedMS), secs(p.DrainMS), p.Served, p.Failed)
+				at(p.RulesGoneMS), at(p.LastRequestMS), at(p.DoneMS), at(p.ExitedMS), secs(p.DrainMS), p.Served, p.Failed)
 		}
 	}
 	if err := tw.Flush(); err != nil {

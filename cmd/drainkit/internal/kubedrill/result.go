@@ -67,8 +67,13 @@ type PodResult struct {
 	RulesGoneMS *int64 `json:"kube_proxy_rules_gone_ms"`
 	// LastRequestMS is when the last request the pod answered was sent.
 	LastRequestMS *int64 `json:"last_request_ms"`
-	ExitedMS      *int64 `json:"exited_ms"`
-	// DrainMS is deletion to exit: how long the pod took to go.
+	// DoneMS is the service process's last log line (its drain over, it
+	// exits); ExitedMS the kubelet reporting the container terminated.
+	DoneMS   *int64 `json:"process_done_ms"`
+	ExitedMS *int64 `json:"exited_ms"`
+	// DrainMS is the deletion to the process's end (DoneMS, else
+	// ExitedMS): how long the pod took to drain, without the kubelet's
+	// delay in reporting the exit.
 	DrainMS int64 `json:"drain_ms"`
 	// Failed are the failures attributed to the pod (see attribute).
 	Failed int `json:"failed"`
@@ -101,10 +106,14 @@ func build(strategy string, restart time.Time, old []podTrack, sum *LoadSummary)
 		pr := PodResult{
 			Pod: p.name, IP: p.ip, DeletedMS: ms(p.deleted), SIGTERMMS: ms(p.sigterm),
 			NotReadyMS: ms(p.notReady), NotServingMS: ms(p.notServing), TerminatingMS: ms(p.terminating), RemovedMS: ms(p.removed),
-			RulesGoneMS: ms(p.rulesGone), ExitedMS: ms(p.exited),
+			RulesGoneMS: ms(p.rulesGone), DoneMS: ms(p.done), ExitedMS: ms(p.exited),
 		}
-		if !p.deleted.IsZero() && !p.exited.IsZero() {
-			pr.DrainMS = p.exited.Sub(p.deleted).Milliseconds()
+		end := p.done
+		if end.IsZero() {
+			end = p.exited
+		}
+		if !p.deleted.IsZero() && !end.IsZero() {
+			pr.DrainMS = end.Sub(p.deleted).Milliseconds()
 			drains = append(drains, pr.DrainMS)
 		}
 		if sum != nil {

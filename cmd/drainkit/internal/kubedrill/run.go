@@ -142,8 +142,8 @@ func (r *run) group(ctx, watchCtx context.Context, g []string) ([]StrategyResult
 	// now running, followed until its container exits.
 	selector := fmt.Sprintf("%s=server,%s in (%s)", labelRole, labelStrategy, strings.Join(g, ","))
 	logs, err := k.lines(watchCtx, func(line string) {
-		if pod, at, ok := podLogLine(line); ok {
-			r.t.onSIGTERM(pod, at)
+		if pod, mark, at, ok := podLogLine(line); ok {
+			r.t.onLog(pod, mark, at)
 		}
 	}, "logs", "--follow", "--prefix", "--tail=-1", "--max-log-requests", fmt.Sprint(len(g)*c.Replicas+5), "-l", selector)
 	if err != nil {

@@ -22,6 +22,10 @@ type podTrack struct {
 	// rulesGone is the first read of kube-proxy's rules without the pod's
 	// IP in its Service's chain, after it had been there.
 	rulesGone time.Time
+	// done is when the service process logged its last line: its drain
+	// is over and it exits (the process's clock, without the kubelet's
+	// delay in reporting it).
+	done time.Time
 	// exited is when its container was seen terminated (or the pod
 	// deleted, if that came first).
 	exited time.Time
@@ -217,13 +221,18 @@ func (t *tracker) onRules(at time.Time, namespace string, dests map[string]map[s
 	}
 }
 
-// onSIGTERM records the service process's SIGTERM log line of pod.
-func (t *tracker) onSIGTERM(pod string, at time.Time) {
+// onLog records a service process's log line of pod that marks mark
+// (podLogLine).
+func (t *tracker) onLog(pod string, mark int, at time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	defer t.changed.Notify()
-	if p := t.pod(pod); p.sigterm.IsZero() {
+	p := t.pod(pod)
+	switch {
+	case mark == logSIGTERM && p.sigterm.IsZero():
 		p.sigterm = at
+	case mark == logDone && p.done.IsZero():
+		p.done = at
 	}
 }
 
