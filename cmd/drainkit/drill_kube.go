@@ -96,7 +96,7 @@ func (o *drillOptions) runKube(ctx context.Context, flags *pflag.FlagSet, stdout
 	defer stop()
 	res, err := kubedrill.Run(ctx, k.cfg, stderr)
 	if err != nil {
-		return &exitError{code: 1, msg: "drill --kubernetes: " + err.Error()}
+		return &exitError{code: 2, msg: "drill --kubernetes: " + err.Error()}
 	}
 	if o.jsonOut {
 		err = kubedrill.WriteJSON(stdout, res)
