@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os/signal"
 	"syscall"
@@ -38,9 +39,18 @@ func (k *kubeOptions) bind(f *pflag.FlagSet) {
 	f.DurationVar(&c.Timeout, "kube-timeout", c.Timeout, "with --kubernetes: bound of the whole drill")
 }
 
-// kubeDefaults are the drill's flags that --kubernetes reads when given,
-// with where they go.
-func (k *kubeOptions) fromDrillFlags(f *pflag.FlagSet, o *drillOptions) {
+// kubeIgnored are the drill's flags that mean nothing on the cluster:
+// --kubernetes refuses them rather than run something else than asked.
+var kubeIgnored = []string{"exec", "exec-arg", "consul", "etcd", "nacos", "scenario", "protocol", "consumer", "consumer-cache", "prestop", "method", "path", "body", "report"}
+
+// fromDrillFlags takes the drill's flags that --kubernetes reads when
+// given; it fails naming a flag that means nothing on the cluster.
+func (k *kubeOptions) fromDrillFlags(f *pflag.FlagSet, o *drillOptions) error {
+	for _, name := range kubeIgnored {
+		if f.Changed(name) {
+			return fmt.Errorf("--%s is not supported with --kubernetes", name)
+		}
+	}
 	c := &k.cfg
 	if f.Changed("strategies") {
 		c.Strategies = o.cfg.Strategies
@@ -63,6 +73,7 @@ func (k *kubeOptions) fromDrillFlags(f *pflag.FlagSet, o *drillOptions) {
 	if f.Changed("tail") {
 		c.Tail = o.cfg.Tail
 	}
+	return nil
 }
 
 // runKube runs `drill --kubernetes`: the timings (DRAINKIT_*, --config,
@@ -76,7 +87,9 @@ func (o *drillOptions) runKube(ctx context.Context, flags *pflag.FlagSet, stdout
 		return &exitError{code: 2, msg: "drill: " + err.Error()}
 	}
 	k := &o.kube
-	k.fromDrillFlags(flags, o)
+	if err := k.fromDrillFlags(flags, o); err != nil {
+		return &exitError{code: 2, msg: "drill: " + err.Error()}
+	}
 	k.cfg.GracePeriod = loaded.Timings.GracePeriod
 	values := map[string]time.Duration{
 		"warmup.timeout": loaded.Timings.WarmupTimeout, "propagation.min": loaded.Timings.PropagationMin,

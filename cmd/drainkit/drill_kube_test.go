@@ -20,6 +20,7 @@ func TestDrillKubernetesFlags(t *testing.T) {
 		{[]string{"drill", "--kubernetes", "--image", "x:1", "--prestop-sleep", "2500ms"}, "--prestop-sleep"},
 		{[]string{"drill", "--kubernetes", "--image", "x:1", "--kube-load", "pigeon"}, "--kube-load"},
 		{[]string{"drill", "--kubernetes", "--image", "x:1", "--replicas", "1"}, "--replicas"},
+		{[]string{"drill", "--kubernetes", "--image", "x:1", "--exec", "./svc"}, "--exec is not supported with --kubernetes"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := run(tc.args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), tc.want) {
