@@ -40,6 +40,9 @@ type sender interface {
 type LoadKind struct {
 	// Doc says what the kind is, for --help.
 	Doc string
+	// target is the load pod's --target for the Service name (in the
+	// drill's namespace) whose ClusterIP is clusterIP.
+	target func(service, clusterIP string) string
 	// newSender makes the kind's sender in the load pod.
 	newSender func(o LoadOptions) (sender, error)
 }
@@ -50,6 +53,7 @@ type LoadKind struct {
 var LoadKinds = map[string]LoadKind{
 	LoadService: {
 		Doc:       "HTTP through the Service's ClusterIP (kube-proxy's rules), a new connection per request, no retry",
+		target:    func(_, clusterIP string) string { return "http://" + clusterIP + ":80/" },
 		newSender: newServiceSender,
 	},
 }

@@ -126,7 +126,7 @@ func (c Config) serverManifests(s string) ([]byte, error) {
 // loadManifest returns the load pod of strategy s, sending to the
 // Service at clusterIP.
 func (c Config) loadManifest(s, clusterIP string) ([]byte, error) {
-	args := []string{"kube-load", "--via", c.Load, "--target", "http://" + clusterIP + ":80/",
+	args := []string{"kube-load", "--via", c.Load, "--target", LoadKinds[c.Load].target(deploymentName(s), clusterIP),
 		"--rate", strconv.FormatFloat(c.Rate, 'g', -1, 64), "--request-timeout", c.RequestTimeout.String()}
 	return json.Marshal(map[string]any{
 		"apiVersion": "v1", "kind": "Pod",
