@@ -105,6 +105,7 @@ const (
 // drillOptions are the drill command's flags beyond drill.Config.
 type drillOptions struct {
 	cfg     drill.Config
+	kube    kubeOptions
 	jsonOut bool
 	report  string
 	service string
@@ -115,7 +116,7 @@ func newDrillCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "drill",
 		Short: "rolling-restart drill: does a drain setting lose requests under load?",
-		Long:  drillLong,
+		Long:  drillLong + kubeDrillLong,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if slices.Contains(o.cfg.Scenarios, "list") {
@@ -123,6 +124,9 @@ func newDrillCmd(stdout, stderr io.Writer) *cobra.Command {
 					return &exitError{code: 1, msg: "drill: " + err.Error()}
 				}
 				return nil
+			}
+			if o.kube.enabled {
+				return o.runKube(cmd.Context(), cmd.Flags(), stdout, stderr)
 			}
 			if err := o.complete(cmd.Flags(), stderr); err != nil {
 				return err
@@ -171,6 +175,7 @@ func (o *drillOptions) bind(f *pflag.FlagSet) {
 	f.BoolVar(&o.jsonOut, "json", false, "print the results as JSON (schema_version 2: every duration key carries its unit, _s or _ms)")
 	f.StringVar(&o.report, "report", "", "write a self-contained HTML report with a timeline chart per strategy to this file")
 	bindTimingFlags(f)
+	o.kube.bind(f)
 }
 
 // complete loads the timings (defaults, DRAINKIT_*, --config, flags), finds

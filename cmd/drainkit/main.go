@@ -64,6 +64,6 @@ configuration's drain budget against the pod's grace period (check).`,
 	root.SetErr(stderr)
 	root.Version = versionLine()
 	root.SetVersionTemplate("{{.Version}}\n")
-	root.AddCommand(newDrillCmd(stdout, stderr), newPrestopCmd(stdout, stderr), newCheckCmd(stdout), newVersionCmd(stdout), newServeCmd())
+	root.AddCommand(newDrillCmd(stdout, stderr), newPrestopCmd(stdout, stderr), newCheckCmd(stdout), newVersionCmd(stdout), newServeCmd(), newKubeLoadCmd())
 	return root
 }

@@ -64,7 +64,7 @@ func serviceHandler(o Options, ln net.Listener) http.Handler {
 	if o.BrownoutDir != "" {
 		h = withBrownout(h, filepath.Join(o.BrownoutDir, portOf(ln.Addr())))
 	}
-	return withCapacity(h, o.Capacity)
+	return withServedBy(withCapacity(h, o.Capacity))
 }
 
 // serviceServer is the example's service server: HTTP/1.1 and unencrypted

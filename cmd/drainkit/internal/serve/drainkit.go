@@ -38,6 +38,7 @@ func portOf(a net.Addr) string {
 
 // runDrainkit serves with the full drain sequence.
 func runDrainkit(o Options, logger *slog.Logger) (int, error) {
+	defer logSIGTERM(logger)()
 	cfg := o.Config
 	lo := cfg.LifecycleOptions()
 	lo.Logger = logger

@@ -26,6 +26,7 @@ func runShutdown(o Options, logger *slog.Logger) (int, error) {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(sigs)
+	defer logSIGTERM(logger)()
 
 	httpLn, adminLn, err := listen(o)
 	if err != nil {

@@ -1,0 +1,67 @@
+package kubedrill
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/drainkit/drainkit/cmd/drainkit/internal/serve"
+)
+
+// The load program paces its requests, counts the answers by the pod
+// that says it answered, records each failure (a 5xx too) and prints its
+// summary once stopped, after what was in flight.
+func TestRunLoad(t *testing.T) {
+	var n atomic.Int64
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const total = 20
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		i := n.Add(1)
+		if i >= total {
+			cancel()
+		}
+		if i%5 == 0 {
+			http.Error(w, "draining", http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set(serve.ServedByHeader, "10.200.1.7")
+	}))
+	defer srv.Close()
+	var out bytes.Buffer
+	err := RunLoad(ctx, LoadOptions{Via: LoadService, Target: srv.URL + "/", Rate: 200, RequestTimeout: 5 * time.Second}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(&out)
+	var lines []LoadLine
+	for sc.Scan() {
+		l, ok := loadLogLine(sc.Text())
+		if !ok {
+			t.Fatalf("not a load line: %q", sc.Text())
+		}
+		lines = append(lines, l)
+	}
+	if len(lines) != 2 || lines[0].Kind != "started" || lines[1].Kind != "summary" {
+		t.Fatalf("lines %+v, want started and summary", lines)
+	}
+	s := lines[1].Summary
+	if s.Sent < total || s.Sent != s.OK+s.Failed || int64(s.Sent) != n.Load() {
+		t.Fatalf("sent %d, ok %d, failed %d; the server saw %d", s.Sent, s.OK, s.Failed, n.Load())
+	}
+	if s.ByPod["10.200.1.7"] == nil || s.ByPod["10.200.1.7"].N != s.OK || len(s.Failures) != s.Failed || s.Failures[0].Error == "" {
+		t.Fatalf("summary %+v", s)
+	}
+}
+
+func TestRunLoadRefusesUnknownKind(t *testing.T) {
+	err := RunLoad(context.Background(), LoadOptions{Via: "pigeon", Target: "http://x/", Rate: 1, RequestTimeout: time.Second}, &bytes.Buffer{})
+	if err == nil {
+		t.Fatal("an unknown load kind ran")
+	}
+}
