@@ -12,7 +12,9 @@ import (
 // drainSequence runs DESIGN.md section 4 from t0, in Run's goroutine, and
 // reports whether anything had to be force-closed. served says whether the
 // servers were started (false when the drain began in STARTING: nothing was
-// registered, so there is no window).
+// registered, so there is no window). There is no window either when
+// nothing routes to the instance (run.discoverable): the listeners close
+// right after deregistration.
 //
 // Every participant call it makes is bounded by the lifecycle itself
 // (callBounded), never only by the participant honouring its context, and
@@ -39,8 +41,9 @@ func (l *Lifecycle) drainSequence(r *run, served bool) (cut bool, overrun error)
 
 	// Confirmation runs alongside the window and ends with it at the latest.
 	confirmed, endConfirm := l.confirmDuringWindow(grace, synced)
+	window := served && l.holdWindow(r)
 	var measured drainEvidence
-	if served {
+	if window {
 		tm := l.opts.Timings
 		cutAtMax := l.awaitWindow(dereg, confirmed)
 		measured = l.callers.measure(l.t0(), time.Now(), tm.PropagationQuiet, tm.PropagationMax, cutAtMax)
@@ -51,6 +54,8 @@ func (l *Lifecycle) drainSequence(r *run, served bool) (cut bool, overrun error)
 
 	if served {
 		cut = l.closeAndAwait(grace, r.servers, graceEnd)
+	}
+	if window {
 		l.recordEvidence(measured)
 	}
 	if grace.Err() != nil {
@@ -60,6 +65,43 @@ func (l *Lifecycle) drainSequence(r *run, served bool) (cut bool, overrun error)
 	l.step(StepStopHooksDone, nil)
 	return cut, nil
 }
+
+// holdWindow reports whether the drain of run r holds the propagation
+// window: whether the instance is discoverable (run.discoverable). When it
+// is not, it logs why the window is skipped: nothing would notice it.
+func (l *Lifecycle) holdWindow(r *run) bool {
+	if r.discoverable() {
+		return true
+	}
+	l.opts.Logger.Info("drainkit: no propagation window: nothing routes to this instance (no registrar, no server consumers route to)",
+		"servers", len(r.servers))
+	return false
+}
+
+// discoverable reports whether consumers can find the instance and send it
+// work, so that the drain must give them the propagation window to notice:
+// it has a registrar (a registry lists it), or a server whose Routed method
+// (see Server) does not report false: a listener a load balancer or a
+// Kubernetes Service may point at. A process whose only servers are workdrain workers, and
+// which registers nowhere, is not: its work comes from a queue or a clock.
+// The admin listener does not count: probes, /state and /drain are the
+// platform's, not consumers' traffic.
+func (r *run) discoverable() bool {
+	if len(r.registrars) > 0 {
+		return true
+	}
+	for _, s := range r.servers {
+		if rt, ok := s.s.(routed); !ok || rt.Routed() {
+			return true
+		}
+	}
+	return false
+}
+
+// routed is the optional method of a Server that says whether consumers
+// route work to it (see Server). It is not exported: the lifecycle's API
+// stays small, and a Server only needs the method.
+type routed interface{ Routed() bool }
 
 // eachServer makes the prompt call named call (callPrompt) on every server,
 // concurrently, and returns the errors by server, nil where it succeeded.

@@ -45,6 +45,16 @@ func (f InFlight) add(g InFlight) InFlight {
 // abandoned (it keeps its goroutine), logged as "drainkit: participant call
 // abandoned" with the participant, the call and waited_ms, and the drain
 // goes on (an abandoned AwaitIdle counts as not idle).
+//
+// A Server may also have the method Routed() bool, reporting whether
+// consumers route work to it over the network (through a registry, a load
+// balancer or a Kubernetes Service); one without it counts as routed.
+// workdrain's Worker reports false: its work comes from a queue or a clock.
+// A drain holds the propagation window only while the instance is
+// discoverable: it has a registrar, or a routed server. Otherwise (a process
+// that only runs workers and registers nowhere) nothing would notice the
+// window, so the drain skips it, whatever propagation.min says, and closes
+// the listeners right after t0 (DESIGN.md section 4).
 type Server interface {
 	// Serve accepts and serves connections, reporting its traffic to h. It
 	// blocks until CloseListeners has been called, then returns nil. Any other return is a failure: the

@@ -18,7 +18,8 @@ const (
 	// AtWindowEnd keeps taking work through the propagation window and stops
 	// when it ends, as the listeners close: for a process that also serves
 	// requests which enqueue work for it, so what the last requests enqueued
-	// is still taken.
+	// is still taken. A process of workers alone that registers nowhere
+	// has no window (Worker.Routed): there, it is t0 too.
 	AtWindowEnd
 )
 
@@ -210,5 +211,10 @@ func (w *Worker) InFlight() lifecycle.InFlight {
 	defer w.mu.Unlock()
 	return lifecycle.InFlight{Work: w.inFlight}
 }
+
+// Routed reports false: nothing routes work to a worker over the network
+// (see lifecycle.Server), so a process that only runs workers and registers
+// nowhere drains without a propagation window.
+func (w *Worker) Routed() bool { return false }
 
 var _ lifecycle.Server = (*Worker)(nil)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestCheck(t *testing.T) {
+	parallelDrill(t, 0)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "drainkit.yaml")
 	if err := os.WriteFile(file, []byte("propagation:\n  max: 20s\ngrace_period: 35s\n"), 0o644); err != nil {

@@ -222,6 +222,7 @@ func colorPixels(img image.Image, c [3]uint32) int {
 // external image, a console.error and a script error must be reported, so the
 // report test can fail.
 func TestChromiumErrorDetection(t *testing.T) {
+	parallelDrill(t, 300)
 	dir := t.TempDir()
 	page := filepath.Join(dir, "bad.html")
 	html := `<!DOCTYPE html><html><head><meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:"></head>

@@ -15,10 +15,11 @@ import (
 // /state polls): both preStop calls answer 200 after the propagation
 // window and nothing fails; the token appears in no output.
 func TestDrillSendsAdminToken(t *testing.T) {
+	parallelDrill(t, 300)
 	const token = "drill-test-token-4f1c9a"
 	report := filepath.Join(t.TempDir(), "report.html")
 	r := drainkit(t, 2*time.Minute, []string{"DRAINKIT_PROPAGATION_MIN=1s", "DRAINKIT_ADMIN_TOKEN=" + token},
-		"drill", "--json", "--prestop", "--exec", minimal.Path(t), "--replicas", "2", "--baseline", "500ms", "--tail", "500ms", "--report", report)
+		"drill", "--json", "--prestop", "--exec", minimalBin, "--replicas", "2", "--baseline", "500ms", "--tail", "500ms", "--report", report)
 	out := parseDrill(t, r)
 	if len(out.Strategies) != 1 {
 		t.Fatalf("strategies %+v, want one", out.Strategies)

@@ -47,6 +47,7 @@ var badPushEnv = []string{"DRAINKIT_PROPAGATION_MIN=1s", "DRAINKIT_PROPAGATION_M
 // built-in discovery, etcd's and Consul's watches (--exec of the README
 // program: TestDrillEveryScenarioOnExec).
 func TestDrillScenarioBadPush(t *testing.T) {
+	parallelDrill(t, 200)
 	t.Run("list and usage", func(t *testing.T) {
 		r := drainkit(t, 30*time.Second, nil, "drill", "--scenario", "list")
 		for _, want := range []string{"\nbad-push\n", "\nzone-loss\n", "reordered", "--zone-policy"} {

@@ -74,6 +74,7 @@ func parseBrownout(t *testing.T, r result) brownoutRun {
 // can fail). (--exec of the README program, which has no brownout switch:
 // TestDrillEveryScenarioOnExec.)
 func TestDrillScenarioBrownout(t *testing.T) {
+	parallelDrill(t, 200)
 	t.Run("drainkit consumer", func(t *testing.T) {
 		report := filepath.Join(t.TempDir(), "brownout.html")
 		r := drainkit(t, 2*time.Minute, shortEnv, append(brownoutArgs, "--consumer", "drainkit", "--report", report)...)

@@ -32,6 +32,7 @@ var shortEnv = []string{"DRAINKIT_PROPAGATION_MIN=1s"}
 // naive consumer, in the same settings, loses requests with shutdown, exit
 // and kill (the check can fail).
 func TestDrillDrainkitConsumer(t *testing.T) {
+	parallelDrill(t, 600)
 	t.Run("drainkit", func(t *testing.T) {
 		for _, s := range drillStrategies(t, shortEnv, append([]string{"--consumer", "drainkit", "--rate", "600"}, short...)...).Strategies {
 			name := s.Name
@@ -56,6 +57,7 @@ func TestDrillDrainkitConsumer(t *testing.T) {
 // only those written to a dying replica and unanswered may fail; with the
 // drainkit strategy none is.
 func TestDrillDrainkitConsumerPOST(t *testing.T) {
+	parallelDrill(t, 600)
 	for _, s := range drillStrategies(t, shortEnv, append([]string{"--consumer", "drainkit", "--method", "POST", "--rate", "600"}, short...)...).Strategies {
 		name := s.Name
 		t.Logf("%s: %d failed, %d written and unanswered", name, s.Failed, s.Unanswered)
@@ -75,6 +77,7 @@ func TestDrillDrainkitConsumerPOST(t *testing.T) {
 // with two, a consumer's cached list can hold only stopped replicas, and no
 // consumer reaches an instance it does not know.
 func TestDrillDrainkitConsumerCache35s(t *testing.T) {
+	parallelDrill(t, 300)
 	r := drainkit(t, 3*time.Minute, nil, "drill", "--json", "--strategies", "drainkit", "--consumer", "drainkit",
 		"--consumer-cache", "35s", "--baseline", "1s", "--tail", "1s")
 	out := parseDrill(t, r)
@@ -90,6 +93,7 @@ func TestDrillDrainkitConsumerCache35s(t *testing.T) {
 // Consul watch (a real dev agent), with a graceful drain and a SIGKILL:
 // nothing is lost.
 func TestDrillDrainkitConsumerConsul(t *testing.T) {
+	parallelDrill(t, 600)
 	agent := consultest.Start(t)
 	r := drainkit(t, 2*time.Minute, shortEnv, append([]string{"drill", "--json", "--strategies", "drainkit,kill",
 		"--consumer", "drainkit", "--consul", agent.HTTPAddr, "--rate", "300"}, short...)...)

@@ -17,6 +17,7 @@ import (
 // none. Two strategies rather than three, and a 10s request timeout, keep a
 // replica starved of CPU on a busy machine from counting as a lost request.
 func TestDrillEtcd(t *testing.T) {
+	parallelDrill(t, 600)
 	s := etcdtest.Start(t)
 	r := drainkit(t, 3*time.Minute, []string{"DRAINKIT_PROPAGATION_MIN=2s"},
 		"drill", "--json", "--strategies", "drainkit,exit", "--replicas", "2", "--etcd", s.Endpoint,

@@ -44,6 +44,7 @@ func drillGRPC(t *testing.T, env []string, args ...string) map[string]struct{ fa
 //     GracefulStop waits for them until drain.timeout (2s here) and cuts
 //     them; SIGKILL cuts them at once.
 func TestDrillGRPC(t *testing.T) {
+	parallelDrill(t, 600)
 	unary := []string{"--protocol", "grpc", "--replicas", "2", "--baseline", "1s", "--tail", "1s"}
 	t.Run("drainkit-consumer", func(t *testing.T) {
 		got := drillGRPC(t, shortEnv, append([]string{"--consumer", "drainkit"}, unary...)...)

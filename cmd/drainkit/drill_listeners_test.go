@@ -11,9 +11,9 @@ import (
 // program's listeners from its --help and gives --grpc-addr a free port in
 // every replica (before, the second replica failed to bind :9090).
 func TestDrillExecSecondListener(t *testing.T) {
-	bin := buildChild(t, "github.com/drainkit/drainkit/examples/grpcservice")
+	parallelDrill(t, 300)
 	r := drainkit(t, 2*time.Minute, []string{"DRAINKIT_PROPAGATION_MIN=500ms"},
-		"drill", "--json", "--exec", bin, "--replicas", "3", "--baseline", "500ms", "--tail", "500ms")
+		"drill", "--json", "--exec", grpcserviceBin, "--replicas", "3", "--baseline", "500ms", "--tail", "500ms")
 	out := parseDrill(t, r)
 	if len(out.Strategies) != 1 {
 		t.Fatalf("exit %d, strategies %+v, want one\nstderr:\n%s", r.code, out.Strategies, r.stderr)

@@ -77,6 +77,7 @@ func parseLongLived(t *testing.T, r result) longLivedRun {
 // gets refused once the old listener is closed (the check can fail).
 // (--exec: TestDrillEveryScenarioOnExec.)
 func TestDrillScenarioLongLived(t *testing.T) {
+	parallelDrill(t, 200)
 	t.Run("drainkit consumer", func(t *testing.T) {
 		report := filepath.Join(t.TempDir(), "long-lived.html")
 		r := drainkit(t, 2*time.Minute, shortEnv, append(longLivedArgs, "--consumer", "drainkit", "--report", report)...)

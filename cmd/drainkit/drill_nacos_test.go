@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drainkit/drainkit/internal/nacostest"
 	"github.com/drainkit/drainkit/internal/testpoll"
 )
 
@@ -27,7 +26,7 @@ import (
 // (DRAINKIT_REGISTRY_NACOS_USERNAME and _PASSWORD) for the console's
 // offline, as an operator does.
 func TestDrillNacosOfflineThenKill(t *testing.T) {
-	s := nacostest.Start(t)
+	s := sharedNacos(t)
 	args := []string{"drill", "--json", "--strategies", "offline-kill", "--replicas", "3", "--nacos", s.Addr,
 		"--request-timeout", "10s", "--baseline", "1s", "--tail", "1s"}
 	failed := map[string]int{}
@@ -77,7 +76,7 @@ func TestDrillNacosOfflineThenKill(t *testing.T) {
 // operator puts it online again. The server has Nacos 3's shipped defaults:
 // the operator and the instance's read-back use the admin's login.
 func TestServeNacosOperatorOffline(t *testing.T) {
-	s := nacostest.Start(t)
+	s := sharedNacos(t)
 	const svc = "serve-offline"
 	admin, _ := startExample(t, append(s.AdminEnv(), "DRAINKIT_REGISTRY_SERVICE="+svc, "CONSUL_HTTP_ADDR=", "ETCD_ENDPOINTS=")...)
 	var port string

@@ -5,20 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drainkit/drainkit/internal/childtest"
 	"github.com/drainkit/drainkit/registry/etcd/etcdtest"
 )
-
-// buildChild builds the main package pkg for a test and removes it after.
-func buildChild(t *testing.T, pkg string) string {
-	t.Helper()
-	bin, remove, err := childtest.Build(pkg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(remove)
-	return bin
-}
 
 // TestDrillExecEtcdByTheBook drills, against a real etcd server, a service
 // that reads its registry settings through the config package only
@@ -27,10 +15,10 @@ func buildChild(t *testing.T, pkg string) string {
 // registers under the service name and prefix the drill watches, and the
 // drill passes.
 func TestDrillExecEtcdByTheBook(t *testing.T) {
+	parallelDrill(t, 300)
 	s := etcdtest.Start(t)
-	book := buildChild(t, "github.com/drainkit/drainkit/cmd/drainkit/testdata/bookservice")
 	r := drainkit(t, 2*time.Minute, []string{"DRAINKIT_PROPAGATION_MIN=1s", "ETCD_ENDPOINTS=", "DRAINKIT_REGISTRY_ETCD_ENDPOINTS="},
-		"drill", "--json", "--exec", book, "--etcd", s.Endpoint, "--replicas", "2", "--request-timeout", "10s", "--baseline", "500ms", "--tail", "500ms")
+		"drill", "--json", "--exec", bookBin, "--etcd", s.Endpoint, "--replicas", "2", "--request-timeout", "10s", "--baseline", "500ms", "--tail", "500ms")
 	out := parseDrill(t, r)
 	if r.code != 0 || len(out.Strategies) != 1 {
 		t.Fatalf("exit %d, %d strategies\nstderr:\n%s", r.code, len(out.Strategies), r.stderr)
@@ -49,11 +37,11 @@ func TestDrillExecEtcdByTheBook(t *testing.T) {
 // refuses those variables at its start (exit 2, naming the setting), which
 // the drill reports from its stderr.
 func TestDrillExecNeverListedNamesTheVariables(t *testing.T) {
+	parallelDrill(t, 300)
 	s := etcdtest.Start(t)
-	book := buildChild(t, "github.com/drainkit/drainkit/cmd/drainkit/testdata/bookservice")
 	const secret = "consul-token-5e1f-never-printed"
 	r := drainkit(t, 2*time.Minute, []string{"CONSUL_HTTP_TOKEN=" + secret, "BOOKSERVICE_REGISTER=off"},
-		"drill", "--json", "--exec", book, "--etcd", s.Endpoint, "--replicas", "1", "--baseline", "0s", "--tail", "0s")
+		"drill", "--json", "--exec", bookBin, "--etcd", s.Endpoint, "--replicas", "1", "--baseline", "0s", "--tail", "0s")
 	out := parseDrillAllowingErrors(t, r)
 	if r.code == 0 || len(out.Strategies) != 1 {
 		t.Fatalf("exit %d, %d strategies: want a failed drill", r.code, len(out.Strategies))
@@ -70,9 +58,8 @@ func TestDrillExecNeverListedNamesTheVariables(t *testing.T) {
 		t.Errorf("the token's value was printed")
 	}
 
-	minimal := buildChild(t, "github.com/drainkit/drainkit/examples/minimal")
 	r = drainkit(t, 2*time.Minute, nil,
-		"drill", "--json", "--exec", minimal, "--etcd", s.Endpoint, "--replicas", "1", "--baseline", "0s", "--tail", "0s")
+		"drill", "--json", "--exec", minimalBin, "--etcd", s.Endpoint, "--replicas", "1", "--baseline", "0s", "--tail", "0s")
 	out = parseDrillAllowingErrors(t, r)
 	if r.code == 0 || len(out.Strategies) != 1 ||
 		!strings.Contains(out.Strategies[0].Error, "registry.service (from env DRAINKIT_REGISTRY_SERVICE) is set, but this program wires no registrar") {

@@ -11,9 +11,8 @@ import (
 // flags: one replica, a short load.
 func drillBook(t *testing.T, env []string, args ...string) (result, drillJSON) {
 	t.Helper()
-	book := buildChild(t, "github.com/drainkit/drainkit/cmd/drainkit/testdata/bookservice")
 	r := drainkit(t, 2*time.Minute, append([]string{"DRAINKIT_PROPAGATION_MIN=500ms"}, env...),
-		append([]string{"drill", "--json", "--exec", book, "--replicas", "1", "--rate", "50", "--baseline", "1s", "--tail", "0s"}, args...)...)
+		append([]string{"drill", "--json", "--exec", bookBin, "--replicas", "1", "--rate", "50", "--baseline", "1s", "--tail", "0s"}, args...)...)
 	var out drillJSON
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
 		t.Fatalf("drill --json output: %v\n%s\n%s", err, r.stdout, r.stderr)
@@ -27,6 +26,7 @@ func drillBook(t *testing.T, env []string, args ...string) (result, drillJSON) {
 // the request), never as a machine that could not sustain the load; the
 // same service drilled on an endpoint that answers (--path /ok) passes.
 func TestDrillUnhealthyServiceIsNotTheMachine(t *testing.T) {
+	parallelDrill(t, 50)
 	r, out := drillBook(t, []string{"BOOKSERVICE_STATUS=503"})
 	if r.code != 4 || out.Valid || out.Passed {
 		t.Fatalf("exit %d, valid %v, passed %v: want 4, invalid, not passed\n%s", r.code, out.Valid, out.Passed, r.stderr)
@@ -67,6 +67,7 @@ func TestDrillUnhealthyServiceIsNotTheMachine(t *testing.T) {
 // (bookservice answers 500 to any other request line and body), and the
 // result says what was sent.
 func TestDrillMethodPathBody(t *testing.T) {
+	parallelDrill(t, 50)
 	r, out := drillBook(t, []string{`BOOKSERVICE_WANT=PUT /orders/7?dry=1 {"qty":2}`},
 		"--method", "PUT", "--path", "/orders/7?dry=1", "--body", `{"qty":2}`)
 	if r.code != 0 || !out.Valid || len(out.Strategies) != 1 || out.Strategies[0].Failed != 0 {

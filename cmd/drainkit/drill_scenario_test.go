@@ -95,6 +95,7 @@ func parseScenarios(t *testing.T, r result) scenarioJSON {
 // TestDrillScenarioList: --scenario list describes every scenario and the
 // four instants; an unknown scenario is bad usage naming the flag.
 func TestDrillScenarioList(t *testing.T) {
+	parallelDrill(t, 0)
 	r := drainkit(t, 30*time.Second, nil, "drill", "--scenario", "list")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
@@ -122,6 +123,7 @@ var killArgs = []string{"drill", "--json", "--scenario", "kill", "--rate", "200"
 // probes drop it and fails over the budget (the check can fail). Each
 // fault has its four instants in order, and the HTML report shows them.
 func TestDrillScenarioKill(t *testing.T) {
+	parallelDrill(t, 200)
 	t.Run("drainkit consumer", func(t *testing.T) {
 		report := filepath.Join(t.TempDir(), "kill.html")
 		r := drainkit(t, 2*time.Minute, shortEnv, append(killArgs, "--consumer", "drainkit", "--report", report)...)
@@ -190,6 +192,7 @@ var warmupArgs = []string{"drill", "--json", "--scenario", "warmup", "--rate", "
 // startup gate do, and fails the requests of its warm-up (the check can
 // fail). (--exec of the README program: TestDrillEveryScenarioOnExec.)
 func TestDrillScenarioWarmup(t *testing.T) {
+	parallelDrill(t, 400)
 	t.Run("built-in", func(t *testing.T) {
 		r := drainkit(t, 2*time.Minute, shortEnv, append(warmupArgs, "--strategies", "drainkit,shutdown")...)
 		out := parseScenarios(t, r)
@@ -245,6 +248,7 @@ var checksEnv = append([]string{"DRAINKIT_CHECKS_INTERVAL=500ms", "DRAINKIT_CHEC
 // report marks the four instants. (--exec of the README program, which has
 // no check to block: TestDrillEveryScenarioOnExec.)
 func TestDrillScenarioSlowProbe(t *testing.T) {
+	parallelDrill(t, 200)
 	args := []string{"drill", "--json", "--scenario", "slow-probe", "--rate", "200", "--replicas", "3",
 		"--baseline", "1s", "--tail", "1s", "--discovery-interval", "500ms"}
 	t.Run("built-in", func(t *testing.T) {
@@ -284,6 +288,7 @@ func TestDrillScenarioSlowProbe(t *testing.T) {
 // it (consumer.ErrNoInstance): the check that the outage cut the registry
 // off. (--exec: TestDrillEveryScenarioOnExec.)
 func TestDrillScenarioRegistryOutage(t *testing.T) {
+	parallelDrill(t, 200)
 	args := []string{"drill", "--json", "--scenario", "registry-outage", "--outage", "2s",
 		"--consumer", "drainkit", "--rate", "200", "--replicas", "2", "--baseline", "1s", "--tail", "1s"}
 	env := []string{"DRAINKIT_PROPAGATION_MIN=2s"}

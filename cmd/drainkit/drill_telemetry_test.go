@@ -18,6 +18,7 @@ import (
 // each request's consumer.Outcome and ejections from Transport.Status). The
 // view's revision and age are exported.
 func TestDrillConsumerTelemetry(t *testing.T) {
+	parallelDrill(t, 300)
 	r := drainkit(t, 3*time.Minute, shortEnv, append([]string{"drill", "--json", "--sequential", "--strategies", "drainkit,kill",
 		"--consumer", "drainkit", "--rate", "300"}, short...)...)
 	parseDrill(t, r)

@@ -100,6 +100,7 @@ func parseDrillAllowingErrors(t *testing.T, r result) drillJSON {
 // requests, and shutdown and exit lose some in the same run. The HTML report
 // of the same run renders in headless Chromium.
 func TestDrillDefaults(t *testing.T) {
+	parallelDrill(t, 900)
 	report := filepath.Join(t.TempDir(), "report.html")
 	r := drainkit(t, 3*time.Minute, nil, "drill", "--json", "--report", report)
 	out := parseDrill(t, r)
@@ -161,6 +162,7 @@ func TestDrillDefaults(t *testing.T) {
 // verdict blames the window; with the default max the quiet rule keeps the
 // window open until the stale consumers stop, and nothing is lost.
 func TestDrillConsumerCache(t *testing.T) {
+	parallelDrill(t, 300)
 	args := []string{"drill", "--json", "--strategies", "drainkit", "--replicas", "2", "--consumer-cache", "3s", "--baseline", "1s", "--tail", "1s"}
 	t.Run("max 1s fails", func(t *testing.T) {
 		r := drainkit(t, 2*time.Minute, []string{"DRAINKIT_PROPAGATION_MIN=1s", "DRAINKIT_PROPAGATION_MAX=1s"}, args...)
@@ -209,6 +211,7 @@ func TestDrillConsumerCache(t *testing.T) {
 // TestDrillConsul runs the drainkit strategy with Consul discovery against a
 // real dev agent: replicas register and deregister, consumers watch.
 func TestDrillConsul(t *testing.T) {
+	parallelDrill(t, 300)
 	agent := consultest.Start(t)
 	r := drainkit(t, 2*time.Minute, []string{"DRAINKIT_PROPAGATION_MIN=2s"},
 		"drill", "--json", "--strategies", "drainkit", "--replicas", "2", "--consul", agent.HTTPAddr, "--baseline", "1s", "--tail", "1s")
@@ -243,6 +246,7 @@ func TestDrillConsul(t *testing.T) {
 // TestDrillExec drills a binary given with --exec (here drainkit's own serve
 // mode), configured through DRAINKIT_* variables and --http-addr/--admin-addr.
 func TestDrillExec(t *testing.T) {
+	parallelDrill(t, 300)
 	r := drainkit(t, 2*time.Minute, []string{"DRAINKIT_PROPAGATION_MIN=1s"},
 		"drill", "--json", "--exec", binary, "--exec-arg", "serve", "--exec-arg", "--strategy=drainkit",
 		"--replicas", "2", "--baseline", "500ms", "--tail", "500ms")
@@ -260,6 +264,7 @@ func TestDrillExec(t *testing.T) {
 // at least one discovery interval after SIGTERM), so the staleness is
 // measured rather than cut off at the replica's exit.
 func TestDrillMeasuresStalenessPastTail(t *testing.T) {
+	parallelDrill(t, 300)
 	r := drainkit(t, time.Minute, nil,
 		"drill", "--json", "--strategies", "shutdown", "--replicas", "1", "--baseline", "500ms", "--tail", "0s")
 	out := parseDrill(t, r)
@@ -278,6 +283,7 @@ func TestDrillMeasuresStalenessPastTail(t *testing.T) {
 // promptly (it does not wait out a second window); the shutdown strategy
 // has no POST /drain, its hook fails, and SIGTERM follows at once.
 func TestDrillPreStop(t *testing.T) {
+	parallelDrill(t, 600)
 	r := drainkit(t, time.Minute, []string{"DRAINKIT_PROPAGATION_MIN=1s"},
 		"drill", "--json", "--prestop", "--strategies", "drainkit,shutdown", "--replicas", "2", "--baseline", "500ms", "--tail", "500ms")
 	out := parseDrill(t, r)
@@ -312,6 +318,7 @@ func TestDrillPreStop(t *testing.T) {
 // replica and not answered, and for kill some of those are among them (a
 // SIGKILL cuts what is in flight).
 func TestDrillKillPOST(t *testing.T) {
+	parallelDrill(t, 300)
 	r := drainkit(t, 2*time.Minute, []string{"DRAINKIT_PROPAGATION_MIN=1s"},
 		"drill", "--json", "--strategies", "drainkit,kill", "--method", "POST", "--rate", "150", "--replicas", "2", "--baseline", "1s", "--tail", "1s")
 	out := parseDrill(t, r)
@@ -339,6 +346,7 @@ func TestDrillKillPOST(t *testing.T) {
 // reported as such: which replica, its exit status, its last stderr lines,
 // and no row of zeros.
 func TestDrillExecCrash(t *testing.T) {
+	parallelDrill(t, 0)
 	args := []string{"drill", "--exec", binary, "--exec-arg", "serve", "--exec-arg", "--strategy=crash-on-start", "--replicas", "1"}
 	r := drainkit(t, time.Minute, nil, append(args, "--json")...)
 	out := parseDrillAllowingErrors(t, r)
@@ -401,6 +409,7 @@ func TestDrillOverloadIsInvalid(t *testing.T) {
 // each from its own start (its offsets count from there), and still judges
 // each.
 func TestDrillSequential(t *testing.T) {
+	parallelDrill(t, 100)
 	r := drainkit(t, 2*time.Minute, []string{"DRAINKIT_PROPAGATION_MIN=1s"},
 		"drill", "--json", "--sequential", "--strategies", "drainkit,exit", "--replicas", "1", "--rate", "100", "--baseline", "500ms", "--tail", "0s")
 	out := parseDrill(t, r)
@@ -420,6 +429,7 @@ func TestDrillSequential(t *testing.T) {
 }
 
 func TestDrillBadFlags(t *testing.T) {
+	parallelDrill(t, 0)
 	for _, tc := range []struct {
 		env  []string
 		args []string

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drainkit/drainkit/internal/nacostest"
 	"github.com/drainkit/drainkit/registry/consul/consultest"
 	"github.com/drainkit/drainkit/registry/etcd/etcdtest"
 )
@@ -49,6 +48,7 @@ var zoneLossArgs = []string{"drill", "--json", "--scenario", "zone-loss", "--rat
 // TestDrillScenarioZoneLossRegistries; --exec of the README program:
 // TestDrillEveryScenarioOnExec.
 func TestDrillScenarioZoneLoss(t *testing.T) {
+	parallelDrill(t, 200)
 	t.Run("drainkit consumer spills", func(t *testing.T) {
 		r := drainkit(t, 2*time.Minute, shortEnv, append(zoneLossArgs, "--consumer", "drainkit")...)
 		s, z := checkZoneLoss(t, r, "spill")
@@ -105,7 +105,7 @@ func TestDrillScenarioZoneLossRegistries(t *testing.T) {
 		{"etcd", func(t *testing.T) []string { return []string{"--etcd", etcdtest.Start(t).Endpoint} }},
 		// Nacos drops a killed instance when its gRPC connection closes;
 		// the naive consumers poll every second to see it within the run.
-		{"nacos", func(t *testing.T) []string { return []string{"--nacos", nacostest.Start(t).Addr, "--nacos-poll", "1s"} }},
+		{"nacos", func(t *testing.T) []string { return []string{"--nacos", sharedNacos(t).Addr, "--nacos-poll", "1s"} }},
 	} {
 		t.Run(reg.name, func(t *testing.T) {
 			args := append(slices.Clip(zoneLossArgs), append(reg.flags(t), "--tail", "4s")...)

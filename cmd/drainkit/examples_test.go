@@ -116,6 +116,7 @@ type k8sDoc struct {
 // readiness probe tolerates one slow probe, the builder image is new enough
 // for go.mod, and the build context leaves .git out.
 func TestKubernetesExampleIsConsistent(t *testing.T) {
+	parallelDrill(t, 0)
 	deploy, svc, pdb := readManifest(t)
 	c := deploy.Spec.Template.Spec.Containers[0]
 	checkRestricted(t, deploy)

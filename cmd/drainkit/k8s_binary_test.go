@@ -26,6 +26,7 @@ import (
 // path, /servingz, keeps passing until the listeners close (KEP-1669's
 // serving condition), which the test measures.
 func TestKubernetesManifestAgainstBinary(t *testing.T) {
+	parallelDrill(t, 0)
 	deploy, _, _ := readManifest(t)
 	c := deploy.Spec.Template.Spec.Containers[0]
 	df, err := os.ReadFile(filepath.Join(k8sDir, "Dockerfile"))
@@ -37,11 +38,7 @@ func TestKubernetesManifestAgainstBinary(t *testing.T) {
 	if m == nil || json.Unmarshal([]byte(m[1]), &entry) != nil || filepath.Base(entry[0]) != "httpservice" {
 		t.Fatalf("ENTRYPOINT %v: want the httpservice binary", m)
 	}
-	bin, remove, err := childtest.Build("github.com/drainkit/drainkit/examples/httpservice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer remove()
+	bin := httpserviceBin
 
 	var env []string
 	podIP := false

@@ -19,27 +19,51 @@ import (
 // the drill re-executes it as its replicas, as `go run ./cmd/drainkit` would.
 var binary string
 
+// The other programs the tests run, built with binary in one go build
+// (TestMain), before any test: a build takes every core for seconds, which
+// would starve a drill running beside it (tests run in parallel:
+// parallelDrill).
+var (
+	// minimalBin is examples/minimal, the README program: a service built
+	// on drainkit.Main, whose own `prestop` command must behave as
+	// `drainkit prestop`.
+	minimalBin string
+	// bookBin is testdata/bookservice, a service configured by the config
+	// package only, whose answers and registration the tests choose.
+	bookBin string
+	// grpcserviceBin is examples/grpcservice (two listeners).
+	grpcserviceBin string
+	// httpserviceBin is examples/httpservice, the Kubernetes example's
+	// binary.
+	httpserviceBin string
+)
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "drainkit-cmd-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	binary = filepath.Join(dir, "drainkit")
 	// The go command that runs this test: on PATH, else under $GOROOT,
 	// which `go test` sets.
 	gobin, err := exec.LookPath("go")
 	if err != nil {
 		gobin = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
 	}
-	build := exec.Command(gobin, "build", "-o", binary, ".")
+	const ex = "github.com/drainkit/drainkit/examples/"
+	// go build -o dir/ writes each main package as dir/<its last element>.
+	build := exec.Command(gobin, "build", "-o", dir+string(filepath.Separator),
+		".", ex+"minimal", ex+"grpcservice", ex+"httpservice", "./testdata/bookservice")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building drainkit:", err)
+		fmt.Fprintln(os.Stderr, "building drainkit and the test programs:", err)
 		_ = os.RemoveAll(dir)
 		os.Exit(1)
 	}
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) { _ = os.RemoveAll(dir); minimal.RemoveAndExit(code) }))
+	binary = filepath.Join(dir, "drainkit")
+	minimalBin, bookBin = filepath.Join(dir, "minimal"), filepath.Join(dir, "bookservice")
+	grpcserviceBin, httpserviceBin = filepath.Join(dir, "grpcservice"), filepath.Join(dir, "httpservice")
+	goleak.VerifyTestMain(stopsShared{m}, goleak.Cleanup(func(code int) { _ = os.RemoveAll(dir); os.Exit(code) }))
 }
 
 // result is one run of the drainkit binary.

@@ -135,7 +135,7 @@ func (c scenarioCase) execFlags(t *testing.T) []string {
 	if c.exec != nil {
 		return c.exec(t)
 	}
-	return []string{"--exec", minimal.Path(t)}
+	return []string{"--exec", minimalBin}
 }
 
 // instantMarks returns the legend labels of the instants that happened in
@@ -243,6 +243,7 @@ func checkInstantMarks(t *testing.T, report string, runs []scenarioRun) string {
 // its budget; and each run's HTML report, rendered in Chromium, marks the
 // scenario's instants on its timeline.
 func TestDrillEveryScenarioOnExec(t *testing.T) {
+	parallelDrill(t, 200)
 	for _, sc := range drill.Scenarios {
 		t.Run(sc.Name, func(t *testing.T) {
 			c, ok := scenarioCases[sc.Name]

@@ -10,6 +10,7 @@ import (
 // TestVersion: `drainkit version` and `drainkit --version` print one version
 // line from the build information; the module ships its LICENSE.
 func TestVersion(t *testing.T) {
+	parallelDrill(t, 0)
 	for _, args := range [][]string{{"version"}, {"--version"}} {
 		r := drainkit(t, 20*time.Second, nil, args...)
 		if r.code != 0 || !strings.HasPrefix(r.stdout, "drainkit ") || strings.Count(r.stdout, "\n") != 1 || !strings.Contains(r.stdout, " go1.") {

@@ -71,7 +71,21 @@ type Child struct {
 // The child is killed, if still running, when the test ends.
 func Start(t *testing.T, bin string, env []string, args ...string) *Child {
 	t.Helper()
-	c := StartNoWait(t, bin, env, args...)
+	return awaitStart(t, StartNoWait(t, bin, env, args...))
+}
+
+// StartWorker is Start for a program with no HTTP listener (only workers,
+// which would refuse --http-addr): it adds --admin-addr 127.0.0.1:0 only,
+// and HTTP stays empty.
+func StartWorker(t *testing.T, bin string, env []string, args ...string) *Child {
+	t.Helper()
+	return awaitStart(t, start(t, bin, env, append([]string{"--admin-addr", "127.0.0.1:0"}, args...)...))
+}
+
+// awaitStart waits up to 15 s for c's "started" line and fails the test if
+// the child exits first.
+func awaitStart(t *testing.T, c *Child) *Child {
+	t.Helper()
 	select {
 	case <-c.started:
 	case <-c.exited:
@@ -85,7 +99,12 @@ func Start(t *testing.T, bin string, env []string, args ...string) *Child {
 // StartNoWait is Start without waiting for the "started" line.
 func StartNoWait(t *testing.T, bin string, env []string, args ...string) *Child {
 	t.Helper()
-	args = append([]string{"--http-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0"}, args...)
+	return start(t, bin, env, append([]string{"--http-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0"}, args...)...)
+}
+
+// start runs bin with args, as StartNoWait says.
+func start(t *testing.T, bin string, env []string, args ...string) *Child {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "DRAINKIT_") && !strings.HasPrefix(kv, "CONSUL_") {

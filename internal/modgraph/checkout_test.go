@@ -8,10 +8,8 @@ import (
 )
 
 // checkoutImports are the drainkit modules the program of
-// TestCheckoutRecipe imports a package of, and so replaces (issue 33 item 3).
-// registry/nacos is not among them: it requires the examples module (its
-// internal/nacosservice runs examples/httpservice/app), which would be in
-// the program's graph.
+// TestCheckoutRecipe imports a package of, and so replaces (issue 33 item 3):
+// every library module a program may require.
 var checkoutImports = []string{
 	"",          // github.com/drainkit/drainkit
 	"/consumer", // and, below, a package of each of the others
@@ -19,6 +17,7 @@ var checkoutImports = []string{
 	"/grpcdrain",
 	"/registry/consul",
 	"/registry/etcd",
+	"/registry/nacos",
 	"/telemetry",
 	"/workdrain/natsdrain",
 }
@@ -33,7 +32,8 @@ var checkoutImports = []string{
 // that exists for drainkit's tests (until issue 33, registry/etcd's tests
 // imported the module internal/etcdtest, registry/consul's
 // internal/consultest, grpcdrain's internal/loadtest, and `go mod tidy`
-// failed fetching them).
+// failed fetching them; registry/nacos required the examples module for
+// its test child, so every program using Nacos had it in its graph).
 func TestCheckoutRecipe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go mod tidy and go build")

@@ -8,7 +8,6 @@ go 1.26.0
 require (
 	github.com/drainkit/drainkit v0.0.0-00010101000000-000000000000
 	github.com/drainkit/drainkit/consumer v0.0.0-00010101000000-000000000000
-	github.com/drainkit/drainkit/examples v0.0.0-00010101000000-000000000000
 	github.com/spf13/pflag v1.1.0
 	go.uber.org/goleak v1.3.0
 )

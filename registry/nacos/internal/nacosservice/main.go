@@ -1,6 +1,8 @@
-// Command nacosservice is examples/httpservice's service registered in
-// Nacos: the test child of registry/nacos (and a template for a service
-// that registers there). With registry.nacos.server_addr (or
+// Command nacosservice is a service registered in Nacos: the test child of
+// registry/nacos (and a template for a service that registers there). It
+// answers GET / (what the tests' consumers call) with one line; it has no
+// handlers of examples/httpservice's, so that registry/nacos, a module
+// users require, needs no examples module (issue 33). With registry.nacos.server_addr (or
 // NACOS_SERVER_ADDR) set it registers an ephemeral instance of
 // registry.service (default "nacosservice") with the registry.nacos.*
 // settings, wired in the one line nacos.Register; a bad one exits 2 before
@@ -14,6 +16,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -23,7 +26,6 @@ import (
 
 	"github.com/drainkit/drainkit"
 	"github.com/drainkit/drainkit/config"
-	"github.com/drainkit/drainkit/examples/httpservice/app"
 	"github.com/drainkit/drainkit/internal/syncx"
 	"github.com/drainkit/drainkit/registry/nacos"
 )
@@ -33,7 +35,9 @@ func main() { os.Exit(run(os.Args[1:])) }
 func run(args []string) int {
 	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	var warmup time.Duration
-	srv := &http.Server{Handler: app.Handler(), ReadHeaderTimeout: 10 * time.Second,
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", hello)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	return drainkit.Run(context.Background(), args,
 		drainkit.WithName("nacosservice"),
@@ -56,4 +60,10 @@ func run(args []string) int {
 			})}, nil
 		}),
 	)
+}
+
+// hello answers GET / with one line naming the service.
+func hello(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = io.WriteString(w, "hello from nacosservice\n")
 }
