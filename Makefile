@@ -50,9 +50,13 @@ race:
 # Debian packages containerd, runc, containernetworking-plugins, iptables
 # and conntrack (.ci/run installs them); scripts/kube.sh builds Kubernetes
 # once, about 20 minutes on 2 cores. .ci/run runs it after `make test`,
-# with CI set: a cluster that does not come up fails, never skips.
+# with CI set: a cluster that does not come up fails, never skips. -p 1:
+# one package at a time, since the clusters take turns anyway (a machine-wide
+# lock) and a package's Start would otherwise finish the teardown of the
+# cluster TestStartRecoversKilledRun kills on purpose, before that test's
+# own Start.
 kube:
-	DRAINKIT_KUBE_DIR="$$(./scripts/kube.sh)" DRAINKIT_ETCD_BIN="$$(./scripts/etcd.sh)" GOWORK=off $(GO) -C internal/kubetest test -race -count=1 -timeout 30m ./...
+	DRAINKIT_KUBE_DIR="$$(./scripts/kube.sh)" DRAINKIT_ETCD_BIN="$$(./scripts/etcd.sh)" GOWORK=off $(GO) -C internal/kubetest test -race -count=1 -p 1 -timeout 30m ./...
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime 5s -fuzzminimizetime 5s ./config

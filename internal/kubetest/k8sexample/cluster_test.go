@@ -102,6 +102,17 @@ func (s *site) readyPods(app string) map[string]string {
 	return out
 }
 
+// anyReadyPod returns the name and IP of one of the Ready pods labelled
+// app=app, failing the test when there is none.
+func (s *site) anyReadyPod(app string) (name, ip string) {
+	s.t.Helper()
+	for name, ip := range s.readyPods(app) {
+		return name, ip
+	}
+	s.t.Fatalf("no ready pod labelled app=%s", app)
+	return "", ""
+}
+
 // endpoint is one endpoint of an EndpointSlice with its conditions
 // (KEP-1672: ready, serving, terminating).
 type endpoint struct {
@@ -344,10 +355,7 @@ func testKubeletDrain(t *testing.T, s *site) {
 	if code, out := s.check(tgps); code != 0 {
 		t.Fatalf("drainkit check --termination-grace-period %d with the manifest's values: exit %d, want 0 (OK):\n%s", tgps, code, out)
 	}
-	var name, ip string
-	for name, ip = range s.readyPods("httpservice") {
-		break
-	}
+	name, ip := s.anyReadyPod("httpservice")
 	s.keep(name)
 	logs := s.followLogs(name)
 	deleted := time.Now()
@@ -400,7 +408,7 @@ func testKubeletDrain(t *testing.T, s *site) {
 	}
 	tl, _ := done["timeline"].(map[string]any)
 	// The preStop hook's POST /drain started the drain, not SIGTERM.
-	if reason := fmt.Sprint(tl["reason"]); strings.Contains(reason, "terminated") {
+	if reason := fmt.Sprint(tl["reason"]); !strings.Contains(reason, "preStop") {
 		t.Errorf("the drain was started by %q: want the preStop hook's /drain", reason)
 	}
 	if w, _ := tl["window_ended_ms"].(float64); w < 5000 {
@@ -417,10 +425,7 @@ func testKubeletDrain(t *testing.T, s *site) {
 // (containerd's task kill): the first starts the drain, the second forces
 // the exit at once with 128+15, and the kubelet restarts the container.
 func testSecondSIGTERM(t *testing.T, s *site) {
-	var name, ip string
-	for name, ip = range s.readyPods("httpservice") {
-		break
-	}
+	name, ip := s.anyReadyPod("httpservice")
 	id := strings.TrimPrefix(s.pod(name).Status.ContainerStatuses[0].ContainerID, "containerd://")
 	kill := func() {
 		if out, err := s.c.Ctr(s.ctx, "tasks", "kill", "--signal", "SIGTERM", id); err != nil {
@@ -470,18 +475,19 @@ func testSecondSIGTERM(t *testing.T, s *site) {
 }
 
 // A grace period shorter than the drain (`kubectl delete --grace-period
-// 3`, which overrides the manifest's): `drainkit check` calls it FAIL, and
+// 1`, which overrides the manifest's): `drainkit check` calls it FAIL, and
 // the kubelet kills the container (SIGKILL, exit 137) while the preStop
-// hook still waits out the propagation window.
+// hook still waits out the propagation window. The kubelet gives the
+// container at least 2 s after a hook that used up the grace period
+// (SIGTERM, then SIGKILL), so the kill comes about 3 s after the deletion,
+// 2 s before the window's 5 s end; with 3 s it would come at 5 s, a race
+// with the drain's own end (measured both ways).
 func testKilledByGracePeriod(t *testing.T, s *site) {
-	const grace = 3
+	const grace = 1
 	if code, out := s.check(grace); code != 1 {
 		t.Errorf("drainkit check --termination-grace-period %d: exit %d, want 1 (FAIL):\n%s", grace, code, out)
 	}
-	var name string
-	for name = range s.readyPods("httpservice") {
-		break
-	}
+	name, _ := s.anyReadyPod("httpservice")
 	s.keep(name)
 	logs := s.followLogs(name)
 	deleted := time.Now()
@@ -495,7 +501,6 @@ func testKilledByGracePeriod(t *testing.T, s *site) {
 	if logLine(out, "drainkit: drain complete") != nil {
 		t.Errorf("the drain completed within a %ds grace period:\n%s", grace, out)
 	}
-	// The kubelet gives the container at least 2 s after the hook.
 	t.Logf("killed: exit %d, %s after the deletion", term.ExitCode, term.FinishedAt.Sub(deleted.Truncate(time.Second)).Round(time.Second))
 	s.rollout("httpservice")
 }
@@ -563,9 +568,19 @@ func testTerminatingFallback(t *testing.T, s *site, servingz bool) {
 		}
 		return ok, failed
 	}
-	// Warm: the Service answers before the scale.
+	// Warm: the Service answers before the scale, once kube-proxy has the
+	// new pods (their readiness comes first), and then a second of load
+	// without a failure.
+	deadline = time.Now().Add(30 * time.Second)
+	for ok, _ := succeeded(time.Time{}, time.Now()); ok == 0; ok, _ = succeeded(time.Time{}, time.Now()) {
+		if time.Now().After(deadline) {
+			t.Fatal("the Service did not answer within 30s of its pods being ready")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	warm := time.Now()
 	time.Sleep(time.Second) // a second of load
-	if ok, failed := succeeded(time.Time{}, time.Now()); ok == 0 || failed > 0 {
+	if ok, failed := succeeded(warm, time.Now()); ok == 0 || failed > 0 {
 		t.Fatalf("before the scale: %d answered, %d failed", ok, failed)
 	}
 	s.kubectl(nil, "scale", "deployment/httpservice", "--replicas=0")
