@@ -1,8 +1,8 @@
 module github.com/drainkit/drainkit/internal/kubetest
 
-// A module of its own outside go.work, like tools/*: its test brings up a
-// Kubernetes cluster (root, minutes, Debian packages) and is not part of
-// `make test` yet (issue 31).
+// A module of its own outside go.work, like tools/*: its tests bring up a
+// Kubernetes cluster (root, minutes, Debian packages); `make kube` runs
+// them, and .ci/run runs that after `make test`.
 go 1.25.0
 
 require (

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -60,6 +61,37 @@ type hostState struct {
 	Absent  []string          // hostPaths that did not exist
 	Netns   map[string]bool   // entries of /run/netns
 	Rules   int               // the host's iptables and ip6tables lines naming a KUBE- chain
+	// Mounts are the mount points under mountPaths (deepest first), which
+	// leftBehind compares with those at teardown.
+	Mounts []string `json:",omitempty"`
+}
+
+// mountPaths are the host directories under which the cluster's parts
+// mount (the kubelet's volumes, containerd's shim sockets, the pods'
+// network namespaces). /run/netns itself is left out: `ip netns add` makes
+// it a mount point of its own when it is not one, which stays, harmless,
+// when /run/netns was there before (teardown removes it when it was not).
+var mountPaths = []string{"/var/lib/kubelet", "/run/containerd", "/run/netns"}
+
+// newMounts lists the mount points under mountPaths that were not there at
+// Start (each mount point as often as it is mounted more often than then).
+func (h *hostState) newMounts() []string {
+	before := map[string]int{}
+	for _, m := range h.Mounts {
+		before[m]++
+	}
+	var out []string
+	for _, m := range mountsUnder(mountPaths...) {
+		if m == "/run/netns" {
+			continue
+		}
+		if before[m] > 0 {
+			before[m]--
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 func saveHost() (*hostState, error) {
@@ -80,6 +112,7 @@ func saveHost() (*hostState, error) {
 	for _, e := range entries {
 		h.Netns[e.Name()] = true
 	}
+	h.Mounts = slices.DeleteFunc(mountsUnder(mountPaths...), func(m string) bool { return m == "/run/netns" })
 	var err error
 	h.Rules, err = kubeRules()
 	return h, err

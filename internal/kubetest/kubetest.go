@@ -441,23 +441,7 @@ func (c *Cluster) waitNodeReady() error {
 // WriteImage) and imports it into the cluster's containerd, where pods
 // with imagePullPolicy: Never find it.
 func (c *Cluster) ImportImage(ref, bin string) error {
-	f, err := os.CreateTemp(c.dir, "image-*.tar")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if err := WriteImage(f, ref, bin); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	out, err := exec.Command("ctr", "--address", c.containerdSock, "-n", "k8s.io", "images", "import", f.Name()).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("ctr images import %s: %w: %s", ref, err, out)
-	}
-	return nil
+	return c.ImportImageConfig(ref, bin, ImageConfig{})
 }
 
 // Kubectl runs kubectl as cluster-admin inside the namespace with stdin

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"runtime"
 	"strings"
 	"time"
@@ -27,6 +26,12 @@ import (
 // io.containerd.image.name annotation (the name ctr gives the image) and
 // the tag in org.opencontainers.image.ref.name.
 func WriteImage(w io.Writer, ref, bin string) error {
+	return WriteImageConfig(w, ref, bin, ImageConfig{})
+}
+
+// WriteImageConfig is WriteImage with the image configuration cfg: where
+// the binary goes and how the image runs it (see ImageConfig).
+func WriteImageConfig(w io.Writer, ref, bin string, cfg ImageConfig) error {
 	colon := strings.LastIndex(ref, ":")
 	if colon < 0 || strings.Contains(ref[colon:], "/") {
 		return fmt.Errorf("kubetest: image reference %q has no tag", ref)
@@ -35,13 +40,13 @@ func WriteImage(w io.Writer, ref, bin string) error {
 	if err != nil {
 		return fmt.Errorf("kubetest: image %s: %w", ref, err)
 	}
-	name := path.Base(bin)
+	cfg, err = cfg.withDefaults(bin)
+	if err != nil {
+		return fmt.Errorf("kubetest: image %s: %w", ref, err)
+	}
 	var layer bytes.Buffer
 	lt := tar.NewWriter(&layer)
-	if err := lt.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: int64(len(exe)), ModTime: time.Unix(0, 0), Typeflag: tar.TypeReg, Format: tar.FormatPAX}); err != nil {
-		return err
-	}
-	if _, err := lt.Write(exe); err != nil {
+	if err := cfg.writeLayer(lt, exe); err != nil {
 		return err
 	}
 	if err := lt.Close(); err != nil {
@@ -52,7 +57,7 @@ func WriteImage(w io.Writer, ref, bin string) error {
 	config, err := json.Marshal(map[string]any{
 		"architecture": runtime.GOARCH,
 		"os":           "linux",
-		"config":       map[string]any{"Entrypoint": []string{"/" + name}},
+		"config":       cfg.runConfig(),
 		// An uncompressed layer's diff ID is its digest.
 		"rootfs": map[string]any{"type": "layers", "diff_ids": []string{layerDesc.Digest}},
 	})

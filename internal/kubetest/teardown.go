@@ -99,8 +99,10 @@ func (c *Cluster) leftBehind() error {
 	if p := processesMentioning(c.dir); len(p) > 0 {
 		errs = append(errs, fmt.Errorf("processes left: %q", p))
 	}
-	if m := mountsUnder("/var/lib/kubelet", "/run/containerd", "/run/netns"); len(m) > 0 && (c.host == nil || len(c.host.newPodNetns()) > 0 || slices.Contains(c.host.Absent, "/run/netns")) {
-		errs = append(errs, fmt.Errorf("mounts left: %q", m))
+	if c.host != nil {
+		if m := c.host.newMounts(); len(m) > 0 {
+			errs = append(errs, fmt.Errorf("mounts left: %q", m))
+		}
 	}
 	if d := cgroupDirs(); len(d) > 0 {
 		errs = append(errs, fmt.Errorf("cgroups left: %q", d))
