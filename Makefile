@@ -21,11 +21,14 @@ vet:
 	$(GO) vet $(PKGS)
 	GOWORK=off $(GO) -C registry/etcd/internal/kratoswatch vet ./...
 	GOWORK=off $(GO) -C internal/kubetest vet ./...
+	GOWORK=off $(GO) -C registry/kubernetes vet ./...
+	GOWORK=off $(GO) -C registry/kubernetes/internal/clustertest vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 
 # Every finding fails the target (and so `make test` and CI). The modules
 # outside go.work (OFFWORK) are checked with GOWORK=off, as they build.
-OFFWORK := examples/frameworks registry/etcd/internal/kratoswatch internal/kubetest
+OFFWORK := examples/frameworks registry/etcd/internal/kratoswatch internal/kubetest \
+	registry/kubernetes registry/kubernetes/internal/clustertest
 
 staticcheck:
 	@set -e; for m in $(MODULES); do echo "staticcheck $$m/..."; (cd "$$m" && $(STATICCHECK) ./...); done
@@ -43,13 +46,18 @@ race:
 	# kratos and go-zero under drainkit: a nested module outside go.work (see go.work)
 	GOWORK=off $(GO) -C examples/frameworks vet ./...
 	GOWORK=off $(GO) -C examples/frameworks test -race -count=1 -timeout 15m ./...
+	# the EndpointSlice source (client-go): a module outside go.work (see its go.mod); its cluster tests run in `make kube`
+	GOWORK=off $(GO) -C registry/kubernetes test -race -count=1 ./...
 
 # kube runs internal/kubetest's tests on a real single-node Kubernetes
 # cluster (as root; the Debian packages containerd, runc,
 # containernetworking-plugins and iptables; scripts/kube.sh builds Kubernetes
 # once, about 20 minutes on 2 cores). Not part of `make test` yet (issue 31).
+# registry/kubernetes/internal/clustertest: the EndpointSlice source on the
+# same cluster (one cluster at a time: kubetest's lock serialises them).
 kube:
 	DRAINKIT_KUBE_DIR="$$(./scripts/kube.sh)" DRAINKIT_ETCD_BIN="$$(./scripts/etcd.sh)" GOWORK=off $(GO) -C internal/kubetest test -race -count=1 -timeout 15m ./...
+	DRAINKIT_KUBE_DIR="$$(./scripts/kube.sh)" DRAINKIT_ETCD_BIN="$$(./scripts/etcd.sh)" GOWORK=off $(GO) -C registry/kubernetes/internal/clustertest test -race -count=1 -timeout 15m ./...
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime 5s -fuzzminimizetime 5s ./config
@@ -75,9 +83,10 @@ go125:
 	GOWORK=$(CURDIR)/.go125.work GOTOOLCHAIN=$(GO125) $(GO) vet $(addsuffix /...,$(MODULES125))
 	GOWORK=$(CURDIR)/.go125.work GOTOOLCHAIN=$(GO125) $(GO) test -short -count=1 -timeout 15m $(GO125_TESTS)
 
-# tidy runs `go mod tidy` in every module (scripts/tidy.sh).
+# tidy runs `go mod tidy` in every module (scripts/tidy.sh), those of
+# go.work and those outside it (OFFWORK).
 tidy:
-	./scripts/tidy.sh
+	OFFWORK="$(OFFWORK)" ./scripts/tidy.sh
 
 consul:
 	./scripts/consul.sh

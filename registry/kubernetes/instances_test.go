@@ -21,10 +21,12 @@ func TestMain(m *testing.M) {
 
 type epOpt func(*discoveryv1.Endpoint)
 
-func ready(b bool) epOpt       { return func(e *discoveryv1.Endpoint) { e.Conditions.Ready = &b } }
-func serving(b bool) epOpt     { return func(e *discoveryv1.Endpoint) { e.Conditions.Serving = &b } }
-func terminating(b bool) epOpt { return func(e *discoveryv1.Endpoint) { e.Conditions.Terminating = &b } }
-func zone(z string) epOpt      { return func(e *discoveryv1.Endpoint) { e.Zone = &z } }
+func ready(b bool) epOpt   { return func(e *discoveryv1.Endpoint) { e.Conditions.Ready = &b } }
+func serving(b bool) epOpt { return func(e *discoveryv1.Endpoint) { e.Conditions.Serving = &b } }
+func terminating(b bool) epOpt {
+	return func(e *discoveryv1.Endpoint) { e.Conditions.Terminating = &b }
+}
+func zone(z string) epOpt { return func(e *discoveryv1.Endpoint) { e.Zone = &z } }
 func pod(name string) epOpt {
 	return func(e *discoveryv1.Endpoint) { e.TargetRef = &corev1.ObjectReference{Kind: "Pod", Name: name} }
 }
