@@ -64,6 +64,15 @@ func newClient(t *testing.T, c *kubetest.Cluster, dial func(context.Context, str
 		t.Fatal(err)
 	}
 	cfg.Dial = dial
+	// The client certificate inline: from files, client-go starts a
+	// rotation goroutine per client that nothing stops (goleak).
+	if cfg.CertData, err = os.ReadFile(cfg.CertFile); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.KeyData, err = os.ReadFile(cfg.KeyFile); err != nil {
+		t.Fatal(err)
+	}
+	cfg.CertFile, cfg.KeyFile = "", ""
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -380,15 +389,7 @@ func testPods(t *testing.T, c *kubetest.Cluster, admin kubernetes.Interface) {
 	ctx := context.Background()
 	kubectl := func(stdin string, args ...string) string {
 		t.Helper()
-		var in []byte
-		if stdin != "" {
-			in = []byte(stdin)
-		}
-		out, err := c.Kubectl(ctx, in, args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return strings.TrimSpace(string(out))
+		return c.MustKubectl(t, ctx, stdin, args...)
 	}
 	bin := filepath.Join(t.TempDir(), "hello")
 	build := exec.Command("go", "build", "-o", bin, "./testdata/hello")
