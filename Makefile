@@ -21,11 +21,14 @@ vet:
 	$(GO) vet $(PKGS)
 	GOWORK=off $(GO) -C registry/etcd/internal/kratoswatch vet ./...
 	GOWORK=off $(GO) -C internal/kubetest vet ./...
+	GOWORK=off $(GO) -C registry/kubernetes vet ./...
+	GOWORK=off $(GO) -C registry/kubernetes/internal/clustertest vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 
 # Every finding fails the target (and so `make test` and CI). The modules
 # outside go.work (OFFWORK) are checked with GOWORK=off, as they build.
-OFFWORK := examples/frameworks registry/etcd/internal/kratoswatch internal/kubetest
+OFFWORK := examples/frameworks registry/etcd/internal/kratoswatch internal/kubetest \
+	registry/kubernetes registry/kubernetes/internal/clustertest
 
 staticcheck:
 	@set -e; for m in $(MODULES); do echo "staticcheck $$m/..."; (cd "$$m" && $(STATICCHECK) ./...); done
@@ -43,6 +46,8 @@ race:
 	# kratos and go-zero under drainkit: a nested module outside go.work (see go.work)
 	GOWORK=off $(GO) -C examples/frameworks vet ./...
 	GOWORK=off $(GO) -C examples/frameworks test -race -count=1 -timeout 15m ./...
+	# the EndpointSlice source (client-go): a module outside go.work (see its go.mod); its cluster tests run in `make kube`
+	GOWORK=off $(GO) -C registry/kubernetes test -race -count=1 ./...
 
 # kube runs the tests on a real single-node Kubernetes cluster: the
 # harness's own (internal/kubetest) and the shipped examples/kubernetes
@@ -54,9 +59,11 @@ race:
 # one package at a time, since the clusters take turns anyway (a machine-wide
 # lock) and a package's Start would otherwise finish the teardown of the
 # cluster TestStartRecoversKilledRun kills on purpose, before that test's
-# own Start.
+# own Start. registry/kubernetes/internal/clustertest: the EndpointSlice
+# source on the same cluster.
 kube:
 	DRAINKIT_KUBE_DIR="$$(./scripts/kube.sh)" DRAINKIT_ETCD_BIN="$$(./scripts/etcd.sh)" GOWORK=off $(GO) -C internal/kubetest test -race -count=1 -p 1 -timeout 30m ./...
+	DRAINKIT_KUBE_DIR="$$(./scripts/kube.sh)" DRAINKIT_ETCD_BIN="$$(./scripts/etcd.sh)" GOWORK=off $(GO) -C registry/kubernetes/internal/clustertest test -race -count=1 -timeout 15m ./...
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime 5s -fuzzminimizetime 5s ./config
@@ -82,9 +89,10 @@ go125:
 	GOWORK=$(CURDIR)/.go125.work GOTOOLCHAIN=$(GO125) $(GO) vet $(addsuffix /...,$(MODULES125))
 	GOWORK=$(CURDIR)/.go125.work GOTOOLCHAIN=$(GO125) $(GO) test -short -count=1 -timeout 15m $(GO125_TESTS)
 
-# tidy runs `go mod tidy` in every module (scripts/tidy.sh).
+# tidy runs `go mod tidy` in every module (scripts/tidy.sh), those of
+# go.work and those outside it (OFFWORK).
 tidy:
-	./scripts/tidy.sh
+	OFFWORK="$(OFFWORK)" ./scripts/tidy.sh
 
 consul:
 	./scripts/consul.sh

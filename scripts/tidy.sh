@@ -4,7 +4,9 @@
 # at a version that is not published until a release (docs/RELEASING.md),
 # so each module is tidied with temporary replace directives pointing at
 # the checkout, removed again afterwards: the committed go.mod files carry
-# no replace, and a consumer resolves published versions.
+# no replace, and a consumer resolves published versions. The modules
+# outside go.work named by $OFFWORK (the Makefile passes its list) carry
+# their replace directives and are tidied as they are, with GOWORK=off.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
@@ -25,4 +27,8 @@ for pass in 1 2; do # twice: a module's go.sum depends on the others' go.mod
       go mod edit "${drops[@]}"
     )
   done
+done
+for m in ${OFFWORK:-}; do
+  echo "tidy $m (outside go.work)" >&2
+  (cd "$root/$m" && GOWORK=off GOFLAGS=-mod=mod go mod tidy "$@")
 done
