@@ -42,11 +42,16 @@ const (
 	// depends only on the consumers: how soon they learn of the offline,
 	// and whether they resend what a dead address refused.
 	StrategyOfflineKill = "offline-kill"
+	// StrategySleep is the baseline most teams deploy instead of a drain:
+	// `preStop: sleep 10` with the pod not ready. At SIGTERM readiness
+	// fails and the instance deregisters, serves on for 10 s, then
+	// calls http.Server.Shutdown.
+	StrategySleep = "sleep10"
 )
 
 // Strategies lists the built-in strategies in the order the drill runs and
 // reports them.
-var Strategies = []string{StrategyDrainkit, StrategyShutdown, StrategyExit, StrategyKill, StrategyOfflineKill}
+var Strategies = []string{StrategyDrainkit, StrategyShutdown, StrategySleep, StrategyExit, StrategyKill, StrategyOfflineKill}
 
 // DefaultStrategies are the strategies a drill compares unless told
 // otherwise.
