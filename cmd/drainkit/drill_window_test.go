@@ -85,3 +85,19 @@ func TestDrillCachedConsumerLearnedWindow(t *testing.T) {
 		t.Errorf("check --from-drains with the proposal: exit %d, want 0 and evidence verdict OK:\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// --consumer-rate is each consumer's rate, an alternative to --rate.
+func TestDrillConsumerRateFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--consumer-rate", "2", "--rate", "5"}, "--rate and --consumer-rate: give one"},
+		{[]string{"--consumer-rate", "0"}, "--consumer-rate: 0 is out of range"},
+	} {
+		r := drainkit(t, 20*time.Second, nil, append([]string{"drill"}, c.args...)...)
+		if r.code != 2 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("drill %v: exit %d, want 2 with %q:\n%s", c.args, r.code, c.want, r.stderr)
+		}
+	}
+}
