@@ -154,6 +154,15 @@ type Options struct {
 	// Logger receives ejections, restorations and panic mode. nil means
 	// slog.Default().
 	Logger *slog.Logger
+	// Name is the consumer's identity, sent on every request in the header
+	// registry.ConsumerHeader (unless the request sets it itself): a
+	// drainkit provider's propagation window then waits for this consumer
+	// by its own rate even when others share its IP, and names it in its
+	// warnings and learned window (docs/DESIGN.md). "" means the program's
+	// name (the base name of os.Args[0]); NoName sends none. At most 128
+	// bytes of visible ASCII (no spaces, no control characters), else
+	// NewTransport fails.
+	Name string
 }
 
 // maxAttemptsLimit bounds MaxAttempts (the tried instances live on the stack).
@@ -175,6 +184,11 @@ func (o Options) withDefaults() (Options, error) {
 	if o.SlowStart.Window < 0 || o.SlowStart.Aggression < 0 || o.Outlier.BaseEjectionTime < 0 || o.Outlier.MaxEjectionTime < 0 {
 		return o, fmt.Errorf("consumer: Options: SlowStart.Window, SlowStart.Aggression, Outlier.BaseEjectionTime and Outlier.MaxEjectionTime must be >= 0")
 	}
+	name, err := consumerName(o.Name)
+	if err != nil {
+		return o, err
+	}
+	o.Name = name
 	z, err := o.Zones.withDefaults()
 	if err != nil {
 		return o, err

@@ -121,6 +121,7 @@ func (t *Transport) attempt(ep *endpoint, req *http.Request, body io.ReadCloser)
 	o := &outReq{r: *req, u: *req.URL}
 	o.u.Host = ep.addr
 	o.r.URL, o.r.Body = &o.u, body
+	o.r.Header = t.named.of(req.Header)
 	if t.opts.Balancing == LeastRequest {
 		ep.inflight.Add(1)
 		defer ep.inflight.Add(-1)

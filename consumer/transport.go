@@ -42,6 +42,7 @@ type Transport struct {
 	unsub           func()
 	tel             *telemetry // nil without a MeterProvider or TracerProvider
 	schemes         *SchemeCheck
+	named           consumerHeader // Options.Name on every attempt
 
 	clock  monoClock // ejection ends and slow-start ramps are its readings
 	set    atomic.Pointer[endpointSet]
@@ -92,6 +93,7 @@ func NewTransport(w *Watcher, service string, opts Options) (*Transport, error) 
 	t := &Transport{w: w, service: service, registryService: cmpOr(w.opts.Service, service), opts: opts, log: opts.Logger, clock: newMonoClock(),
 		budget: newBudget(opts.Budget, time.Now()), byID: map[string]*endpoint{}, peaks: zonePeaks{}}
 	t.schemes = NewSchemeCheck(t.registryService, opts.Scheme, opts.Logger)
+	t.named = newConsumerHeader(opts.Name)
 	t.set.Store(&endpointSet{})
 	if t.tel, err = newTelemetry(t); err != nil {
 		return nil, fmt.Errorf("consumer: NewTransport: telemetry instruments: %w", err)

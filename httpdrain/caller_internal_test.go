@@ -18,6 +18,15 @@ func TestCallerOf(t *testing.T) {
 			t.Errorf("callerOf(%q) = %v %q, want %s slow-consumer/1.0", c.addr, got.IP, got.Identity, c.want)
 		}
 	}
+	// The drainkit consumer header names the consumer in place of the
+	// User-Agent (package consumer sends it).
+	named := &http.Request{RemoteAddr: "10.1.2.3:40312", Header: http.Header{"User-Agent": {"Go-http-client/1.1"}, "Drainkit-Consumer": {"billing"}}}
+	if got := callerOf(named); got.Identity != "billing" {
+		t.Errorf("callerOf with Drainkit-Consumer: identity %q, want billing", got.Identity)
+	}
+	if n := testing.AllocsPerRun(1000, func() { _ = callerOf(named) }); n != 0 {
+		t.Errorf("callerOf with Drainkit-Consumer allocates %v per request", n)
+	}
 	r := &http.Request{RemoteAddr: "10.1.2.3:40312", Header: http.Header{"User-Agent": {"Go-http-client/1.1"}}}
 	if n := testing.AllocsPerRun(1000, func() { _ = callerOf(r) }); n != 0 {
 		t.Errorf("callerOf allocates %v per request", n)

@@ -17,7 +17,9 @@
 // # The request path
 //
 // New wraps srv.Handler. For each request the wrapper reports the arrival
-// and its caller (the remote IP without its port, and the User-Agent) with
+// and its caller (the remote IP without its port, and the consumer's
+// identity: the header registry.ConsumerHeader that package consumer sends,
+// else the User-Agent) with
 // lifecycle.ServerHooks.Arrived (after the drain's start these are the late
 // arrivals that keep the propagation window open for propagation.quiet, and
 // each caller keeps it open until it has moved, judged by its own rate

@@ -50,11 +50,15 @@ func (t *tracker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // callerOf returns the caller of r for the propagation window's evidence:
 // the remote IP without its port (r.RemoteAddr, "ip:port" or
-// "[ip]:port"; zero if it does not parse) and the User-Agent. It does not
+// "[ip]:port"; zero if it does not parse) and the consumer's identity: the
+// drainkit consumer header (registry.ConsumerHeader, package consumer's
+// Options.Name) if the request has one, else the User-Agent. It does not
 // allocate (for an IPv6 address with a zone, netip interns the zone once).
 func callerOf(r *http.Request) lifecycle.Caller {
 	var c lifecycle.Caller
-	if v := r.Header["User-Agent"]; len(v) > 0 {
+	if v := r.Header[registry.ConsumerHeader]; len(v) > 0 {
+		c.Identity = v[0]
+	} else if v := r.Header["User-Agent"]; len(v) > 0 {
 		c.Identity = v[0]
 	}
 	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/drainkit/drainkit/lifecycle/budget"
 )
 
 // drainSequence runs DESIGN.md section 4 from t0, in Run's goroutine, and
@@ -42,7 +44,7 @@ func (l *Lifecycle) drainSequence(r *run, served bool) (cut bool, overrun error)
 	// Confirmation runs alongside the window and ends with it at the latest.
 	confirmed, endConfirm := l.confirmDuringWindow(grace, synced)
 	window := served && l.holdWindow(r)
-	var measured drainEvidence
+	var measured budget.DrainEvidence
 	if window {
 		tm := l.opts.Timings
 		cutAtMax := l.awaitWindow(dereg, confirmed)

@@ -44,7 +44,7 @@ func TestEvidenceAdvisesWindow(t *testing.T) {
 		dir := t.TempDir()
 		tm := fastTimings(0, 100*time.Millisecond, 10*time.Second)
 		drainWithSlowCaller(t, Options{Timings: tm, Signals: []os.Signal{}, EvidenceDir: dir}, "spring-cloud", 3*time.Second)
-		e, err := readEvidence(dir)
+		e, err := budget.ReadWindowEvidence(dir)
 		if err != nil || len(e.Drains) != 1 {
 			t.Fatalf("evidence %+v, %v: want one drain", e, err)
 		}

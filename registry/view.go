@@ -43,6 +43,14 @@ const IdentityHeader = "Drainkit-Instance"
 // checked by consumer/grpcresolver.
 const IdentityMetadata = "drainkit-instance"
 
+// ConsumerHeader is the HTTP request header in which a consumer built on
+// drainkit (package consumer, consumer.Options.Name) names itself, so that
+// a provider's propagation window tells apart the consumers that share an
+// IP (a node's pods behind SNAT, a sidecar, one host running several
+// services): httpdrain reports it as the caller's identity
+// (lifecycle.Caller.Identity) in place of the User-Agent.
+const ConsumerHeader = "Drainkit-Consumer"
+
 // Instance is one instance of a service as a registry lists it to consumers.
 type Instance struct {
 	// ID is the instance's registry ID (see InstanceID).

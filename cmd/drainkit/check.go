@@ -45,6 +45,7 @@ func (v verdictLevel) exitCode() int {
 
 func newCheckCmd(stdout io.Writer) *cobra.Command {
 	tgps := graceSeconds(30 * time.Second)
+	var fromDrains string
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "print a configuration's drain budget and judge it against the pod's grace period",
@@ -73,7 +74,17 @@ Verdicts and exit status:
 
 A DRAINKIT_* variable that is no setting (most often a typo, such as
 DRAINKIT_PROPAGATION_MNI) is named on stderr with the closest setting; it
-does not change the verdict.`,
+does not change the verdict.
+
+--from-drains DIR reads the last drains' evidence that a service with
+propagation.evidence_dir DIR recorded (drainkit-window.json: each caller
+class's staleness after the drain's start, and when it had moved), prints it,
+proposes the propagation.max, grace_period and terminationGracePeriodSeconds
+that would have covered it (never less than was measured), and judges the
+configuration's propagation.max against it: FAIL (1) when it would not have
+covered a drain, or a window was cut at propagation.max with callers still
+due (their staleness is then a lower bound). The exit status is the worse of
+that and the budget's verdict; no evidence in DIR is bad usage (2).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if tgps <= 0 {
@@ -88,12 +99,23 @@ does not change the verdict.`,
 				}
 				return &exitError{code: 2, msg: "check: " + err.Error()}
 			}
-			if code := writeBudget(stdout, cfg, time.Duration(tgps)).exitCode(); code != checkOK {
+			var drains *drainsAdvice
+			if fromDrains != "" {
+				if drains, err = readDrainsAdvice(fromDrains, cfg.Timings); err != nil {
+					return &exitError{code: 2, msg: "check: " + err.Error()}
+				}
+			}
+			v := writeBudget(stdout, cfg, time.Duration(tgps))
+			if drains != nil {
+				v = max(v, drains.write(stdout, cfg.Timings))
+			}
+			if code := v.exitCode(); code != checkOK {
 				return &exitError{code: code}
 			}
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&fromDrains, "from-drains", "", "propose the window from the drains recorded under this propagation.evidence_dir (drainkit-window.json), and judge propagation.max against them")
 	cmd.Flags().Var(&tgps, "termination-grace-period", "the pod's terminationGracePeriodSeconds: whole seconds as the manifest writes them (30) or a duration (30s)")
 	config.BindFlags(cmd.Flags())
 	return cmd

@@ -106,6 +106,7 @@ const (
 type drillOptions struct {
 	cfg     drill.Config
 	kube    kubeOptions
+	window  windowFlags
 	jsonOut bool
 	report  string
 	service string
@@ -142,11 +143,11 @@ func newDrillCmd(stdout, stderr io.Writer) *cobra.Command {
 func (o *drillOptions) bind(f *pflag.FlagSet) {
 	c := &o.cfg
 	f.StringSliceVar(&c.Scenarios, "scenario", c.Scenarios, "faults to rehearse, one after another: "+strings.Join(drill.ScenarioNames(), ", ")+"; list describes them")
-	f.StringSliceVar(&c.Strategies, "strategies", c.Strategies, "strategies to compare: drainkit, shutdown, exit, kill, offline-kill (with --nacos)")
+	f.StringSliceVar(&c.Strategies, "strategies", c.Strategies, "strategies to compare: drainkit, shutdown, sleep10 (preStop: sleep 10 and not ready), exit, kill, offline-kill (with --nacos)")
 	f.DurationVar(&c.Outage, "outage", c.Outage, "with --scenario registry-outage: how long the registry is unreachable")
 	f.StringVar(&c.ZonePolicy, "zone-policy", c.ZonePolicy, "with --scenario zone-loss: what the drainkit consumer does when its zone is lost: spill (to the other zone) or strict (stay, and fail)")
 	f.DurationVar(&c.Warmup, "warmup", c.Warmup, "with --scenario warmup: how long the built-in strategies' example service warms up (below warmup.timeout)")
-	f.StringVar(&c.ConsumerKind, "consumer", c.ConsumerKind, "consumers: naive (round robin over the discovery's list, no retry) or drainkit (drainkit's consumer package)")
+	f.StringVar(&c.ConsumerKind, "consumer", c.ConsumerKind, "consumers: naive (round robin over the discovery's list, no retry), cached (naive behind a list cache, --consumer-cache, default 35s as Spring Cloud LoadBalancer's; each names itself) or drainkit (drainkit's consumer package)")
 	f.StringVar(&c.Protocol, "protocol", c.Protocol, "what the load speaks: "+strings.Join(drill.Protocols, ", ")+" (unary gRPC calls, or server streams held --stream-hold, to the example's gRPC listener)")
 	f.DurationVar(&c.StreamHold, "stream-hold", c.StreamHold, "with --protocol grpc-stream: how long each request holds its server stream (below --request-timeout)")
 	f.StringVar(&c.Method, "method", c.Method, "request method: "+strings.Join(drill.Methods, ", ")+" (POST, PUT and PATCH carry --body, else a small JSON body; POST and PATCH are not idempotent)")
@@ -174,6 +175,7 @@ func (o *drillOptions) bind(f *pflag.FlagSet) {
 	f.StringArrayVar(&c.ExecArgs, "exec-arg", nil, "argument for the --exec binary, before --http-addr and --admin-addr (repeatable)")
 	f.BoolVar(&o.jsonOut, "json", false, "print the results as JSON (schema_version 2: every duration key carries its unit, _s or _ms)")
 	f.StringVar(&o.report, "report", "", "write a self-contained HTML report with a timeline chart per strategy to this file")
+	o.window.bind(f)
 	bindTimingFlags(f)
 	o.kube.bind(f)
 }
@@ -209,6 +211,9 @@ func (o *drillOptions) complete(flags *pflag.FlagSet, stderr io.Writer) error {
 	o.cfg.NacosUsername, o.cfg.NacosPassword = loaded.Registry.Nacos.Username, string(loaded.Registry.Nacos.Password)
 	o.cfg.PodSlack = PodSlack
 	o.cfg.Env = os.Environ()
+	if err := o.window.complete(flags, &o.cfg); err != nil {
+		return &exitError{code: 2, msg: "drill: " + err.Error()}
+	}
 	if err := o.cfg.Validate(); err != nil {
 		return &exitError{code: 2, msg: "drill: " + err.Error()}
 	}

@@ -113,6 +113,12 @@ func CheckWindow(t testing.TB, slow, fast *Caller, t0, end time.Time, max time.D
 // connections t's cleanup closes. A status is not checked: any answer
 // counts.
 func HTTPGet(t testing.TB, url, agent string) func() error {
+	return HTTPGetWith(t, url, "User-Agent", agent)
+}
+
+// HTTPGetWith is HTTPGet with the request header key set to value instead
+// of the User-Agent (Go's default User-Agent then goes with it).
+func HTTPGetWith(t testing.TB, url, key, value string) func() error {
 	c := &http.Client{Transport: &http.Transport{}, Timeout: 5 * time.Second}
 	t.Cleanup(c.CloseIdleConnections)
 	return func() error {
@@ -120,7 +126,7 @@ func HTTPGet(t testing.TB, url, agent string) func() error {
 		if err != nil {
 			return err
 		}
-		req.Header.Set("User-Agent", agent)
+		req.Header.Set(key, value)
 		resp, err := c.Do(req)
 		if err != nil {
 			return err

@@ -16,7 +16,10 @@ type WindowAdvice struct {
 	// AtLeast says a drain's window was cut at propagation.max with a
 	// caller still due: Need is a lower bound.
 	AtLeast bool `json:"at_least"`
-	// PropagationMax is Need plus 10%, rounded up to a second.
+	// PropagationMax is Need plus 10%, rounded up to a second; twice Need
+	// when AtLeast: a cut window measured only a lower bound of the
+	// staleness, and doubling reaches any staleness in a few drains
+	// (2, 4, 8 times the first cut) where 10% would take many.
 	PropagationMax time.Duration `json:"propagation_max_ns"`
 	// GracePeriod is the least grace period for PropagationMax with the
 	// current drain.timeout and stop.timeout (MinGracePeriod).
@@ -34,6 +37,9 @@ const EvidenceDrains = 10
 // bound. t supplies drain.timeout and stop.timeout.
 func (t Timings) Advise(need time.Duration, drains int, atLeast bool) WindowAdvice {
 	m := need + need/10
+	if atLeast {
+		m = 2 * need
+	}
 	if r := m % time.Second; r != 0 {
 		m += time.Second - r
 	}

@@ -42,11 +42,16 @@ const (
 	// depends only on the consumers: how soon they learn of the offline,
 	// and whether they resend what a dead address refused.
 	StrategyOfflineKill = "offline-kill"
+	// StrategySleep is the baseline most teams deploy instead of a drain:
+	// `preStop: sleep 10` with the pod not ready. At SIGTERM readiness
+	// fails and the instance deregisters, serves on for 10 s, then
+	// calls http.Server.Shutdown.
+	StrategySleep = "sleep10"
 )
 
 // Strategies lists the built-in strategies in the order the drill runs and
 // reports them.
-var Strategies = []string{StrategyDrainkit, StrategyShutdown, StrategyExit, StrategyKill, StrategyOfflineKill}
+var Strategies = []string{StrategyDrainkit, StrategyShutdown, StrategySleep, StrategyExit, StrategyKill, StrategyOfflineKill}
 
 // DefaultStrategies are the strategies a drill compares unless told
 // otherwise.
@@ -447,16 +452,24 @@ func (c Config) gate() string {
 	return ""
 }
 
-// timingEnv returns the DRAINKIT_* variables for c.Timings.
+// timingEnv returns the DRAINKIT_* variables for c.Timings. A
+// propagation.min that no source set (TimingSources says "default") is
+// left to the replicas' own default, so that it stays a default there
+// (lifecycle.Options.MinIsDefault: a confirmed deregistration and every
+// caller moved end the window before it), as in a deployment that does not
+// set it.
 func (c Config) timingEnv() []string {
 	t := c.Timings
-	return []string{
-		"DRAINKIT_WARMUP_TIMEOUT=" + t.WarmupTimeout.String(),
-		"DRAINKIT_PROPAGATION_MIN=" + t.PropagationMin.String(),
-		"DRAINKIT_PROPAGATION_QUIET=" + t.PropagationQuiet.String(),
-		"DRAINKIT_PROPAGATION_MAX=" + t.PropagationMax.String(),
-		"DRAINKIT_DRAIN_TIMEOUT=" + t.DrainTimeout.String(),
-		"DRAINKIT_STOP_TIMEOUT=" + t.StopTimeout.String(),
-		"DRAINKIT_GRACE_PERIOD=" + t.GracePeriod.String(),
+	minEnv := []string{"DRAINKIT_PROPAGATION_MIN=" + t.PropagationMin.String()}
+	if c.TimingSources["propagation.min"] == "default" && t.PropagationMin == budget.DefaultTimings().PropagationMin {
+		minEnv = nil
 	}
+	return append(minEnv,
+		"DRAINKIT_WARMUP_TIMEOUT="+t.WarmupTimeout.String(),
+		"DRAINKIT_PROPAGATION_QUIET="+t.PropagationQuiet.String(),
+		"DRAINKIT_PROPAGATION_MAX="+t.PropagationMax.String(),
+		"DRAINKIT_DRAIN_TIMEOUT="+t.DrainTimeout.String(),
+		"DRAINKIT_STOP_TIMEOUT="+t.StopTimeout.String(),
+		"DRAINKIT_GRACE_PERIOD="+t.GracePeriod.String(),
+	)
 }

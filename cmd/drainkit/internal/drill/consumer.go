@@ -21,6 +21,7 @@ type naiveClient struct {
 	src    Source
 	client *http.Client
 	rr     atomic.Uint64
+	header http.Header // sent with every request (ConsumerCached's name); nil: none
 }
 
 // newNaiveClient implements NewClientFunc for ConsumerNaive.
@@ -84,7 +85,7 @@ func (c *naiveClient) Do(ctx context.Context, r Request) Attempt {
 		return Attempt{Err: ErrNoEndpoint}
 	}
 	ep := eps[c.rr.Add(1)%uint64(len(eps))]
-	status, err := send(ctx, c.client, "http://"+ep.Addr, r)
+	status, err := sendWith(ctx, c.client, "http://"+ep.Addr, r, c.header)
 	return Attempt{Addr: ep.Addr, Status: status, Err: err}
 }
 
@@ -92,6 +93,12 @@ func (c *naiveClient) Do(ctx context.Context, r Request) Attempt {
 // that the connection goes back to the pool and an error while reading
 // counts.
 func send(ctx context.Context, client *http.Client, base string, r Request) (int, error) {
+	return sendWith(ctx, client, base, r, nil)
+}
+
+// sendWith is send with the request header header (read only: shared by
+// concurrent requests; nil for none).
+func sendWith(ctx context.Context, client *http.Client, base string, r Request, header http.Header) (int, error) {
 	var body io.Reader
 	if r.Body != nil {
 		body = bytes.NewReader(r.Body)
@@ -99,6 +106,9 @@ func send(ctx context.Context, client *http.Client, base string, r Request) (int
 	req, err := http.NewRequestWithContext(ctx, r.Method, base+r.Path, body)
 	if err != nil {
 		return 0, err
+	}
+	if header != nil {
+		req.Header = header
 	}
 	resp, err := client.Do(req)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/drainkit/drainkit/consumer"
@@ -56,7 +57,7 @@ func newDrainkitClientWith(c ClientConfig, wo consumer.WatcherOptions) (*drainki
 	}
 	sdk := newConsumerSDK()
 	tr, err := consumer.NewTransport(w, c.Service, consumer.Options{Base: base, Logger: logger, Zones: c.Zones,
-		MeterProvider: sdk.mp, TracerProvider: sdk.tp})
+		MeterProvider: sdk.mp, TracerProvider: sdk.tp, Name: "drainkit-" + strconv.Itoa(c.ID)})
 	if err != nil {
 		sdk.shutdown()
 		w.Close()

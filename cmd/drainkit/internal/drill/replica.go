@@ -53,6 +53,7 @@ type Replica struct {
 	t0         time.Time
 	ownReady   time.Time // the replica's own READY transition (its log)
 	logTL      *ReplicaTimeline
+	windowWarn *WindowWarning // its warning of a window cut at propagation.max (the first)
 	stateTL    *ReplicaTimeline
 	stderrTail []string
 	preStop    PreStopResult
@@ -372,6 +373,14 @@ func (r *Replica) Timeline() (ReplicaTimeline, bool) {
 	return out, true
 }
 
+// WindowWarning returns the replica's warning of a propagation window cut
+// at propagation.max while consumers still sent, nil if it logged none.
+func (r *Replica) WindowWarning() *WindowWarning {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.windowWarn
+}
+
 // StderrTail returns the last lines the process wrote to stderr.
 func (r *Replica) StderrTail() []string {
 	r.mu.Lock()
@@ -396,6 +405,7 @@ func (r *Replica) stderrLine(line []byte) {
 			tl = &t
 		}
 	}
+	ww, isWarn := parseWindowWarning(line)
 	t0, isDraining := parseDrainingLine(line)
 	readyAt, isReady := parseTransitionLine(line, "READY")
 	r.mu.Lock()
@@ -405,6 +415,9 @@ func (r *Replica) stderrLine(line []byte) {
 	}
 	if tl != nil {
 		r.logTL = tl
+	}
+	if isWarn && r.windowWarn == nil {
+		r.windowWarn = &ww
 	}
 	if isDraining && r.t0.IsZero() {
 		r.t0 = t0

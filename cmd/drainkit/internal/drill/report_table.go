@@ -239,6 +239,7 @@ func writeVerdicts(b *strings.Builder, sums []Summary) {
 	for _, s := range sums {
 		fmt.Fprintf(b, "%s %s: %s\n", s.Scenario, s.Name, s.Verdict)
 		writeDeaths(b, s.Deaths)
+		writeWindowWarnings(b, s)
 		if s.PreStopCalls > 0 {
 			fmt.Fprintf(b, "  preStop: %s, median %.2fs", plural(int64(s.PreStopCalls), "call", "calls"), s.PreStopMedianSeconds)
 			if s.PreStopFailed > 0 {

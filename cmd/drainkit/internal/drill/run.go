@@ -125,6 +125,9 @@ type ReplicaReport struct {
 	// T0 is the replica's drain start as an offset (from its timeline, else
 	// Signalled).
 	T0 time.Duration
+	// WindowWarning is its warning of a propagation window cut at
+	// propagation.max while consumers still sent (nil without).
+	WindowWarning *WindowWarning
 }
 
 // strategyRun drives one strategy: replicas, discovery, consumers, rolling
@@ -715,6 +718,7 @@ func (s *strategyRun) reports(start time.Time) []ReplicaReport {
 			}
 		}
 		rr.T0 = rr.StopStart()
+		rr.WindowWarning = r.WindowWarning()
 		if tl, ok := r.Timeline(); ok {
 			rr.Timeline = &tl
 			if !tl.T0.IsZero() {

@@ -121,6 +121,10 @@ type Summary struct {
 	// not exit 0, with how they ended.
 	UncleanExits []string `json:"unclean_exits,omitempty"`
 	Verdict      string   `json:"verdict"`
+	// WindowWarnings are the replicas' warnings of a propagation window
+	// cut at propagation.max while consumers still sent, naming the
+	// callers (omitted without).
+	WindowWarnings []WindowWarning `json:"window_warnings,omitempty"`
 	// Deaths are the replicas that ended without the drill stopping them.
 	Deaths   []ReplicaDeath `json:"replicas_died,omitempty"`
 	Error    string         `json:"error,omitempty"`
@@ -222,6 +226,7 @@ func Summarize(cfg Config, run StrategyRun) Summary {
 		s.Pass = s.Pass && streamsDrained(s.Streams)
 	}
 	s.Verdict = verdict(cfg, run, s, rs.windowCut)
+	s.WindowWarnings = windowWarnings(run)
 	s.judgeExits(run, rs.unclean)
 	return s
 }
@@ -548,6 +553,8 @@ func verdictBody(cfg Config, run StrategyRun, s Summary, windowCut []string) str
 		return grpcShutdownVerdict(head, cfg)
 	case run.Name == StrategyShutdown && cfg.Exec == "":
 		return fmt.Sprintf("%s: http.Server.Shutdown closed the listener at SIGTERM, but consumers kept sending to it for %s after %s", head, sending(s), stop)
+	case run.Name == StrategySleep && cfg.Exec == "":
+		return fmt.Sprintf("%s: the sleep of preStop: sleep 10 ended and the listener closed, but consumers kept sending to it for %s after %s", head, sending(s), stop)
 	case run.Name == StrategyExit && cfg.Exec == "":
 		cut := ""
 		if n := s.FailuresByKind[Reset.String()] + s.FailuresByKind[EOF.String()]; n > 0 {

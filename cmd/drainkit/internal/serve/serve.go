@@ -34,7 +34,8 @@ import (
 
 // Options configure one serve process.
 type Options struct {
-	// Strategy is "drainkit", "shutdown", "exit" or "kill".
+	// Strategy is "drainkit", "shutdown", "sleep10", "exit", "kill" or
+	// "offline-kill".
 	Strategy string
 	// HTTPAddr is the service listener's address (host:port).
 	HTTPAddr string
@@ -89,10 +90,12 @@ func Run(o Options) int {
 		code, err = runDrainkit(o, logger)
 	case "shutdown":
 		code, err = runShutdown(o, logger)
+	case "sleep10":
+		code, err = runSleep(o, logger)
 	case "exit", "kill", "offline-kill":
 		code, err = runExit(o, logger)
 	default:
-		err = fmt.Errorf("--strategy: %q is not a strategy: want drainkit, shutdown, exit, kill or offline-kill", o.Strategy)
+		err = fmt.Errorf("--strategy: %q is not a strategy: want drainkit, shutdown, sleep10, exit, kill or offline-kill", o.Strategy)
 	}
 	if err != nil {
 		logger.Error("serve failed", "error", err.Error())

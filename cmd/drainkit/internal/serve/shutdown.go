@@ -23,6 +23,15 @@ import (
 // services do: no readiness change before, no propagation window. It logs
 // its drain as a lifecycle.Timeline, as the drainkit strategy does.
 func runShutdown(o Options, logger *slog.Logger) (int, error) {
+	return runPlain(o, logger, "shutdown", 0)
+}
+
+// runPlain is runShutdown with an optional fixed wait: with sleep > 0, at
+// the signal readiness fails at once (the admin listener's /readyz answers
+// 503, as a terminating pod is not ready) and the service keeps serving
+// for sleep, then shuts down: the `preStop: sleep 10` baseline
+// (runSleep). name prefixes its log lines.
+func runPlain(o Options, logger *slog.Logger, name string, sleep time.Duration) (int, error) {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(sigs)
@@ -39,9 +48,10 @@ func runShutdown(o Options, logger *slog.Logger) (int, error) {
 		return 1, err
 	}
 	var late lateCounter
+	var notReady atomic.Bool
 	p := &plainServers{
 		srv:   serviceServer(late.wrap(serviceHandler(o, httpLn))),
-		admin: &http.Server{Handler: alwaysReady(), ReadHeaderTimeout: 10 * time.Second},
+		admin: &http.Server{Handler: readyUntil(&notReady), ReadHeaderTimeout: 10 * time.Second},
 		errs:  make(chan error, 3),
 	}
 	go func() { p.errs <- p.srv.Serve(httpLn) }()
@@ -63,18 +73,21 @@ func runShutdown(o Options, logger *slog.Logger) (int, error) {
 		return 1, err
 	}
 	late.start()
-	logger.Info("shutdown strategy: signal, shutting down", "signal", sig.String())
+	notReady.Store(sleep > 0)
+	logger.Info(name+" strategy: signal, shutting down", "signal", sig.String(), "sleep_ms", sleep.Milliseconds())
 	tl := lifecycle.Timeline{Start: late.t0, Reason: sig.String(), Steps: []lifecycle.Step{{Name: lifecycle.StepNotReady}}}
 	if reg != nil {
-		// The usual order: deregister, then shut down, no wait in between.
+		// The usual order: deregister, then shut down, no wait in between
+		// but the fixed sleep.
 		deregister(o, reg, logger)
 		tl.Steps = append(tl.Steps, lifecycle.Step{Name: lifecycle.StepDeregistered, Offset: time.Since(late.t0)})
 	}
+	time.Sleep(sleep) // the baseline's fixed wait, serving on: not a synchronisation
 	tl.Steps = append(tl.Steps, lifecycle.Step{Name: lifecycle.StepListenersClosed, Offset: time.Since(late.t0)})
 	code := p.shutdown(o.Config.Timings.DrainTimeout, logger)
 	tl.Steps = append(tl.Steps, lifecycle.Step{Name: lifecycle.StepIdle, Offset: time.Since(late.t0)})
 	tl.LateArrivals, tl.LastLateArrival = late.n.Load(), time.Duration(late.last.Load())
-	logger.Info("shutdown strategy: done", "exit_code", code, "timeline", tl)
+	logger.Info(name+" strategy: done", "exit_code", code, "timeline", tl)
 	return code, nil
 }
 
@@ -192,10 +205,20 @@ func (l *lateCounter) wrap(h http.Handler) http.Handler {
 
 // alwaysReady is the admin handler of a service without drainkit: every
 // probe answers 200 for as long as the process serves.
-func alwaysReady() http.Handler {
+func alwaysReady() http.Handler { return readyUntil(new(atomic.Bool)) }
+
+// readyUntil is alwaysReady whose /readyz answers 503 once notReady is
+// set.
+func readyUntil(notReady *atomic.Bool) http.Handler {
 	mux := http.NewServeMux()
 	ok := func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) }
-	mux.HandleFunc("GET /readyz", ok)
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if notReady.Load() {
+			http.Error(w, "not ready: terminating", http.StatusServiceUnavailable)
+			return
+		}
+		ok(w, r)
+	})
 	mux.HandleFunc("GET /livez", ok)
 	mux.HandleFunc("GET /startupz", ok)
 	return mux

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// windowJSON is what drill --json says of the propagation window's
+// warnings (issue 32).
+type windowJSON struct {
+	Strategies []struct {
+		Name           string `json:"name"`
+		Failed         int    `json:"failed"`
+		WindowWarnings []struct {
+			Replica                 int    `json:"replica"`
+			Callers                 string `json:"callers"`
+			CallersDue              int    `json:"callers_due"`
+			PropagationMaxAtLeastMs int64  `json:"propagation_max_at_least_ms"`
+		} `json:"window_warnings"`
+	} `json:"strategies"`
+}
+
+func parseWindow(t *testing.T, r result) windowJSON {
+	t.Helper()
+	var w windowJSON
+	if err := json.Unmarshal([]byte(r.stdout), &w); err != nil {
+		t.Fatalf("drill --json output: %v\n%s", err, r.stdout)
+	}
+	return w
+}
+
+// cachedSlow is issue 32's slow consumer behind a list cache, without
+// Java: two cached consumers (each names itself, as consumer pods on IPs
+// of their own are told apart), 2 requests/s each, one replica, a 20 s
+// cache (one consumer keeps the old address about 16 s after SIGTERM,
+// beyond the default propagation.max of 12s).
+var cachedSlow = []string{"drill", "--json", "--strategies", "drainkit", "--consumer", "cached", "--consumer-cache", "20s",
+	"--consumer-rate", "2", "--consumers", "2", "--replicas", "1", "--baseline", "3s", "--tail", "1s"}
+
+var proposal = regexp.MustCompile(`propose: propagation.max (\S+), grace_period (\S+), terminationGracePeriodSeconds (\d+)`)
+
+// TestDrillCachedConsumerLearnedWindow (issue 32): with the default
+// timings the slow cached consumer loses requests, and the replica's
+// warning names it (cached-N) and a figure; the evidence the drill's
+// replica recorded (propagation.evidence_dir) makes `check --from-drains`
+// fail the defaults and propose a window; the next drill with the
+// proposal loses nothing and is not warned about, and check judges it OK.
+func TestDrillCachedConsumerLearnedWindow(t *testing.T) {
+	dir := t.TempDir()
+	env := []string{"DRAINKIT_PROPAGATION_EVIDENCE_DIR=" + dir}
+
+	first := parseWindow(t, drainkit(t, 2*time.Minute, env, cachedSlow...))
+	s := first.Strategies[0]
+	if s.Failed == 0 {
+		t.Fatalf("defaults behind a 20s cache: no request failed; the drill did not exercise the window")
+	}
+	if len(s.WindowWarnings) == 0 {
+		t.Fatalf("%d requests failed and no replica warned", s.Failed)
+	}
+	w := s.WindowWarnings[0]
+	if w.CallersDue == 0 || !strings.Contains(w.Callers, `identity="cached-`) || w.PropagationMaxAtLeastMs <= 12000 {
+		t.Errorf("warning %+v: want the cached consumer named and propagation.max above 12s", w)
+	}
+	t.Logf("defaults: %d failed; warned: %+v", s.Failed, w)
+
+	r := drainkit(t, 20*time.Second, nil, "check", "--from-drains", dir)
+	t.Logf("check --from-drains after the first drill:\n%s", r.stdout)
+	m := proposal.FindStringSubmatch(r.stdout)
+	if r.code != 1 || m == nil {
+		t.Fatalf("check --from-drains: exit %d, want 1 with a proposal:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	maxArg, graceArg := m[1], m[2]
+
+	second := parseWindow(t, drainkit(t, 2*time.Minute, env, append(cachedSlow, "--propagation-max", maxArg, "--grace-period", graceArg)...))
+	if s := second.Strategies[0]; s.Failed != 0 || len(s.WindowWarnings) != 0 {
+		t.Errorf("with the proposal (propagation.max %s, grace_period %s): %d failed, warnings %+v", maxArg, graceArg, s.Failed, s.WindowWarnings)
+	}
+	r = drainkit(t, 20*time.Second, nil, "check", "--from-drains", dir, "--propagation-max", maxArg, "--grace-period", graceArg,
+		"--termination-grace-period", m[3])
+	t.Logf("check --from-drains after the second drill:\n%s", r.stdout)
+	if r.code != 0 || !strings.Contains(r.stdout, "evidence verdict: OK") {
+		t.Errorf("check --from-drains with the proposal: exit %d, want 0 and evidence verdict OK:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// --consumer-rate is each consumer's rate, an alternative to --rate.
+func TestDrillConsumerRateFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--consumer-rate", "2", "--rate", "5"}, "--rate and --consumer-rate: give one"},
+		{[]string{"--consumer-rate", "0"}, "--consumer-rate: 0 is out of range"},
+	} {
+		r := drainkit(t, 20*time.Second, nil, append([]string{"drill"}, c.args...)...)
+		if r.code != 2 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("drill %v: exit %d, want 2 with %q:\n%s", c.args, r.code, c.want, r.stderr)
+		}
+	}
+}
