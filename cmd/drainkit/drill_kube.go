@@ -41,7 +41,7 @@ func (k *kubeOptions) bind(f *pflag.FlagSet) {
 
 // kubeIgnored are the drill's flags that mean nothing on the cluster:
 // --kubernetes refuses them rather than run something else than asked.
-var kubeIgnored = []string{"exec", "exec-arg", "consul", "etcd", "nacos", "scenario", "protocol", "consumer", "consumer-cache", "prestop", "method", "path", "body", "report"}
+var kubeIgnored = []string{"exec", "exec-arg", "consul", "etcd", "nacos", "scenario", "protocol", "consumer", "consumer-cache", "consumer-rate", "prestop", "method", "path", "body", "report"}
 
 // fromDrillFlags takes the drill's flags that --kubernetes reads when
 // given; it fails naming a flag that means nothing on the cluster.
