@@ -44,18 +44,7 @@ func TestCluster(t *testing.T) {
 	if err := c.ImportImage(helloImage, bin); err != nil {
 		t.Fatal(err)
 	}
-	kubectl := func(stdin string, args ...string) string {
-		t.Helper()
-		var in []byte
-		if stdin != "" {
-			in = []byte(stdin)
-		}
-		out, err := c.Kubectl(ctx, in, args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(out)
-	}
+	kubectl := func(stdin string, args ...string) string { return c.MustKubectl(t, ctx, stdin, args...) }
 	kubectl(serverManifest, "apply", "-f", "-")
 	kubectl("", "wait", "--for=condition=Ready", "pod/hello", "--timeout=180s")
 	podIP := kubectl("", "get", "pod/hello", "-o", "jsonpath={.status.podIP}")
