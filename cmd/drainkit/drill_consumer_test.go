@@ -11,20 +11,32 @@ import (
 // (--sequential: four strategies at 600 requests/s at once are 2,400/s, more
 // than this 2-core machine drives next to the other tests, and the drill
 // would rightly judge the run invalid), and checks that all four reported.
+// The run is shared (sharedDrainkit): a test judging the same command line
+// judges the same run.
 func drillStrategies(t *testing.T, env []string, args ...string) drillJSON {
 	t.Helper()
-	all := append([]string{"drill", "--json", "--sequential", "--strategies", "drainkit,shutdown,exit,kill"}, args...)
-	out := parseDrill(t, drainkit(t, 3*time.Minute, env, all...))
+	out := parseDrill(t, sharedDrainkit(t, 3*time.Minute, env, strategiesArgs(args)...))
 	if len(out.Strategies) != 4 {
 		t.Fatalf("%d strategies reported, want 4", len(out.Strategies))
 	}
 	return out
 }
 
+// strategiesArgs is drillStrategies' command line with args.
+func strategiesArgs(args []string) []string {
+	return append([]string{"drill", "--json", "--sequential", "--strategies", "drainkit,shutdown,exit,kill"}, args...)
+}
+
 // short are drill settings that keep a four-strategy run near 20 s.
 var short = []string{"--replicas", "2", "--baseline", "1s", "--tail", "1s"}
 
 var shortEnv = []string{"DRAINKIT_PROPAGATION_MIN=1s"}
+
+// drainkitConsumerArgs drill the four strategies through drainkit
+// consumers at 600 GET/s: TestDrillDrainkitConsumer judges what the
+// consumers lost, TestDrillConsumerTelemetry what their telemetry counted,
+// of the same run.
+var drainkitConsumerArgs = append([]string{"--consumer", "drainkit", "--rate", "600"}, short...)
 
 // TestDrillDrainkitConsumer: with the drainkit consumer no strategy loses a
 // GET at 600 requests/s, SIGKILL included (what was cut in flight is
@@ -34,7 +46,7 @@ var shortEnv = []string{"DRAINKIT_PROPAGATION_MIN=1s"}
 func TestDrillDrainkitConsumer(t *testing.T) {
 	parallelDrill(t, 600)
 	t.Run("drainkit", func(t *testing.T) {
-		for _, s := range drillStrategies(t, shortEnv, append([]string{"--consumer", "drainkit", "--rate", "600"}, short...)...).Strategies {
+		for _, s := range drillStrategies(t, shortEnv, drainkitConsumerArgs...).Strategies {
 			name := s.Name
 			if s.Failed != 0 || s.Consumer != "drainkit" {
 				t.Errorf("%s: %d of %d failed %v (consumer %q)", name, s.Failed, s.Requests, s.FailuresByKind, s.Consumer)

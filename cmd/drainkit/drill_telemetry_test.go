@@ -9,25 +9,25 @@ import (
 	"github.com/drainkit/drainkit/cmd/drainkit/internal/drill"
 )
 
-// TestDrillConsumerTelemetry: a real drill (replicas as child processes, a
-// rolling restart with drains and one with SIGKILL, at 300 requests/s)
-// through drainkit consumers that each run an OTel SDK (a ManualReader and
+// TestDrillConsumerTelemetry: a real drill (replicas as child processes,
+// rolling restarts of the four strategies, drains, exits and SIGKILLs, at
+// 600 requests/s: TestDrillDrainkitConsumer's run, shared) through drainkit
+// consumers that each run an OTel SDK (a ManualReader and
 // an in-memory span processor): every call the drill sent has a span and a
 // count with its outcome and stage, and the retries and ejections the
 // telemetry counted equal the drill's own (the drill counts retries from
 // each request's consumer.Outcome and ejections from Transport.Status). The
 // view's revision and age are exported.
 func TestDrillConsumerTelemetry(t *testing.T) {
-	parallelDrill(t, 300)
-	r := drainkit(t, 3*time.Minute, shortEnv, append([]string{"drill", "--json", "--sequential", "--strategies", "drainkit,kill",
-		"--consumer", "drainkit", "--rate", "300"}, short...)...)
+	parallelDrill(t, 600)
+	r := sharedDrainkit(t, 3*time.Minute, shortEnv, strategiesArgs(drainkitConsumerArgs)...)
 	parseDrill(t, r)
 	var out struct{ Strategies []drill.Summary }
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
 		t.Fatal(err)
 	}
-	if len(out.Strategies) != 2 {
-		t.Fatalf("%d strategies, want 2", len(out.Strategies))
+	if len(out.Strategies) != 4 {
+		t.Fatalf("%d strategies, want 4", len(out.Strategies))
 	}
 	for _, s := range out.Strategies {
 		tel := s.ConsumerTelemetry
