@@ -23,12 +23,13 @@ vet:
 	GOWORK=off $(GO) -C internal/kubetest vet ./...
 	GOWORK=off $(GO) -C registry/kubernetes vet ./...
 	GOWORK=off $(GO) -C registry/kubernetes/internal/clustertest vet ./...
+	GOWORK=off $(GO) -C cmd/drainkit/internal/kubeslices vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 
 # Every finding fails the target (and so `make test` and CI). The modules
 # outside go.work (OFFWORK) are checked with GOWORK=off, as they build.
 OFFWORK := examples/frameworks registry/etcd/internal/kratoswatch internal/kubetest \
-	registry/kubernetes registry/kubernetes/internal/clustertest
+	registry/kubernetes registry/kubernetes/internal/clustertest cmd/drainkit/internal/kubeslices
 
 staticcheck:
 	@set -e; for m in $(MODULES); do echo "staticcheck $$m/..."; (cd "$$m" && $(STATICCHECK) ./...); done
@@ -48,6 +49,8 @@ race:
 	GOWORK=off $(GO) -C examples/frameworks test -race -count=1 -timeout 15m ./...
 	# the EndpointSlice source (client-go): a module outside go.work (see its go.mod); its cluster tests run in `make kube`
 	GOWORK=off $(GO) -C registry/kubernetes test -race -count=1 ./...
+	# the endpointslices load pod of drill --kubernetes (client-go): a module outside go.work; its cluster run is internal/kubetest/drilltest
+	GOWORK=off $(GO) -C cmd/drainkit/internal/kubeslices test -race -count=1 ./...
 
 # kube runs the tests on a real single-node Kubernetes cluster: the
 # harness's own (internal/kubetest) and the shipped examples/kubernetes
