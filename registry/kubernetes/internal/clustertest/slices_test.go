@@ -52,6 +52,7 @@ func TestEndpointSlices(t *testing.T) {
 	t.Run("TwoSlices", func(t *testing.T) { testTwoSlices(t, admin) })
 	t.Run("Relist", func(t *testing.T) { testRelist(t, c, admin) })
 	t.Run("Pods", func(t *testing.T) { testPods(t, c, admin) })
+	t.Run("GRPC", func(t *testing.T) { testGRPC(t, c, admin) })
 }
 
 // newClient returns a clientset of the cluster's admin that dials with
