@@ -58,6 +58,8 @@ type run struct {
 	t       *tracker
 	step    func(format string, a ...any)
 	streams []*stream // every kubectl it started, waited for at its end
+	// rulesRead: kube-proxy's rules are read (Result.RulesRead).
+	rulesRead bool
 }
 
 // loadStream is a load pod's log: started closes at its "started" line;
@@ -110,7 +112,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	res := &Result{Namespace: c.Namespace, Replicas: c.Replicas, RatePerSecond: c.Rate, Loads: c.Loads,
 		PreStopSleepS: int(c.PreStopSleep / time.Second), Concurrent: c.Concurrent}
 	if c.Rules == "on" || (c.Rules == "auto" && rulesReadable(ctx)) {
-		res.RulesRead = true
+		res.RulesRead, r.rulesRead = true, true
 		readers.Go(func() { pollRules(watchCtx, r.t, c.Namespace) })
 	}
 	groups := [][]string{c.Strategies}
@@ -154,6 +156,16 @@ func (r *run) group(ctx, watchCtx context.Context, g []string) ([]StrategyResult
 	old, err := r.waitServerPods(ctx, g)
 	if err != nil {
 		return nil, err
+	}
+	if r.rulesRead {
+		// Ready pods are not yet kube-proxy's: on a busy node its rules
+		// for a new Service come a second or more later, and a request
+		// through the ClusterIP meanwhile is refused (measured: 8 failures
+		// before the restart, an invalid run). Where the rules are read,
+		// the load waits for them.
+		if err := r.waitInRules(ctx, old); err != nil {
+			return nil, err
+		}
 	}
 	// The old pods' logs, for their SIGTERM lines: every server pod of g
 	// now running, followed until its container exits.
@@ -250,6 +262,24 @@ func (r *run) waitServerPods(ctx context.Context, g []string) (map[string][]stri
 		return ""
 	})
 	return out, err
+}
+
+// waitInRules waits until kube-proxy's rules send to every pod in pods.
+func (r *run) waitInRules(ctx context.Context, pods map[string][]string) error {
+	return r.waitFor(ctx, func(tracks map[string]podTrack) string {
+		var left []string
+		for _, names := range pods {
+			for _, n := range names {
+				if !tracks[n].inRules {
+					left = append(left, n)
+				}
+			}
+		}
+		if len(left) == 0 {
+			return ""
+		}
+		return "kube-proxy's rules did not send to " + strings.Join(left, ", ") + " yet"
+	})
 }
 
 // waitExited waits until every pod in old has exited.
