@@ -5,9 +5,6 @@ package clustertest
 import (
 	"context"
 	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -86,16 +83,8 @@ func testGRPC(t *testing.T, c *kubetest.Cluster, admin kubernetes.Interface) {
 		t.Helper()
 		return c.MustKubectl(t, ctx, stdin, args...)
 	}
-	bin := filepath.Join(t.TempDir(), "drainkit")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/drainkit")
-	build.Dir = "../../../.."
-	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/drainkit: %v\n%s", err, out)
-	}
-	if err := c.ImportImage(drainkitImage, bin); err != nil {
-		t.Fatal(err)
-	}
+	// In the workspace (GOWORK unset): cmd/drainkit is a go.work module.
+	importBinary(t, c, "../../../..", "./cmd/drainkit", "", drainkitImage)
 	kubectl(greeterManifest, "apply", "-f", "-")
 	kubectl("", "rollout", "status", "deployment/greeter", "--timeout", waitFor.String())
 
