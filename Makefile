@@ -29,6 +29,7 @@ vet:
 	GOWORK=off $(GO) -C internal/kubetest vet -race ./...
 	GOWORK=off $(GO) -C registry/kubernetes vet -race ./...
 	GOWORK=off $(GO) -C registry/kubernetes/internal/clustertest vet -race ./...
+	GOWORK=off $(GO) -C cmd/drainkit/internal/kubeslices vet -race ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 
 # Every finding fails the target (and so `make test` and CI). The modules
@@ -37,7 +38,7 @@ vet:
 # module's, grpc-go, the registry clients) once per module. The modules
 # outside go.work (OFFWORK) are checked with GOWORK=off, as they build.
 OFFWORK := examples/frameworks registry/etcd/internal/kratoswatch internal/kubetest \
-	registry/kubernetes registry/kubernetes/internal/clustertest
+	registry/kubernetes registry/kubernetes/internal/clustertest cmd/drainkit/internal/kubeslices
 
 staticcheck:
 	$(STATICCHECK) $(PKGS)
@@ -57,6 +58,8 @@ race:
 	GOWORK=off $(GO) -C examples/frameworks test -race -count=1 -timeout 15m ./...
 	# the EndpointSlice source (client-go): a module outside go.work (see its go.mod); its cluster tests run in `make kube`
 	GOWORK=off $(GO) -C registry/kubernetes test -race -count=1 ./...
+	# the endpointslices load pod of drill --kubernetes (client-go): a module outside go.work; its cluster run is internal/kubetest/drilltest
+	GOWORK=off $(GO) -C cmd/drainkit/internal/kubeslices test -race -count=1 ./...
 
 # kube runs the tests on a real single-node Kubernetes cluster: the
 # harness's own (internal/kubetest) and the shipped examples/kubernetes

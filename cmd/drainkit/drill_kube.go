@@ -33,7 +33,8 @@ func (k *kubeOptions) bind(f *pflag.FlagSet) {
 	f.StringVar(&c.Kubeconfig, "kubeconfig", "", "with --kubernetes: kubectl's --kubeconfig (default: kubectl's own)")
 	f.StringVar(&c.Namespace, "namespace", "", "with --kubernetes: the namespace to create, drill in and delete (must not exist; default drainkit-drill-<unix time>)")
 	f.DurationVar(&c.PreStopSleep, "prestop-sleep", c.PreStopSleep, "with --kubernetes: the sleep strategy's `preStop: sleep` (whole seconds), the baseline")
-	f.StringVar(&c.Load, "kube-load", c.Load, "with --kubernetes: how the load pods reach the service: service (the ClusterIP through kube-proxy, a new connection per request)")
+	f.StringSliceVar(&c.Loads, "kube-load", c.Loads, "with --kubernetes: how the load pods reach the service, one load pod per strategy and kind, comma-separated: service (the ClusterIP through kube-proxy, a new connection per request), endpointslices (the pod IPs through drainkit's consumer fed by the EndpointSlices; needs --kube-slices-image)")
+	f.StringVar(&c.SlicesImage, "kube-slices-image", "", "with --kubernetes and --kube-load endpointslices: the image of those load pods, whose entrypoint is the binary of cmd/drainkit/internal/kubeslices (kube-load with a Kubernetes client, which the drainkit binary does not link)")
 	f.StringVar(&c.Rules, "kube-proxy-rules", c.Rules, "with --kubernetes: read kube-proxy's iptables rules (iptables-save, as root on the node): auto, on or off")
 	f.BoolVar(&c.Concurrent, "kube-concurrent", false, "with --kubernetes: restart every strategy's Deployment at once instead of one after another (each with the machine to itself)")
 	f.DurationVar(&c.Timeout, "kube-timeout", c.Timeout, "with --kubernetes: bound of the whole drill")
@@ -133,7 +134,9 @@ const kubeDrillLong = `
 
 --kubernetes drills on a cluster instead (kubectl, --kubeconfig): per strategy a
 Deployment of --image (the drainkit binary at --image-binary) behind a Service, a load
-pod sending --rate requests/s through the Service's ClusterIP (kube-proxy), ` + "`kubectl rollout restart`" + `
+pod sending --rate requests/s through the Service's ClusterIP (kube-proxy) and, with
+--kube-load service,endpointslices, another through drainkit's consumer fed by the
+Service's EndpointSlices (image: --kube-slices-image), ` + "`kubectl rollout restart`" + `
 of every Deployment at once; for each old pod the table gives the kubelet's SIGTERM, the
 EndpointSlice's ready=false, serving=false and terminating, kube-proxy's rules without it
 (as root on the node), the last request it answered, its failures and its drain time.

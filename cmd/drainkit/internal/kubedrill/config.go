@@ -1,8 +1,9 @@
 // Package kubedrill is `drainkit drill --kubernetes`: the rolling restart
 // on a real cluster. Per strategy it deploys the image as a Deployment
-// behind a Service, runs a load pod that sends a fixed rate through the
-// Service (kube-proxy), runs `kubectl rollout restart` on every Deployment
-// at once and records, for each old pod, the four instants: the kubelet's
+// behind a Service, runs load pods that send a fixed rate through the
+// Service (kube-proxy) and, with LoadEndpointSlices, through drainkit's
+// consumer fed by the EndpointSlices, runs `kubectl rollout restart` on
+// every Deployment at once and records, for each old pod, the four instants: the kubelet's
 // SIGTERM, the EndpointSlice conditions (ready=false, serving=false,
 // terminating), kube-proxy's rules without the pod, and the last request
 // the pod answered; then the failures per pod and the drain time (the pod's
@@ -10,7 +11,8 @@
 //
 // It drives the cluster with kubectl (get --watch -o json, apply, logs -f)
 // rather than client-go, so that the drainkit command links no Kubernetes
-// client.
+// client; the one load kind that needs a client runs from an image of its
+// own (cmd/drainkit/internal/kubeslices, see LoadEndpointSlices).
 package kubedrill
 
 import (
@@ -49,6 +51,11 @@ type Config struct {
 	// image (the preStop hook's command), PullPolicy the pods'
 	// imagePullPolicy.
 	Image, ImageBinary, PullPolicy string
+	// SlicesImage is the image of the load pods of the kinds that read
+	// the EndpointSlices (LoadEndpointSlices): its entrypoint is the
+	// binary of cmd/drainkit/internal/kubeslices, which has `kube-load`
+	// with a Kubernetes client. Required when Loads has such a kind.
+	SlicesImage string
 	// Strategies to compare, each in its own Deployment: one after
 	// another (each with the machine to itself), or all at once with
 	// Concurrent.
@@ -58,8 +65,9 @@ type Config struct {
 	Replicas int
 	// Rate is requests/s per strategy, from one load pod.
 	Rate float64
-	// Load is the load kind (LoadKinds).
-	Load string
+	// Loads are the load kinds (LoadKinds): each strategy gets a load pod
+	// of each kind, all at Rate, through the same rollout.
+	Loads []string
 	// RequestTimeout bounds each request.
 	RequestTimeout time.Duration
 	// PreStopSleep is StrategySleep's preStop sleep (whole seconds).
@@ -86,7 +94,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Kubectl: "kubectl", ImageBinary: "/drainkit", PullPolicy: "IfNotPresent",
-		Strategies: slices.Clone(Strategies), Replicas: 3, Rate: 200, Load: LoadService,
+		Strategies: slices.Clone(Strategies), Replicas: 3, Rate: 200, Loads: []string{LoadService},
 		RequestTimeout: 2 * time.Second, PreStopSleep: 5 * time.Second,
 		Baseline: 3 * time.Second, Tail: 3 * time.Second, Timeout: 5 * time.Minute,
 		GracePeriod: 30 * time.Second, Rules: "auto",
@@ -115,8 +123,19 @@ func (c Config) Validate() error {
 	case c.Rules != "auto" && c.Rules != "on" && c.Rules != "off":
 		return fmt.Errorf("--kube-proxy-rules %q: want auto, on or off", c.Rules)
 	}
-	if _, ok := LoadKinds[c.Load]; !ok {
-		return fmt.Errorf("--kube-load %q: want one of %s", c.Load, strings.Join(loadKindNames(), ", "))
+	if len(c.Loads) == 0 {
+		return fmt.Errorf("--kube-load: none given: want one or more of %s", strings.Join(loadKindNames(), ", "))
+	}
+	for i, l := range c.Loads {
+		k, ok := LoadKinds[l]
+		switch {
+		case !ok:
+			return fmt.Errorf("--kube-load %q: want one or more of %s", l, strings.Join(loadKindNames(), ", "))
+		case slices.Contains(c.Loads[:i], l):
+			return fmt.Errorf("--kube-load: %q given twice", l)
+		case k.ownImage && c.SlicesImage == "":
+			return fmt.Errorf("--kube-load %s needs --kube-slices-image: the image of cmd/drainkit/internal/kubeslices (the drainkit binary links no Kubernetes client)", l)
+		}
 	}
 	if len(c.Strategies) == 0 {
 		return fmt.Errorf("--strategies: none given")

@@ -6,10 +6,12 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/drainkit/drainkit/cmd/drainkit/internal/kubedrill/kubeload"
 	"github.com/drainkit/drainkit/cmd/drainkit/internal/serve"
 )
 
@@ -34,12 +36,12 @@ func TestRunLoad(t *testing.T) {
 	}))
 	defer srv.Close()
 	var out bytes.Buffer
-	err := RunLoad(ctx, LoadOptions{Via: LoadService, Target: srv.URL + "/", Rate: 200, RequestTimeout: 5 * time.Second}, &out)
+	err := kubeload.Run(ctx, kubeload.Options{Via: LoadService, Target: srv.URL + "/", Rate: 200, RequestTimeout: 5 * time.Second}, Senders, &out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sc := bufio.NewScanner(&out)
-	var lines []LoadLine
+	var lines []kubeload.Line
 	for sc.Scan() {
 		l, ok := loadLogLine(sc.Text())
 		if !ok {
@@ -59,9 +61,13 @@ func TestRunLoad(t *testing.T) {
 	}
 }
 
-func TestRunLoadRefusesUnknownKind(t *testing.T) {
-	err := RunLoad(context.Background(), LoadOptions{Via: "pigeon", Target: "http://x/", Rate: 1, RequestTimeout: time.Second}, &bytes.Buffer{})
-	if err == nil {
-		t.Fatal("an unknown load kind ran")
+// The drainkit command's load program refuses the EndpointSlice kind (it
+// has no Kubernetes client) and says which image sends it.
+func TestRunLoadRefusesKindsItCannotSend(t *testing.T) {
+	for _, via := range []string{"pigeon", LoadEndpointSlices} {
+		err := kubeload.Run(context.Background(), kubeload.Options{Via: via, Target: "http://x/", Rate: 1, RequestTimeout: time.Second}, Senders, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), "kubeslices") {
+			t.Errorf("--via %s: %v, want an error naming the kubeslices image", via, err)
+		}
 	}
 }

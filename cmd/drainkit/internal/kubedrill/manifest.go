@@ -14,6 +14,8 @@ const (
 	labelRole = "drill.drainkit.dev/role"
 	// labelStrategy is the strategy a server or load pod belongs to.
 	labelStrategy = "drill.drainkit.dev/strategy"
+	// labelLoad is a load pod's load kind.
+	labelLoad = "drill.drainkit.dev/load"
 )
 
 // Ports of the service pods: the example's listener and the admin
@@ -26,8 +28,12 @@ const (
 // deploymentName is the Deployment (and Service) of strategy s.
 func deploymentName(s string) string { return "drill-" + s }
 
-// loadPodName is the load pod of strategy s.
-func loadPodName(s string) string { return "load-" + s }
+// loadPodName is the load pod of strategy s and load kind kind.
+func loadPodName(s, kind string) string { return "load-" + s + "-" + kind }
+
+// loadServiceAccount is the ServiceAccount of the load pods of the kinds
+// that read EndpointSlices (LoadKind.ownImage).
+const loadServiceAccount = "drill-load"
 
 // podSpec is what differs between the strategies' pods.
 type podSpec struct {
@@ -123,25 +129,55 @@ func (c Config) serverManifests(s string) ([]byte, error) {
 	return json.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": []any{deployment, service}})
 }
 
-// loadManifest returns the load pod of strategy s, sending to the
-// Service at clusterIP.
-func (c Config) loadManifest(s, clusterIP string) ([]byte, error) {
-	args := []string{"kube-load", "--via", c.Load, "--target", LoadKinds[c.Load].target(deploymentName(s), clusterIP),
+// loadManifest returns the load pod of strategy s and load kind kind,
+// sending to the Service at clusterIP.
+func (c Config) loadManifest(s, kind, clusterIP string) ([]byte, error) {
+	k := LoadKinds[kind]
+	args := []string{"kube-load", "--via", kind, "--target", k.target(c.Namespace, deploymentName(s), clusterIP),
 		"--rate", strconv.FormatFloat(c.Rate, 'g', -1, 64), "--request-timeout", c.RequestTimeout.String()}
+	image := c.Image
+	spec := map[string]any{
+		"restartPolicy": "Never",
+		// SIGTERM stops the load; it then waits for what is in
+		// flight (at most the request timeout) and prints its summary.
+		"terminationGracePeriodSeconds": int((c.RequestTimeout+10*time.Second)/time.Second) + 1,
+	}
+	if k.ownImage {
+		image = c.SlicesImage
+		spec["serviceAccountName"] = loadServiceAccount
+	}
+	spec["containers"] = []any{map[string]any{
+		"name": "load", "image": image, "imagePullPolicy": c.PullPolicy, "args": args,
+		// The load must keep its pace on a busy node: a load pod that
+		// falls behind measures the machine (Result.Invalid).
+		"resources": map[string]any{"requests": map[string]any{"cpu": "500m"}},
+	}}
 	return json.Marshal(map[string]any{
 		"apiVersion": "v1", "kind": "Pod",
-		"metadata": map[string]any{"name": loadPodName(s), "labels": map[string]string{labelRole: "load", labelStrategy: s}},
-		"spec": map[string]any{
-			"restartPolicy": "Never",
-			// SIGTERM stops the load; it then waits for what is in
-			// flight (at most the request timeout) and prints its summary.
-			"terminationGracePeriodSeconds": int((c.RequestTimeout+10*time.Second)/time.Second) + 1,
-			"containers": []any{map[string]any{
-				"name": "load", "image": c.Image, "imagePullPolicy": c.PullPolicy, "args": args,
-				// The load must keep its pace on a busy node: a load pod
-				// that falls behind measures the machine (Result.Invalid).
-				"resources": map[string]any{"requests": map[string]any{"cpu": "500m"}},
-			}},
-		},
+		"metadata": map[string]any{"name": loadPodName(s, kind), "labels": map[string]string{labelRole: "load", labelStrategy: s, labelLoad: kind}},
+		"spec":     spec,
 	})
+}
+
+// rbacManifests returns the ServiceAccount of the load pods that read the
+// EndpointSlices, with a Role that may get, list and watch the
+// namespace's EndpointSlices (what registry/kubernetes's source does, and
+// nothing else) and its RoleBinding, as a kubectl List (JSON).
+func rbacManifests() ([]byte, error) {
+	sa := map[string]any{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": map[string]any{"name": loadServiceAccount}}
+	role := map[string]any{
+		"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+		"metadata": map[string]any{"name": loadServiceAccount},
+		"rules": []any{map[string]any{
+			"apiGroups": []string{"discovery.k8s.io"}, "resources": []string{"endpointslices"},
+			"verbs": []string{"get", "list", "watch"},
+		}},
+	}
+	binding := map[string]any{
+		"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+		"metadata": map[string]any{"name": loadServiceAccount},
+		"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": loadServiceAccount},
+		"subjects": []any{map[string]any{"kind": "ServiceAccount", "name": loadServiceAccount}},
+	}
+	return json.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": []any{sa, role, binding}})
 }

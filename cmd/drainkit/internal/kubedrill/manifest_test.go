@@ -87,13 +87,14 @@ func TestServerManifests(t *testing.T) {
 
 func TestValidateNamesTheFlag(t *testing.T) {
 	for flag, mutate := range map[string]func(*Config){
-		"--image":            func(c *Config) { c.Image = "" },
-		"--image-binary":     func(c *Config) { c.ImageBinary = "drainkit" },
-		"--replicas":         func(c *Config) { c.Replicas = 1 },
-		"--prestop-sleep":    func(c *Config) { c.PreStopSleep = 1500 * time.Millisecond },
-		"--kube-load":        func(c *Config) { c.Load = "carrier-pigeon" },
-		"--strategies":       func(c *Config) { c.Strategies = []string{"exit"} },
-		"--kube-proxy-rules": func(c *Config) { c.Rules = "maybe" },
+		"--image":             func(c *Config) { c.Image = "" },
+		"--image-binary":      func(c *Config) { c.ImageBinary = "drainkit" },
+		"--replicas":          func(c *Config) { c.Replicas = 1 },
+		"--prestop-sleep":     func(c *Config) { c.PreStopSleep = 1500 * time.Millisecond },
+		"--kube-load":         func(c *Config) { c.Loads = []string{"carrier-pigeon"} },
+		"--kube-slices-image": func(c *Config) { c.Loads = []string{LoadService, LoadEndpointSlices} },
+		"--strategies":        func(c *Config) { c.Strategies = []string{"exit"} },
+		"--kube-proxy-rules":  func(c *Config) { c.Rules = "maybe" },
 	} {
 		c := DefaultConfig()
 		c.Image = "x:1"
@@ -106,5 +107,64 @@ func TestValidateNamesTheFlag(t *testing.T) {
 	c.Image = "x:1"
 	if err := c.Validate(); err != nil {
 		t.Errorf("defaults with an image: %v", err)
+	}
+}
+
+// The endpointslices load pod runs the kubeslices image under the drill's
+// ServiceAccount, sending to NAMESPACE/SERVICE; the service load pod runs
+// the drainkit image with the Service's URL. The Role lets that account
+// read EndpointSlices and nothing else.
+func TestLoadManifests(t *testing.T) {
+	c := DefaultConfig()
+	c.Image, c.SlicesImage, c.Namespace = "x.invalid/drainkit:1", "x.invalid/kubeslices:1", "drill-ns"
+	var pod struct {
+		Metadata struct{ Name string }
+		Spec     struct {
+			ServiceAccountName string `json:"serviceAccountName"`
+			Containers         []struct {
+				Image string
+				Args  []string
+			}
+		}
+	}
+	for _, tc := range []struct{ kind, image, account, target string }{
+		{LoadService, c.Image, "", "http://10.96.0.7:80/"},
+		{LoadEndpointSlices, c.SlicesImage, loadServiceAccount, "drill-ns/drill-drainkit"},
+	} {
+		b, err := c.loadManifest(StrategyDrainkit, tc.kind, "10.96.0.7")
+		if err != nil {
+			t.Fatal(err)
+		}
+		pod.Spec.ServiceAccountName = ""
+		if err := json.Unmarshal(b, &pod); err != nil {
+			t.Fatal(err)
+		}
+		ctr := pod.Spec.Containers[0]
+		i := slices.Index(ctr.Args, "--target")
+		if pod.Metadata.Name != loadPodName(StrategyDrainkit, tc.kind) || ctr.Image != tc.image || pod.Spec.ServiceAccountName != tc.account ||
+			i < 0 || ctr.Args[i+1] != tc.target || !slices.Contains(ctr.Args, tc.kind) {
+			t.Errorf("%s: %s", tc.kind, b)
+		}
+	}
+	b, err := rbacManifests()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l struct {
+		Items []struct {
+			Kind  string
+			Rules []struct {
+				APIGroups []string `json:"apiGroups"`
+				Resources []string
+				Verbs     []string
+			}
+		}
+	}
+	if err := json.Unmarshal(b, &l); err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Items) != 3 || l.Items[1].Kind != "Role" || len(l.Items[1].Rules) != 1 ||
+		!slices.Equal(l.Items[1].Rules[0].Resources, []string{"endpointslices"}) || !slices.Equal(l.Items[1].Rules[0].Verbs, []string{"get", "list", "watch"}) {
+		t.Errorf("RBAC: %s", b)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drainkit/drainkit/cmd/drainkit/internal/kubedrill/kubeload"
 	"github.com/drainkit/drainkit/cmd/drainkit/internal/serve"
 )
 
@@ -45,12 +46,12 @@ func podLogLine(line string) (pod string, mark int, at time.Time, ok bool) {
 	return pod, logMarks[rec.Msg], rec.Time, true
 }
 
-// loadLogLine parses one line of a load pod's log (a LoadLine), ok false
+// loadLogLine parses one line of a load pod's log (a kubeload.Line), ok false
 // for any other line.
-func loadLogLine(line string) (LoadLine, bool) {
-	var l LoadLine
+func loadLogLine(line string) (kubeload.Line, bool) {
+	var l kubeload.Line
 	if !strings.HasPrefix(line, "{") || json.Unmarshal([]byte(line), &l) != nil || l.Kind == "" {
-		return LoadLine{}, false
+		return kubeload.Line{}, false
 	}
 	return l, true
 }

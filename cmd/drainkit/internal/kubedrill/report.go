@@ -10,7 +10,7 @@ import (
 )
 
 // Passed reports whether the drill passed: valid, and the drainkit
-// strategy (when drilled) lost no request.
+// strategy (when drilled) lost no request through any load kind.
 func Passed(res *Result) bool {
 	if res.Invalid != "" {
 		return false
@@ -21,6 +21,17 @@ func Passed(res *Result) bool {
 		}
 	}
 	return true
+}
+
+// lost is the requests strategy s lost through every load kind.
+func (res *Result) lost(s string) int {
+	n := 0
+	for _, r := range res.Strategies {
+		if r.Strategy == s {
+			n += r.Failed
+		}
+	}
+	return n
 }
 
 // label is the strategy's name in the table: sleep with its seconds.
@@ -42,12 +53,12 @@ func WriteJSON(w io.Writer, res *Result) error {
 // and a verdict.
 func WriteTable(w io.Writer, res *Result) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Kubernetes drill (namespace %s): %d replicas per strategy, %g requests/s per strategy, load %s, `kubectl rollout restart` of %s\n\n",
-		res.Namespace, res.Replicas, res.RatePerSecond, res.Load, map[bool]string{true: "every Deployment at once", false: "each Deployment in turn"}[res.Concurrent])
+	fmt.Fprintf(&b, "Kubernetes drill (namespace %s): %d replicas per strategy, %g requests/s per strategy and load kind, loads %s, `kubectl rollout restart` of %s\n\n",
+		res.Namespace, res.Replicas, res.RatePerSecond, strings.Join(res.Loads, ", "), map[bool]string{true: "every Deployment at once", false: "each Deployment in turn"}[res.Concurrent])
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "STRATEGY\tSENT\tFAILED\tUNATTRIBUTED\tDRAIN/POD MIN\tMEDIAN\tMAX\tFAILED/S FROM RESTART\tERRORS")
+	fmt.Fprintln(tw, "STRATEGY\tLOAD\tSENT\tFAILED\tUNATTRIBUTED\tDRAIN/POD MIN\tMEDIAN\tMAX\tFAILED/S FROM RESTART\tERRORS")
 	for _, s := range res.Strategies {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", res.label(s.Strategy), s.Sent, s.Failed, s.Unattributed,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", res.label(s.Strategy), s.Load, s.Sent, s.Failed, s.Unattributed,
 			secs(s.DrainMinMS), secs(s.DrainMedianMS), secs(s.DrainMaxMS), perSecond(s.FailedPerSecond), errorsLine(s.Errors))
 	}
 	if err := tw.Flush(); err != nil {
@@ -56,10 +67,10 @@ func WriteTable(w io.Writer, res *Result) error {
 	fmt.Fprintf(&b, "\nOld pods, seconds from the restart: deleted (preStop starts), the kubelet's SIGTERM, the EndpointSlice's ready=false, serving=false, terminating, kube-proxy's rules without it%s, the last request it answered (sent), the process's end (its last log line) and the kubelet's report of the exit; DRAIN is deletion to the process's end:\n\n",
 		map[bool]string{true: "", false: " (not read: run the drill as root on the node)"}[res.RulesRead])
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "STRATEGY\tPOD\tIP\tDELETED\tSIGTERM\tREADY=F\tSERVING=F\tTERMINATING\tRULES GONE\tLAST REQ\tDONE\tEXITED\tDRAIN\tSERVED\tFAILED")
+	fmt.Fprintln(tw, "STRATEGY\tLOAD\tPOD\tIP\tDELETED\tSIGTERM\tREADY=F\tSERVING=F\tTERMINATING\tRULES GONE\tLAST REQ\tDONE\tEXITED\tDRAIN\tSERVED\tFAILED")
 	for _, s := range res.Strategies {
 		for _, p := range s.Pods {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\n", res.label(s.Strategy), p.Pod, p.IP,
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\n", res.label(s.Strategy), s.Load, p.Pod, p.IP,
 				at(p.DeletedMS), at(p.SIGTERMMS), at(p.NotReadyMS), at(p.NotServingMS), at(p.TerminatingMS),
 				at(p.RulesGoneMS), at(p.LastRequestMS), at(p.DoneMS), at(p.ExitedMS), secs(p.DrainMS), p.Served, p.Failed)
 		}
@@ -79,12 +90,14 @@ func Verdict(res *Result) string {
 	}
 	var parts []string
 	for _, s := range res.Strategies {
-		parts = append(parts, fmt.Sprintf("%s lost %d of %d (drain per pod: median %s s, max %s s)", res.label(s.Strategy), s.Failed, s.Sent, secs(s.DrainMedianMS), secs(s.DrainMaxMS)))
+		parts = append(parts, fmt.Sprintf("%s via %s lost %d of %d (drain per pod: median %s s, max %s s)", res.label(s.Strategy), s.Load, s.Failed, s.Sent, secs(s.DrainMedianMS), secs(s.DrainMaxMS)))
 	}
 	v := strings.Join(parts, "; ") + "."
+	// A strategy's results through each load kind share its pods, so
+	// its first result has its drain times.
 	i := slices.IndexFunc(res.Strategies, func(s StrategyResult) bool { return s.Strategy == StrategyDrainkit })
 	j := slices.IndexFunc(res.Strategies, func(s StrategyResult) bool { return s.Strategy == StrategySleep })
-	if i >= 0 && j >= 0 && res.Strategies[i].Failed == 0 && res.Strategies[j].Failed == 0 {
+	if i >= 0 && j >= 0 && res.lost(StrategyDrainkit) == 0 && res.lost(StrategySleep) == 0 {
 		d, sl := res.Strategies[i].DrainMaxMS, res.Strategies[j].DrainMaxMS
 		switch {
 		case d < sl:

@@ -1,10 +1,12 @@
 package kubedrill
 
 import (
+	"cmp"
 	"slices"
-	"sort"
 	"strings"
 	"time"
+
+	"github.com/drainkit/drainkit/cmd/drainkit/internal/kubedrill/kubeload"
 )
 
 // Result is a Kubernetes drill's outcome.
@@ -12,7 +14,7 @@ type Result struct {
 	Namespace     string           `json:"namespace"`
 	Replicas      int              `json:"replicas"`
 	RatePerSecond float64          `json:"rate_per_s"`
-	Load          string           `json:"load"`
+	Loads         []string         `json:"loads"`
 	PreStopSleepS int              `json:"prestop_sleep_s"`
 	Concurrent    bool             `json:"concurrent"`
 	RulesRead     bool             `json:"kube_proxy_rules_read"`
@@ -23,11 +25,14 @@ type Result struct {
 	Invalid string `json:"invalid_reason,omitempty"`
 }
 
-// StrategyResult is one strategy's requests and old pods. Its instants
-// are milliseconds from its `kubectl rollout restart` (RestartUnixMS), on
-// the drill's clock.
+// StrategyResult is one strategy's requests through one load kind, and
+// its old pods (the same pods for each load kind of the strategy, with the
+// requests of that kind). Its instants are milliseconds from its `kubectl
+// rollout restart` (RestartUnixMS), on the drill's clock.
 type StrategyResult struct {
-	Strategy      string `json:"strategy"`
+	Strategy string `json:"strategy"`
+	// Load is the load kind (LoadKinds) the requests went through.
+	Load          string `json:"load"`
 	RestartUnixMS int64  `json:"restart_unix_ms"`
 	Sent          int    `json:"sent"`
 	Failed        int    `json:"failed"`
@@ -86,9 +91,9 @@ type PodResult struct {
 // rules go (RulesGoneMS), and a request sent just before fails just after.
 const failureSlack = time.Second
 
-// build makes the strategy's result from the old pods' tracks and its load
-// summary.
-func build(strategy string, restart time.Time, old []podTrack, sum *LoadSummary) StrategyResult {
+// build makes the result of the strategy through load kind load from the
+// old pods' tracks and the load pod's summary.
+func build(strategy, load string, restart time.Time, old []podTrack, sum *kubeload.Summary) StrategyResult {
 	ms := func(t time.Time) *int64 {
 		if t.IsZero() {
 			return nil
@@ -96,7 +101,7 @@ func build(strategy string, restart time.Time, old []podTrack, sum *LoadSummary)
 		v := t.Sub(restart).Milliseconds()
 		return &v
 	}
-	r := StrategyResult{Strategy: strategy, RestartUnixMS: restart.UnixMilli(), Errors: map[string]int{}}
+	r := StrategyResult{Strategy: strategy, Load: load, RestartUnixMS: restart.UnixMilli(), Errors: map[string]int{}}
 	if sum != nil {
 		r.Sent, r.Failed, r.MaxLagMS = sum.Sent, sum.Failed+sum.Dropped, sum.MaxLagMS
 	}
@@ -195,9 +200,13 @@ func errorClass(msg string) string {
 	return msg
 }
 
-// sortStrategies orders rs as Strategies lists them.
-func sortStrategies(rs []StrategyResult) {
-	sort.SliceStable(rs, func(i, j int) bool {
-		return slices.Index(Strategies, rs[i].Strategy) < slices.Index(Strategies, rs[j].Strategy)
+// sortStrategies orders rs as Strategies lists them, and a strategy's
+// results as loads lists their kinds.
+func sortStrategies(rs []StrategyResult, loads []string) {
+	slices.SortStableFunc(rs, func(a, b StrategyResult) int {
+		if c := cmp.Compare(slices.Index(Strategies, a.Strategy), slices.Index(Strategies, b.Strategy)); c != 0 {
+			return c
+		}
+		return cmp.Compare(slices.Index(loads, a.Load), slices.Index(loads, b.Load))
 	})
 }

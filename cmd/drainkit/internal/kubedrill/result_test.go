@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/drainkit/drainkit/cmd/drainkit/internal/kubedrill/kubeload"
 )
 
 // Failures go to the pod that answered them (a 5xx names it), else by time
@@ -20,7 +22,7 @@ func TestBuild(t *testing.T) {
 		{name: "a", ip: "10.0.0.1", deleted: at(1000), exited: at(6000)},
 	}
 	ms := func(t time.Time) int64 { return t.UnixMilli() }
-	sum := &LoadSummary{Sent: 100, OK: 94, Failed: 6, ByPod: map[string]*PodCount{"10.0.0.1": {N: 50, LastMS: ms(at(1500))}}, Failures: []LoadFailure{
+	sum := &kubeload.Summary{Sent: 100, OK: 94, Failed: 6, ByPod: map[string]*kubeload.PodCount{"10.0.0.1": {N: 50, LastMS: ms(at(1500))}}, Failures: []kubeload.Failure{
 		{SentMS: ms(at(-100)), Error: "dial tcp: connection refused"},                        // before the restart
 		{SentMS: ms(at(1200)), Error: "dial tcp 10.200.2.4:80: connect: connection refused"}, // a (only a deleting)
 		{SentMS: ms(at(3200)), Error: "read: connection reset by peer"},                      // b (the later deletion)
@@ -28,7 +30,7 @@ func TestBuild(t *testing.T) {
 		{SentMS: ms(at(4900)), Error: "EOF"},                                                 // b: its span is its exit (4.0 s) + 1 s of slack
 		{SentMS: ms(at(9000)), Error: "EOF"},                                                 // none
 	}}
-	r := build("drainkit", restart, old, sum)
+	r := build("drainkit", LoadService, restart, old, sum)
 	if r.FailedBeforeRestart != 1 || r.Unattributed != 1 {
 		t.Errorf("before the restart %d, unattributed %d: want 1 and 1", r.FailedBeforeRestart, r.Unattributed)
 	}
@@ -53,9 +55,10 @@ func TestBuild(t *testing.T) {
 // sets drainkit's drain time beside preStop sleep's.
 func TestVerdict(t *testing.T) {
 	res := &Result{PreStopSleepS: 5, Strategies: []StrategyResult{
-		{Strategy: StrategyDrainkit, Sent: 100, DrainMaxMS: 2500},
-		{Strategy: StrategyShutdown, Sent: 100, Failed: 7},
-		{Strategy: StrategySleep, Sent: 100, DrainMaxMS: 5900},
+		{Strategy: StrategyDrainkit, Load: LoadService, Sent: 100, DrainMaxMS: 2500},
+		{Strategy: StrategyDrainkit, Load: LoadEndpointSlices, Sent: 100, DrainMaxMS: 2500},
+		{Strategy: StrategyShutdown, Load: LoadService, Sent: 100, Failed: 7},
+		{Strategy: StrategySleep, Load: LoadService, Sent: 100, DrainMaxMS: 5900},
 	}}
 	if !Passed(res) {
 		t.Fatal("a valid run where drainkit lost nothing did not pass")
@@ -64,7 +67,7 @@ func TestVerdict(t *testing.T) {
 	if err := WriteTable(&b, res); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"PASS:", "shutdown lost 7 of 100", "drained each pod in at most 2.50 s, 3.40 s sooner than sleep 5s"} {
+	for _, want := range []string{"PASS:", "shutdown via service lost 7 of 100", "drainkit via endpointslices lost 0 of 100", "drained each pod in at most 2.50 s, 3.40 s sooner than sleep 5s"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}
@@ -74,6 +77,13 @@ func TestVerdict(t *testing.T) {
 		t.Errorf("drainkit lost a request and the verdict is %q", Verdict(res))
 	}
 	res.Strategies[0].Failed = 0
+	// Through the consumer too: a loss there fails the run, and drainkit
+	// is then no longer at equal zero loss with sleep.
+	res.Strategies[1].Failed = 2
+	if v := Verdict(res); Passed(res) || !strings.HasPrefix(v, "FAIL:") || strings.Contains(v, "equal zero loss") {
+		t.Errorf("drainkit lost 2 requests through the consumer and the verdict is %q", v)
+	}
+	res.Strategies[1].Failed = 0
 	res.Invalid = invalidReason(&Result{Strategies: []StrategyResult{{Strategy: StrategySleep, MaxLagMS: 1500}}})
 	if Passed(res) || !strings.Contains(Verdict(res), "1500 ms behind") {
 		t.Errorf("a run whose load lagged 1.5 s: verdict %q", Verdict(res))

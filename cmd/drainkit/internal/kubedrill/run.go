@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/drainkit/drainkit/cmd/drainkit/internal/kubedrill/kubeload"
 )
 
 // maxLag is how far behind its schedule a load pod may fall before the run
@@ -55,6 +58,8 @@ type run struct {
 	t       *tracker
 	step    func(format string, a ...any)
 	streams []*stream // every kubectl it started, waited for at its end
+	// rulesRead: kube-proxy's rules are read (Result.RulesRead).
+	rulesRead bool
 }
 
 // loadStream is a load pod's log: started closes at its "started" line;
@@ -63,9 +68,14 @@ type loadStream struct {
 	started chan struct{}
 	once    sync.Once
 	mu      sync.Mutex
-	summary *LoadSummary
+	summary *kubeload.Summary
 	s       *stream
 }
+
+// loadKey names a load pod: its strategy and load kind.
+type loadKey struct{ strategy, kind string }
+
+func (k loadKey) pod() string { return loadPodName(k.strategy, k.kind) }
 
 func (r *run) run(ctx context.Context) (*Result, error) {
 	c, k := r.c, r.k
@@ -90,10 +100,19 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 		}
 		r.streams = append(r.streams, s)
 	}
-	res := &Result{Namespace: c.Namespace, Replicas: c.Replicas, RatePerSecond: c.Rate, Load: c.Load,
+	if slices.ContainsFunc(c.Loads, func(l string) bool { return LoadKinds[l].ownImage }) {
+		m, err := rbacManifests()
+		if err != nil {
+			return nil, err
+		}
+		if _, err := k.run(ctx, m, "apply", "-f", "-"); err != nil {
+			return nil, err
+		}
+	}
+	res := &Result{Namespace: c.Namespace, Replicas: c.Replicas, RatePerSecond: c.Rate, Loads: c.Loads,
 		PreStopSleepS: int(c.PreStopSleep / time.Second), Concurrent: c.Concurrent}
 	if c.Rules == "on" || (c.Rules == "auto" && rulesReadable(ctx)) {
-		res.RulesRead = true
+		res.RulesRead, r.rulesRead = true, true
 		readers.Go(func() { pollRules(watchCtx, r.t, c.Namespace) })
 	}
 	groups := [][]string{c.Strategies}
@@ -110,7 +129,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 		}
 		res.Strategies = append(res.Strategies, rs...)
 	}
-	sortStrategies(res.Strategies)
+	sortStrategies(res.Strategies, c.Loads)
 	res.Invalid = invalidReason(res)
 	return res, nil
 }
@@ -138,6 +157,16 @@ func (r *run) group(ctx, watchCtx context.Context, g []string) ([]StrategyResult
 	if err != nil {
 		return nil, err
 	}
+	if r.rulesRead {
+		// Ready pods are not yet kube-proxy's: on a busy node its rules
+		// for a new Service come a second or more later, and a request
+		// through the ClusterIP meanwhile is refused (measured: 8 failures
+		// before the restart, an invalid run). Where the rules are read,
+		// the load waits for them.
+		if err := r.waitInRules(ctx, old); err != nil {
+			return nil, err
+		}
+	}
 	// The old pods' logs, for their SIGTERM lines: every server pod of g
 	// now running, followed until its container exits.
 	selector := fmt.Sprintf("%s=server,%s in (%s)", labelRole, labelStrategy, strings.Join(g, ","))
@@ -154,7 +183,7 @@ func (r *run) group(ctx, watchCtx context.Context, g []string) ([]StrategyResult
 	if err != nil {
 		return nil, err
 	}
-	r.step("load running (%g requests/s per strategy, %s); baseline %s", c.Rate, c.Load, c.Baseline)
+	r.step("load running (%g requests/s per strategy and load kind, %s); baseline %s", c.Rate, strings.Join(c.Loads, ", "), c.Baseline)
 	if err := sleepCtx(ctx, c.Baseline); err != nil {
 		return nil, err
 	}
@@ -185,11 +214,13 @@ func (r *run) group(ctx, watchCtx context.Context, g []string) ([]StrategyResult
 	tracks := r.t.snapshot()
 	var out []StrategyResult
 	for _, s := range g {
-		var mine []podTrack
-		for _, name := range old[s] {
-			mine = append(mine, tracks[name])
+		for _, kind := range c.Loads {
+			var mine []podTrack
+			for _, name := range old[s] {
+				mine = append(mine, tracks[name])
+			}
+			out = append(out, build(s, kind, restart, mine, sums[loadKey{s, kind}]))
 		}
-		out = append(out, build(s, restart, mine, sums[s]))
 	}
 	return out, nil
 }
@@ -233,6 +264,24 @@ func (r *run) waitServerPods(ctx context.Context, g []string) (map[string][]stri
 	return out, err
 }
 
+// waitInRules waits until kube-proxy's rules send to every pod in pods.
+func (r *run) waitInRules(ctx context.Context, pods map[string][]string) error {
+	return r.waitFor(ctx, func(tracks map[string]podTrack) string {
+		var left []string
+		for _, names := range pods {
+			for _, n := range names {
+				if !tracks[n].inRules {
+					left = append(left, n)
+				}
+			}
+		}
+		if len(left) == 0 {
+			return ""
+		}
+		return "kube-proxy's rules did not send to " + strings.Join(left, ", ") + " yet"
+	})
+}
+
 // waitExited waits until every pod in old has exited.
 func (r *run) waitExited(ctx context.Context, old map[string][]string) error {
 	return r.waitFor(ctx, func(tracks map[string]podTrack) string {
@@ -251,31 +300,35 @@ func (r *run) waitExited(ctx context.Context, old map[string][]string) error {
 	})
 }
 
-// startLoads creates the load pods, follows their logs and waits for each
-// to start sending.
-func (r *run) startLoads(ctx, watchCtx context.Context, g []string) (map[string]*loadStream, error) {
+// startLoads creates the load pods (one per strategy of g and load kind),
+// follows their logs and waits for each to start sending.
+func (r *run) startLoads(ctx, watchCtx context.Context, g []string) (map[loadKey]*loadStream, error) {
 	c, k := r.c, r.k
-	loads := map[string]*loadStream{}
+	loads := map[loadKey]*loadStream{}
+	var keys []loadKey
 	for _, s := range g {
 		ip, err := k.run(ctx, nil, "get", "service/"+deploymentName(s), "-o", "jsonpath={.spec.clusterIP}")
 		if err != nil {
 			return nil, err
 		}
-		m, err := c.loadManifest(s, strings.TrimSpace(string(ip)))
-		if err != nil {
-			return nil, err
-		}
-		if _, err := k.run(ctx, m, "apply", "-f", "-"); err != nil {
-			return nil, err
+		for _, kind := range c.Loads {
+			m, err := c.loadManifest(s, kind, strings.TrimSpace(string(ip)))
+			if err != nil {
+				return nil, err
+			}
+			if _, err := k.run(ctx, m, "apply", "-f", "-"); err != nil {
+				return nil, err
+			}
+			keys = append(keys, loadKey{s, kind})
 		}
 	}
-	for _, s := range g {
-		pod := "pod/" + loadPodName(s)
+	for _, key := range keys {
+		pod := "pod/" + key.pod()
 		if _, err := k.run(ctx, nil, "wait", "--for=condition=Ready", pod, "--timeout=3m"); err != nil {
 			return nil, err
 		}
 		ls := &loadStream{started: make(chan struct{})}
-		loads[s] = ls
+		loads[key] = ls
 		st, err := k.lines(watchCtx, func(line string) {
 			l, ok := loadLogLine(line)
 			switch {
@@ -294,13 +347,13 @@ func (r *run) startLoads(ctx, watchCtx context.Context, g []string) (map[string]
 		ls.s = st
 		r.streams = append(r.streams, st)
 	}
-	for s, ls := range loads {
+	for key, ls := range loads {
 		select {
 		case <-ls.started:
 		case <-ls.s.done:
-			return nil, fmt.Errorf("load pod %s: its log ended before it started sending: %v", loadPodName(s), ls.s.err)
+			return nil, fmt.Errorf("load pod %s: its log ended before it started sending: %v", key.pod(), ls.s.err)
 		case <-ctx.Done():
-			return nil, fmt.Errorf("load pod %s did not start sending: %w", loadPodName(s), ctx.Err())
+			return nil, fmt.Errorf("load pod %s did not start sending: %w", key.pod(), ctx.Err())
 		}
 	}
 	return loads, nil
@@ -308,26 +361,26 @@ func (r *run) startLoads(ctx, watchCtx context.Context, g []string) (map[string]
 
 // stopLoads deletes the load pods (SIGTERM: each stops sending, waits for
 // what is in flight and prints its summary) and returns the summaries by
-// strategy once their logs ended.
-func (r *run) stopLoads(ctx context.Context, loads map[string]*loadStream) (map[string]*LoadSummary, error) {
+// strategy and load kind once their logs ended.
+func (r *run) stopLoads(ctx context.Context, loads map[loadKey]*loadStream) (map[loadKey]*kubeload.Summary, error) {
 	var pods []string
-	for s := range loads {
-		pods = append(pods, "pod/"+loadPodName(s))
+	for key := range loads {
+		pods = append(pods, "pod/"+key.pod())
 	}
 	if _, err := r.k.run(ctx, nil, append([]string{"delete", "--wait=false"}, pods...)...); err != nil {
 		return nil, err
 	}
-	out := map[string]*LoadSummary{}
+	out := map[loadKey]*kubeload.Summary{}
 	var errs []error
-	for s, ls := range loads {
+	for key, ls := range loads {
 		if err := ls.s.wait(); err != nil {
 			errs = append(errs, err)
 		}
 		ls.mu.Lock()
-		out[s] = ls.summary
+		out[key] = ls.summary
 		ls.mu.Unlock()
-		if out[s] == nil {
-			errs = append(errs, fmt.Errorf("load pod %s printed no summary", loadPodName(s)))
+		if out[key] == nil {
+			errs = append(errs, fmt.Errorf("load pod %s printed no summary", key.pod()))
 		}
 	}
 	return out, errors.Join(errs...)
@@ -338,10 +391,10 @@ func invalidReason(res *Result) string {
 	var why []string
 	for _, s := range res.Strategies {
 		if s.FailedBeforeRestart > 0 {
-			why = append(why, fmt.Sprintf("%s: %d requests failed before the restart", s.Strategy, s.FailedBeforeRestart))
+			why = append(why, fmt.Sprintf("%s via %s: %d requests failed before the restart", s.Strategy, s.Load, s.FailedBeforeRestart))
 		}
 		if s.MaxLagMS > maxLag.Milliseconds() {
-			why = append(why, fmt.Sprintf("%s: the load fell %d ms behind its schedule (lower --rate)", s.Strategy, s.MaxLagMS))
+			why = append(why, fmt.Sprintf("%s via %s: the load fell %d ms behind its schedule (lower --rate)", s.Strategy, s.Load, s.MaxLagMS))
 		}
 	}
 	return strings.Join(why, "; ")

@@ -9,9 +9,11 @@ go 1.26.0
 require (
 	github.com/drainkit/drainkit v0.0.0-00010101000000-000000000000
 	github.com/drainkit/drainkit/consumer v0.0.0-00010101000000-000000000000
+	github.com/drainkit/drainkit/consumer/grpcresolver v0.0.0-00010101000000-000000000000
 	github.com/drainkit/drainkit/internal/kubetest v0.0.0-00010101000000-000000000000
 	github.com/drainkit/drainkit/registry/kubernetes v0.0.0-00010101000000-000000000000
 	go.uber.org/goleak v1.3.0
+	google.golang.org/grpc v1.84.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
@@ -57,6 +59,7 @@ require (
 	golang.org/x/term v0.45.0 // indirect
 	golang.org/x/text v0.40.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260706201446-f0a921348800 // indirect
 	google.golang.org/protobuf v1.36.12-0.20260120151049-f2248ac996af // indirect
 	gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
@@ -72,6 +75,8 @@ require (
 replace (
 	github.com/drainkit/drainkit => ../../../..
 	github.com/drainkit/drainkit/consumer => ../../../../consumer
+	github.com/drainkit/drainkit/consumer/grpcresolver => ../../../../consumer/grpcresolver
+	github.com/drainkit/drainkit/grpcdrain => ../../../../grpcdrain
 	github.com/drainkit/drainkit/internal/kubetest => ../../../../internal/kubetest
 	github.com/drainkit/drainkit/registry/kubernetes => ../..
 )

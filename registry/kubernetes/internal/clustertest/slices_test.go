@@ -10,8 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -52,6 +50,7 @@ func TestEndpointSlices(t *testing.T) {
 	t.Run("TwoSlices", func(t *testing.T) { testTwoSlices(t, admin) })
 	t.Run("Relist", func(t *testing.T) { testRelist(t, c, admin) })
 	t.Run("Pods", func(t *testing.T) { testPods(t, c, admin) })
+	t.Run("GRPC", func(t *testing.T) { testGRPC(t, c, admin) })
 }
 
 // newClient returns a clientset of the cluster's admin that dials with
@@ -391,16 +390,7 @@ func testPods(t *testing.T, c *kubetest.Cluster, admin kubernetes.Interface) {
 		t.Helper()
 		return c.MustKubectl(t, ctx, stdin, args...)
 	}
-	bin := filepath.Join(t.TempDir(), "hello")
-	build := exec.Command("go", "build", "-o", bin, "./testdata/hello")
-	build.Dir = "../../../../internal/kubetest"
-	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build internal/kubetest/testdata/hello: %v\n%s", err, out)
-	}
-	if err := c.ImportImage(helloImage, bin); err != nil {
-		t.Fatal(err)
-	}
+	importBinary(t, c, "../../../../internal/kubetest", "./testdata/hello", "off", helloImage)
 	// The EndpointSlice controller copies the node's zone into each endpoint.
 	kubectl("", "label", "node", kubetest.NodeName, "topology.kubernetes.io/zone=zone-a")
 	kubectl(webManifest, "apply", "-f", "-")
