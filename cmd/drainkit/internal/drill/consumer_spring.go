@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -47,6 +48,14 @@ const springPrepareTimeout = 4 * time.Minute
 // before the load (/prepare): enough for the JIT to compile the request
 // path, so that a cold JVM does not make the load late at its start.
 const springWarmupCalls = 400
+
+// springWarmMin, springWarmMax and springWarmWorkers bound the warm-up
+// (springJVM.warm).
+const (
+	springWarmMin     = 300
+	springWarmMax     = 1500
+	springWarmWorkers = 16
+)
 
 // springListedFor is how long one answer of the JVM's /listed serves every
 // consumer's Listed (the event tracker samples each consumer every 10 ms).
@@ -158,11 +167,56 @@ func (s *strategyRun) startSpring(ctx context.Context) (*springJVM, error) {
 	j := &springJVM{base: "http://" + addr, cmd: cmd, done: make(chan struct{}), dir: dir,
 		client: &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 256, DisableCompression: true}}}
 	go func() { _ = cmd.Wait(); close(j.done) }()
-	if err := j.prepare(ctx, s.cfg.Replicas, s.cfg.request().Path); err != nil {
+	err = j.prepare(ctx, s.cfg.Replicas, s.cfg.request().Path)
+	if err == nil {
+		err = j.warm(ctx, s.cfg)
+	}
+	if err != nil {
 		j.kill()
 		return nil, fmt.Errorf("%s: --consumer spring: %w (the JVM's output: %s)", s.name, err, log.Name())
 	}
 	return j, nil
+}
+
+// warm sends the JVM's web side concurrent requests before the load, as
+// the load will (its request threads, the drill's connections to it and
+// its own to the replicas): /prepare warmed the balancer from one thread
+// only, and a JVM met by the load's concurrency cold stalls for seconds on
+// a busy machine (requests time out before any replica is stopped: an
+// INVALID drill). Three seconds' worth of the load's requests
+// (springWarmMin to springWarmMax), springWarmWorkers at a time, named
+// "warmup"; at least half must succeed.
+func (j *springJVM) warm(ctx context.Context, cfg Config) error {
+	n := min(max(int(3*cfg.Rate), springWarmMin), springWarmMax)
+	r := cfg.request()
+	hdr := http.Header{registry.ConsumerHeader: {"warmup"}}
+	c := &springClient{jvm: j, header: hdr}
+	var ok atomic.Int64
+	var wg sync.WaitGroup
+	next := make(chan struct{})
+	for range springWarmWorkers {
+		wg.Go(func() {
+			for range next {
+				rctx, cancel := context.WithTimeout(ctx, cfg.RequestTimeout)
+				if att := c.Do(rctx, r); att.Err == nil && att.Status < 500 {
+					ok.Add(1)
+				}
+				cancel()
+			}
+		})
+	}
+	for range n {
+		next <- struct{}{}
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if got := ok.Load(); got < int64(n/2) {
+		return fmt.Errorf("warm-up: %d of %d requests through the JVM succeeded, want at least half", got, n)
+	}
+	return nil
 }
 
 // prepare polls /prepare until the JVM answers 200 (want instances listed,
