@@ -54,7 +54,12 @@ second from the fault.
 Consumers (--consumer): naive is a consumer as most are written: round robin over the
 discovery's list (cached with --consumer-cache), no retry, no ejection. drainkit is
 drainkit's consumer package over the same discovery: it resends what never reached a
-server, ejects what fails and treats its view as evidence with an age. The table
+server, ejects what fails and treats its view as evidence with an age. cached is naive
+behind a list cache of --consumer-cache (35s by default, as Spring Cloud LoadBalancer's).
+spring is a real Spring Cloud consumer: one JVM per strategy (the jar scripts/spring.sh
+builds, named by $DRAINKIT_SPRING_JAR) that learns the instances from --nacos and picks one
+per request through Spring Cloud LoadBalancer with its cache (--consumer-cache, default
+35s; 0 turns it off); the drill's consumers send through it. The table
 shows per strategy what failed, how many requests had been written to a dying
 replica and not answered (only those may have reached a server: with --method POST
 a consumer that is right to resend only the rest fails at most that many), how many
@@ -147,7 +152,7 @@ func (o *drillOptions) bind(f *pflag.FlagSet) {
 	f.DurationVar(&c.Outage, "outage", c.Outage, "with --scenario registry-outage: how long the registry is unreachable")
 	f.StringVar(&c.ZonePolicy, "zone-policy", c.ZonePolicy, "with --scenario zone-loss: what the drainkit consumer does when its zone is lost: spill (to the other zone) or strict (stay, and fail)")
 	f.DurationVar(&c.Warmup, "warmup", c.Warmup, "with --scenario warmup: how long the built-in strategies' example service warms up (below warmup.timeout)")
-	f.StringVar(&c.ConsumerKind, "consumer", c.ConsumerKind, "consumers: naive (round robin over the discovery's list, no retry), cached (naive behind a list cache, --consumer-cache, default 35s as Spring Cloud LoadBalancer's; each names itself) or drainkit (drainkit's consumer package)")
+	f.StringVar(&c.ConsumerKind, "consumer", c.ConsumerKind, "consumers: naive (round robin over the discovery's list, no retry), cached (naive behind a list cache, --consumer-cache, default 35s as Spring Cloud LoadBalancer's; each names itself) drainkit (drainkit's consumer package) or spring (a real Spring Cloud consumer in a JVM: Nacos discovery and Spring Cloud LoadBalancer with its cache, --consumer-cache, default 35s, 0 off; needs --nacos and $DRAINKIT_SPRING_JAR from scripts/spring.sh)")
 	f.StringVar(&c.Protocol, "protocol", c.Protocol, "what the load speaks: "+strings.Join(drill.Protocols, ", ")+" (unary gRPC calls, or server streams held --stream-hold, to the example's gRPC listener)")
 	f.DurationVar(&c.StreamHold, "stream-hold", c.StreamHold, "with --protocol grpc-stream: how long each request holds its server stream (below --request-timeout)")
 	f.StringVar(&c.Method, "method", c.Method, "request method: "+strings.Join(drill.Methods, ", ")+" (POST, PUT and PATCH carry --body, else a small JSON body; POST and PATCH are not idempotent)")
@@ -210,6 +215,7 @@ func (o *drillOptions) complete(flags *pflag.FlagSet, stderr io.Writer) error {
 	// The replicas read the same variables from the drill's environment.
 	o.cfg.NacosUsername, o.cfg.NacosPassword = loaded.Registry.Nacos.Username, string(loaded.Registry.Nacos.Password)
 	o.cfg.PodSlack = PodSlack
+	o.cfg.SpringJar = os.Getenv(drill.EnvSpringJar)
 	o.cfg.Env = os.Environ()
 	if err := o.window.complete(flags, &o.cfg); err != nil {
 		return &exitError{code: 2, msg: "drill: " + err.Error()}

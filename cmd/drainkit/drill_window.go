@@ -19,11 +19,11 @@ func (w *windowFlags) bind(f *pflag.FlagSet) {
 }
 
 // complete applies the flags to cfg: --consumer-rate sets the rate, and
-// --consumer cached without --consumer-cache gets Spring Cloud
+// --consumer cached or spring without --consumer-cache gets Spring Cloud
 // LoadBalancer's default cache (drill.SpringCacheTTL). Both --rate and
 // --consumer-rate is a usage error.
 func (w *windowFlags) complete(flags *pflag.FlagSet, cfg *drill.Config) error {
-	if cfg.ConsumerKind == drill.ConsumerCached && !flags.Changed("consumer-cache") {
+	if (cfg.ConsumerKind == drill.ConsumerCached || cfg.ConsumerKind == drill.ConsumerSpring) && !flags.Changed("consumer-cache") {
 		cfg.ConsumerCache = drill.SpringCacheTTL
 	}
 	if !flags.Changed("consumer-rate") {

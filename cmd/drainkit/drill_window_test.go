@@ -2,10 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/drainkit/drainkit/cmd/drainkit/internal/drill"
 )
 
 // windowJSON is what drill --json says of the propagation window's
@@ -98,6 +102,31 @@ func TestDrillConsumerRateFlag(t *testing.T) {
 		r := drainkit(t, 20*time.Second, nil, append([]string{"drill"}, c.args...)...)
 		if r.code != 2 || !strings.Contains(r.stderr, c.want) {
 			t.Errorf("drill %v: exit %d, want 2 with %q:\n%s", c.args, r.code, c.want, r.stderr)
+		}
+	}
+}
+
+// --consumer spring is refused before anything starts when what it needs
+// is missing: --nacos (named), the jar ($DRAINKIT_SPRING_JAR), another
+// scenario than the rolling restart.
+func TestDrillSpringConsumerNeeds(t *testing.T) {
+	jar := filepath.Join(t.TempDir(), "consumer.jar")
+	if err := os.WriteFile(jar, []byte("PK"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		env  []string
+		args []string
+		want string
+	}{
+		{[]string{drill.EnvSpringJar + "=" + jar}, nil, "--consumer spring: needs --nacos"},
+		{[]string{drill.EnvSpringJar + "="}, []string{"--nacos", "127.0.0.1:8848"}, "--consumer spring: DRAINKIT_SPRING_JAR is unset"},
+		{[]string{drill.EnvSpringJar + "=" + jar + ".missing"}, []string{"--nacos", "127.0.0.1:8848"}, "not a jar file"},
+		{[]string{drill.EnvSpringJar + "=" + jar}, []string{"--nacos", "127.0.0.1:8848", "--scenario", "kill"}, "--consumer spring: --scenario kill"},
+	} {
+		r := drainkit(t, 20*time.Second, c.env, append([]string{"drill", "--consumer", "spring"}, c.args...)...)
+		if r.code != 2 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("drill --consumer spring %v (%v): exit %d, want 2 with %q:\n%s", c.args, c.env, r.code, c.want, r.stderr)
 		}
 	}
 }

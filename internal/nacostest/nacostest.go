@@ -113,6 +113,11 @@ func (a Auth) String() string {
 // defaults.
 type Options struct {
 	Auth Auth
+	// ShippedPushDelay keeps the server's own
+	// nacos.naming.push.pushTaskDelay (500 ms, which batches changes)
+	// instead of PushTaskDelay: for tests of consumers as deployed against
+	// a server as shipped (the Spring Cloud consumer of issue 32).
+	ShippedPushDelay bool
 }
 
 // AdminUser is the admin user every server has (the one Nacos 3's console
@@ -151,7 +156,9 @@ type Server struct {
 	jar     string
 	home    string
 	secrets []string // -D settings: the token secret key and server identity
-	proc    toolbin.Server
+	// shippedPush keeps the server's own push delay (Options.ShippedPushDelay).
+	shippedPush bool
+	proc        toolbin.Server
 
 	mu      sync.Mutex
 	token   string    // AdminUser's access token
@@ -229,7 +236,7 @@ func start(dir, jar string, o Options) (*Server, error) {
 		}
 		s := &Server{Port: port, Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), jar: jar,
 			home: filepath.Join(dir, "home"), Auth: o.Auth, AdminPassword: hex.EncodeToString(randomBytes(12)),
-			secrets: secrets,
+			secrets: secrets, shippedPush: o.ShippedPushDelay,
 			proc: toolbin.Server{Name: "nacostest", What: "nacostest: nacos", LogPath: filepath.Join(dir, "nacos.log"),
 				StartTimeout: StartTimeout, StopGrace: stopTimeout}}
 		s.BaseURL = "http://" + s.Addr + "/nacos"
@@ -258,9 +265,11 @@ func (s *Server) start() error {
 		// The server rebuilds a service's instance list (what the open API
 		// answers and what it pushes) PushTaskDelay after a change, 500 ms by
 		// default, to batch changes; the tests measure drainkit's part.
-		"-Dnacos.naming.push.pushTaskDelay=" + strconv.Itoa(int(PushTaskDelay/time.Millisecond)),
 		"-Dnacos.server.main.port=" + strconv.Itoa(s.Port),
 		"-Dnacos.logs.path=" + filepath.Join(s.home, "logs")}
+	if !s.shippedPush {
+		args = append(args, "-Dnacos.naming.push.pushTaskDelay="+strconv.Itoa(int(PushTaskDelay/time.Millisecond)))
+	}
 	args = append(append(args, s.secrets...), "-jar", s.jar)
 	cmd := exec.Command("java", args...)
 	// Derby writes derby.log into the working directory.

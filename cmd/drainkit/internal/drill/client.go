@@ -123,6 +123,9 @@ type ClientConfig struct {
 	// response header must arrive within it; ScenarioBrownout); 0 means
 	// only Timeout bounds the request.
 	TryTimeout time.Duration
+	// spring is the run's Spring Cloud consumer, which ConsumerSpring's
+	// clients send through (nil for other kinds).
+	spring *springJVM
 }
 
 // NewClientFunc builds one consumer of a kind. It must not block; errors

@@ -147,6 +147,10 @@ type Config struct {
 	// and naive consumers poll the healthy list of the open API every
 	// NacosPoll, as a Nacos 1.x client does.
 	Nacos string
+	// SpringJar is the jar of ConsumerSpring's JVM (tools/springconsumer,
+	// which scripts/spring.sh builds; `drainkit drill` takes it from
+	// EnvSpringJar); only ConsumerSpring needs it.
+	SpringJar string
 	// NacosPoll is how often, with Nacos, the naive consumers poll the
 	// open API (default 5s, 100ms..10m).
 	NacosPoll time.Duration
@@ -273,6 +277,9 @@ func (c Config) Validate() error {
 		return err
 	}
 	if _, err := consumerKind(c.ConsumerKind); err != nil {
+		return err
+	}
+	if err := c.validateSpring(); err != nil {
 		return err
 	}
 	if err := c.validateTarget(); err != nil {

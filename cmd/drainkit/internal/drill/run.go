@@ -154,6 +154,9 @@ type strategyRun struct {
 	// push is ScenarioBadPush's proxy on the consumers' answers (nil
 	// otherwise).
 	push *badPush
+	// spring is the run's Spring Cloud consumer (ConsumerSpring; nil
+	// otherwise), started once the first replicas are listed.
+	spring *springJVM
 	// streamSums are the long-lived scenario's streams, set by its fault
 	// (in the run's own goroutine, before the run reads them).
 	streamSums []StreamSummary
@@ -213,6 +216,12 @@ func (s *strategyRun) run(ctx context.Context) (res StrategyRun) {
 		defer func() { res.ProbeFailures = pd.Failures(res.Start) }()
 	}
 	initial, err := s.startInitial(ctx, disc)
+	if err == nil {
+		// Before the other strategies' gate: the loads of all strategies
+		// start together, each with its JVM warm.
+		s.spring, err = s.startSpring(ctx)
+		defer s.spring.close()
+	}
 	if err == nil {
 		err = s.awaitOthers(ctx)
 	}
@@ -310,7 +319,8 @@ func (s *strategyRun) newClients(disc Discovery) ([]Client, error) {
 		if s.scenario.Name == ScenarioZoneLoss {
 			cc.Zones = s.cfg.zoneConsumers()
 		}
-		if ttl := s.cfg.ConsumerCache; ttl > 0 {
+		cc.spring = s.spring
+		if ttl := s.cfg.ConsumerCache; ttl > 0 && s.spring == nil { // the JVM caches by itself
 			phase := float64(i) / float64(s.cfg.Consumers)
 			cc.Endpoints = NewCachedSource(disc, ttl, phase)
 			cc.Views = cachedViews(disc, ttl, phase)
