@@ -83,7 +83,7 @@ kube:
 # ~/.cache/drainkit/m2) per strategy, against a Nacos server of
 # scripts/nacos.sh with its shipped push delay. Slow (windows of up to
 # 40 s), so not part of `make test`; .ci/run runs it after it, with CI set:
-# a missing jar or java fails, never skips. Its four drills run two at a
+# a missing jar or java fails, never skips. Its five drills run two at a
 # time (go test's -parallel default on 2 cores): about 4 minutes in all,
 # Nacos's start included; four at once overloads a busy 2-core machine
 # (requests time out before any replica is stopped: an INVALID drill).

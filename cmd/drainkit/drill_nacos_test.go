@@ -48,6 +48,9 @@ func TestDrillNacosOfflineThenKill(t *testing.T) {
 		if st.Requests < 1000 {
 			t.Errorf("%s: %d requests, want >= 1000", kind, st.Requests)
 		}
+		if kind == "naive" && !strings.Contains(st.Verdict, "an operator must wait") {
+			t.Errorf("naive: the verdict does not say what the operator must wait: %s", st.Verdict)
+		}
 		wantCode := map[string]int{"naive": 1, "drainkit": 0}[kind]
 		if r.code != wantCode {
 			t.Errorf("%s: exit status %d, want %d\nstderr:\n%s", kind, r.code, wantCode, r.stderr)

@@ -43,6 +43,7 @@ type springRun struct {
 	warnings          string // the callers the warnings named, "" for none
 	warned, due       int
 	maxAtLeastMs      int64
+	verdict           string
 }
 
 // springDrill runs drill --consumer spring with args and returns its
@@ -54,7 +55,7 @@ func springDrill(t *testing.T, env []string, args ...string) map[string]springRu
 	runs := map[string]springRun{}
 	for i, s := range out.Strategies {
 		sr := springRun{name: s.Name, requests: s.Requests, failed: s.Failed, kinds: s.FailuresByKind, drains: s.DrainSeconds,
-			window: s.Window, staleness: s.Staleness, cut: s.StalenessCut}
+			window: s.Window, staleness: s.Staleness, cut: s.StalenessCut, verdict: s.Verdict}
 		for _, ww := range w.Strategies[i].WindowWarnings {
 			sr.warned++
 			sr.warnings += ww.Callers + "; "
@@ -81,7 +82,7 @@ func springDrill(t *testing.T, env []string, args ...string) map[string]springRu
 var advised = []string{"--propagation-max", "40s", "--grace-period", "55s"}
 
 // TestDrillSpring is issue 32's acceptance with a real Spring Cloud
-// consumer, four drills at once against one Nacos server:
+// consumer, five drills, two at a time, against one Nacos server:
 //   - cache on (35 s) and drainkit's advised window: 0 lost at 200
 //     requests/s (four consumers) and at 2 requests/s (one slow consumer),
 //     no warning, and the window outlasted the consumers' staleness, which
@@ -90,6 +91,9 @@ var advised = []string{"--propagation-max", "40s", "--grace-period", "55s"}
 //     consumer loses requests and the replica's warning names it (the
 //     JVM's identity "spring-<pid>/c1") with a propagation.max above 12s;
 //     preStop: sleep 10 loses too;
+//   - Incident A (the console's offline, kill -9 half a second later):
+//     the Java consumers' cache keeps the address, requests fail, and the
+//     verdict says what the operator must wait;
 //   - cache off: both drainkit's defaults and sleep 10 lose nothing, the
 //     consumers learn of the drain within seconds (Nacos's push), and
 //     drainkit drains sooner than sleep 10.
@@ -126,6 +130,25 @@ func TestDrillSpring(t *testing.T) {
 		}
 		if sl.failed == 0 {
 			t.Errorf("sleep10 behind the 35s cache lost nothing: the cache was not exercised")
+		}
+	})
+	// Incident A of the seeds: the operator marks each old replica offline
+	// in the console and kill -9s it half a second later. The Java
+	// consumers keep the address in their 35 s cache, so requests fail
+	// after the kill; the drill reports how long they kept using it and
+	// what the operator must have waited.
+	t.Run("incident-a", func(t *testing.T) {
+		t.Parallel()
+		d := springDrill(t, env, slices.Concat(nacos, []string{"--strategies", "offline-kill", "--rate", "50", "--consumers", "1"})...)["offline-kill"]
+		t.Logf("incident A, cache 35s: %d of %d lost %v, staleness %.2fs; verdict: %s", d.failed, d.requests, d.kinds, d.staleness, d.verdict)
+		// The cache's 35 s run from its last refresh, at any phase of the
+		// offline: the staleness is anywhere up to 35 s, but past the
+		// operator's half second whenever a request failed.
+		if d.failed == 0 || d.staleness <= 0.5 {
+			t.Errorf("%d lost, staleness %.2fs: want losses after the kill while the cache kept the address past the operator's 0.5s", d.failed, d.staleness)
+		}
+		if !strings.Contains(d.verdict, "an operator must wait") {
+			t.Errorf("the verdict does not say what the operator must wait: %s", d.verdict)
 		}
 	})
 	t.Run("cache-off", func(t *testing.T) {

@@ -3,6 +3,8 @@ package drill
 import (
 	"context"
 	"fmt"
+	"math"
+	"time"
 
 	"github.com/drainkit/drainkit/internal/syncx"
 	"github.com/drainkit/drainkit/registry/nacos"
@@ -43,4 +45,26 @@ func (c Config) nacosDiscovery() string {
 // offlineKillRestart says what StrategyOfflineKill does to an old replica.
 func (c Config) offlineKillRestart() string {
 	return fmt.Sprintf("the console's offline (PUT /v3/admin/ns/instance enabled=false), %s later SIGKILL", c.OfflineWait)
+}
+
+// offlineKillVerdict judges StrategyOfflineKill, the seeds' Incident A:
+// what the operator must wait between the console's offline and kill -9.
+// That wait is the consumers' staleness from the offline (the last request
+// a consumer sent an offlined replica, which the drill measures whether or
+// not the process still answered), so the verdict names it, rounded up to
+// the next whole second: a shorter Config.OfflineWait kills a replica that
+// consumers still call. head is the FAIL head, or "" for a run that lost
+// nothing.
+func offlineKillVerdict(c Config, s Summary, head string) string {
+	need := time.Duration(math.Floor(s.StalenessSeconds)+1) * time.Second
+	atLeast := ""
+	if s.StalenessCut {
+		atLeast = "at least "
+	}
+	if head == "" {
+		return fmt.Sprintf("PASS: 0 of %d requests failed: the operator waited %s between the console's offline and kill -9, and consumers kept sending to the offlined replica for %s after the offline",
+			s.Requests, c.OfflineWait, sending(s))
+	}
+	return fmt.Sprintf("%s: the operator killed each replica %s after the console's offline, but consumers kept sending to it for %s after the offline: an operator must wait %s%s (--offline-wait) before kill -9, or stop the process with SIGTERM and let drainkit drain it (it keeps serving after an offline)",
+		head, c.OfflineWait, sending(s), atLeast, need)
 }

@@ -541,6 +541,9 @@ func verdictBody(cfg Config, run StrategyRun, s Summary, windowCut []string) str
 	stop := stopEvent(cfg, run)
 	kinds := kindList(s.FailuresByKind)
 	if s.Failed == 0 {
+		if run.Name == StrategyOfflineKill && cfg.Exec == "" {
+			return offlineKillVerdict(cfg, s, "")
+		}
 		if s.LateReportedBy > 0 {
 			return fmt.Sprintf("PASS: 0 of %d requests failed; consumers kept sending %s after %s (%s) and the window stayed open until %.2fs",
 				s.Requests, sending(s), stop, plural(s.LateRequests, "late arrival", "late arrivals"), s.WindowSeconds)
@@ -549,6 +552,8 @@ func verdictBody(cfg Config, run StrategyRun, s Summary, windowCut []string) str
 	}
 	head := fmt.Sprintf("FAIL: %d of %d requests failed (%s)", s.Failed, s.Requests, kinds)
 	switch {
+	case run.Name == StrategyOfflineKill && cfg.Exec == "":
+		return offlineKillVerdict(cfg, s, head)
 	case run.Name == StrategyShutdown && cfg.grpc():
 		return grpcShutdownVerdict(head, cfg)
 	case run.Name == StrategyShutdown && cfg.Exec == "":

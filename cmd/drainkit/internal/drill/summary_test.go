@@ -446,3 +446,30 @@ func TestDeathsReported(t *testing.T) {
 		t.Errorf("the HTML report does not list the deaths")
 	}
 }
+
+// TestOfflineKillVerdictSaysWhatToWait: Incident A's verdict names the wait
+// an operator needs between the console's offline and kill -9 (the
+// consumers' staleness, rounded up), and a run that lost nothing says the
+// wait covered it.
+func TestOfflineKillVerdictSaysWhatToWait(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Nacos, cfg.OfflineWait = "127.0.0.1:8848", 500*time.Millisecond
+	run := syntheticRun(StrategyOfflineKill, 0, 0, 6400*time.Millisecond, 30)
+	run.Replicas[0].Timeline = nil
+	sum := Summarize(cfg, run)
+	for _, want := range []string{"FAIL: 30 of", "killed each replica 500ms after the console's offline", "for up to 6.40s after the offline", "must wait 7s (--offline-wait)", "SIGTERM"} {
+		if !strings.Contains(sum.Verdict, want) {
+			t.Errorf("verdict lacks %q: %s", want, sum.Verdict)
+		}
+	}
+	run.StillListed = []int{1}
+	if v := Summarize(cfg, run).Verdict; !strings.Contains(v, "must wait at least 7s") {
+		t.Errorf("cut staleness: the wait is a lower bound: %s", v)
+	}
+	cfg.OfflineWait = 8 * time.Second
+	ok := syntheticRun(StrategyOfflineKill, 0, 0, 6400*time.Millisecond, 0)
+	ok.Replicas[0].Timeline = nil
+	if v := Summarize(cfg, ok).Verdict; !strings.HasPrefix(v, "PASS") || !strings.Contains(v, "waited 8s") || !strings.Contains(v, "up to 6.40s after the offline") {
+		t.Errorf("pass verdict: %s", v)
+	}
+}
