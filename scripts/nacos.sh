@@ -17,32 +17,7 @@
 set -euo pipefail
 ver=3.1.0-bugfix
 root="$(cd "$(dirname "$0")/.." && pwd)"
-src="$root/tools/nacos"
-sum="$(cd "$src" && find pom.xml src -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-12)"
-cache="${DRAINKIT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/drainkit}"
-dir="$cache/nacos-$ver-$sum"
-jar="$dir/nacos-server-launcher.jar"
-if [ "${1:-}" = "--cached" ]; then
-  [ -f "$jar" ] || exit 3
-  echo "$jar"
-  exit 0
-fi
-if [ ! -f "$jar" ]; then
-  mkdir -p "$cache"
-  exec 9>"$dir.lock"
-  flock 9
-  if [ ! -f "$jar" ]; then
-    tmp="$(mktemp -d "$dir.tmp.XXXXXX")"
-    trap 'rm -rf "$tmp"' EXIT
-    echo "building the Nacos server $ver into $dir (once)" >&2
-    cp -r "$src/pom.xml" "$src/src" "$tmp/"
-    (cd "$tmp" && mvn -q -B -DskipTests package) >&2
-    mkdir "$tmp/out"
-    mv "$tmp/target/nacos-server-launcher.jar" "$tmp/target/lib" "$tmp/out/"
-    mv "$tmp/out" "$dir"
-    rm -rf "$tmp"
-    trap - EXIT
-  fi
-  exec 9>&-
-fi
-echo "$jar"
+# shellcheck source=scripts/mavenjar.sh
+. "$root/scripts/mavenjar.sh"
+if [ "${1:-}" = "--cached" ]; then export MAVENJAR_CACHED=1; fi
+maven_jar "nacos-$ver" "$root/tools/nacos" nacos-server-launcher.jar
