@@ -113,7 +113,14 @@ func TestReplayedAnswerNeverReaddsDrainedInstance(t *testing.T) {
 	}
 	t.Logf("%d requests completed during %d replays: x served %d, y none", sent, replays, x.count.Load())
 
-	// A genuine index reset: a fresh agent, queries failing while it starts.
+	// A genuine index reset: a fresh agent, queries failing while it is
+	// down. The consumer must see a failure before the new agent answers:
+	// a restart quicker than its next query would be a reset without an
+	// error (reset_test.go's case), and not the one this test is about.
+	a.Stop()
+	testpoll.Eventually(t, 20*time.Second, "a query fails while the agent is down", func() (bool, string) {
+		return strings.Contains(logs.String(), "source failed"), "no failure logged yet"
+	})
 	a.Restart(t)
 	registerPassing(t, c, svc, "x", x.port)
 	registerPassing(t, c, svc, "z", z.port)
