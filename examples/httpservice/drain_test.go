@@ -79,10 +79,11 @@ func assertCleanupRan(t *testing.T, c *child) {
 	}
 }
 
-// Warm-up of 2 s, SIGTERM at 100 ms: exit within 1 s, /readyz never 200,
-// exit code 0.
+// Warm-up of 10 s, SIGTERM at 100 ms: exit well before the warm-up would
+// have ended (within 3 s: a loaded machine's process exit, not a deadline
+// of the service), /readyz never 200, exit code 0.
 func TestSIGTERMDuringWarmup(t *testing.T) {
-	c := startChild(t, nil, "--warmup", "2s")
+	c := startChild(t, nil, "--warmup", "10s")
 
 	type poll struct{ ok, unavailable, failed int }
 	polled := make(chan poll, 1)
@@ -123,8 +124,8 @@ func TestSIGTERMDuringWarmup(t *testing.T) {
 	sigAt := time.Now()
 	c.Signal(syscall.SIGTERM)
 	code := c.WaitExit(5 * time.Second)
-	if took := c.ExitAt().Sub(sigAt); took > time.Second {
-		t.Errorf("exited %s after SIGTERM during warm-up, want within 1s", took)
+	if took := c.ExitAt().Sub(sigAt); took > 3*time.Second {
+		t.Errorf("exited %s after SIGTERM during a 10s warm-up, want within 3s: the signal did not abort it", took)
 	}
 	if code != 0 {
 		t.Errorf("exit code %d, want 0", code)
@@ -144,7 +145,8 @@ func TestSIGTERMDuringWarmup(t *testing.T) {
 }
 
 // A 10 s propagation window; SIGTERM, then a second SIGTERM 200 ms later:
-// exit within 500 ms of the second, code 143.
+// exit well before the window would have ended (within 3 s of the second:
+// a loaded machine's process exit, not the window), code 143.
 func TestSecondSIGTERMForcesExit(t *testing.T) {
 	c := startChild(t, []string{"DRAINKIT_PROPAGATION_MIN=10s", "DRAINKIT_PROPAGATION_QUIET=0s",
 		"DRAINKIT_PROPAGATION_MAX=10s", "DRAINKIT_GRACE_PERIOD=30s"})
@@ -157,8 +159,8 @@ func TestSecondSIGTERMForcesExit(t *testing.T) {
 	second := time.Now()
 	c.Signal(syscall.SIGTERM)
 	code := c.WaitExit(5 * time.Second)
-	if took := c.ExitAt().Sub(second); took > 500*time.Millisecond {
-		t.Errorf("exited %s after the second SIGTERM, want within 500ms", took)
+	if took := c.ExitAt().Sub(second); took > 3*time.Second {
+		t.Errorf("exited %s after the second SIGTERM, want within 3s: it waited for the 10s window", took)
 	}
 	t.Logf("exit %s after the second SIGTERM, code %d", c.ExitAt().Sub(second).Round(time.Millisecond), code)
 	if code != 128+int(syscall.SIGTERM) {
