@@ -214,21 +214,17 @@ func checkHeld(t *testing.T, d springRun) {
 // the next drill"). dir holds the evidence the defaults' drill (cut at
 // propagation.max 12s, the consumer still due; its staleness, as the drill
 // measured it, was staleness seconds) recorded: `check --from-drains` must
-// fail the defaults and propose a window above that staleness; the next
+// fail the defaults and propose a window above that staleness and above
+// the cache's 35 s plus Nacos's push, the most the next drill's staleness
+// can be; the next
 // drill (2 requests/s, one consumer, cache on) with exactly the proposed
 // propagation.max and grace_period loses nothing, and check judges its
 // evidence OK with those settings.
 func springLearned(t *testing.T, env, nacos []string, dir string, staleness float64) {
-	r := drainkit(t, 20*time.Second, nil, "check", "--from-drains", dir)
-	t.Logf("check --from-drains after the defaults' drill:\n%s", r.stdout)
-	m := proposal.FindStringSubmatch(r.stdout)
-	if r.code != 1 || m == nil {
-		t.Fatalf("check --from-drains: exit %d, want 1 with a proposal:\n%s%s", r.code, r.stdout, r.stderr)
-	}
-	maxArg, graceArg := m[1], m[2]
-	proposed, err := time.ParseDuration(maxArg)
+	p := checkProposal(t, dir)
+	proposed, err := time.ParseDuration(p.max)
 	if err != nil {
-		t.Fatalf("proposed propagation.max %q: %v", maxArg, err)
+		t.Fatalf("proposed propagation.max %q: %v", p.max, err)
 	}
 	// The next drill's staleness is anywhere up to the cache's 35 s plus
 	// Nacos's push (500 ms), whatever phase the cache's refresh had in the
@@ -238,15 +234,10 @@ func springLearned(t *testing.T, env, nacos []string, dir string, staleness floa
 	if limit := springCacheTTL + shippedPush; proposed <= limit || proposed.Seconds() <= staleness {
 		t.Errorf("proposed propagation.max %v does not cover the cache's %v plus the push, or the staleness %.2fs the defaults' drill measured", proposed, springCacheTTL, staleness)
 	}
-	d := springDrill(t, env, slices.Concat(nacos, []string{"--propagation-max", maxArg, "--grace-period", graceArg,
+	d := springDrill(t, env, slices.Concat(nacos, []string{"--propagation-max", p.max, "--grace-period", p.grace,
 		"--strategies", "drainkit", "--consumer-rate", "2", "--consumers", "1"})...)["drainkit"]
 	t.Logf("cache 35s, learned (propagation.max %s, grace_period %s), 2/s: %d of %d lost, drains %v s, window %.2fs, staleness %.2fs",
-		maxArg, graceArg, d.failed, d.requests, d.drains, d.window, d.staleness)
+		p.max, p.grace, d.failed, d.requests, d.drains, d.window, d.staleness)
 	checkHeld(t, d)
-	r = drainkit(t, 20*time.Second, nil, "check", "--from-drains", dir, "--propagation-max", maxArg, "--grace-period", graceArg,
-		"--termination-grace-period", m[3])
-	t.Logf("check --from-drains after the learned drill:\n%s", r.stdout)
-	if r.code != 0 || !strings.Contains(r.stdout, "evidence verdict: OK") {
-		t.Errorf("check --from-drains with the proposal: exit %d, want 0 and evidence verdict OK:\n%s%s", r.code, r.stdout, r.stderr)
-	}
+	checkEvidenceOK(t, dir, p)
 }
