@@ -40,8 +40,8 @@ type WindowAdvice struct {
 // default propagation.max of 12s (a need of 12 s or more) covers a
 // staleness up to 48 s in the next drain, past the consumer caches met in
 // practice (Spring Cloud LoadBalancer's 35 s plus the registry's push,
-// Ribbon's 30 s, a JVM's 30 s DNS cache), where doubling (24 s) covers none
-// of them; and a longer staleness is reached in half the drills doubling
+// Ribbon's 30 s, a JVM's 30 s DNS cache), where doubling (24-30 s, the
+// need counting the caller's wait past the cut) falls short of them; and a longer staleness is reached in half the drills doubling
 // takes (4, 16, 64 times the first cut). Once a drain that was not cut
 // measured the callers (WindowEvidence.Advice), the proposal falls back to
 // the measured need plus 10%.
@@ -52,7 +52,8 @@ const EvidenceDrains = 10
 
 // Advise returns the WindowAdvice for need, the longest window the
 // recorded drains (drains of them) needed; atLeast marks need as a lower
-// bound. t supplies drain.timeout and stop.timeout.
+// bound (then propagation.max is CutFactor times need, else need plus 10%).
+// t supplies drain.timeout and stop.timeout.
 func (t Timings) Advise(need time.Duration, drains int, atLeast bool) WindowAdvice {
 	m := need + need/10
 	if atLeast {
