@@ -83,10 +83,12 @@ kube:
 # ~/.cache/drainkit/m2) per strategy, against a Nacos server of
 # scripts/nacos.sh with its shipped push delay. Slow (windows of up to
 # 40 s), so not part of `make test`; .ci/run runs it after it, with CI set:
-# a missing jar or java fails, never skips. Its five drills run two at a
-# time (go test's -parallel default on 2 cores): about 4 minutes in all,
-# Nacos's start included; four at once overloads a busy 2-core machine
-# (requests time out before any replica is stopped: an INVALID drill).
+# a missing jar or java fails, never skips. Its six drills run two at a
+# time (go test's -parallel default on 2 cores; the learned window's drill
+# follows the defaults' drill in one subtest, about 2.5 minutes, while the
+# other four share the second slot): about 4 minutes in all, Nacos's start
+# included; four at once overloads a busy 2-core machine (requests time out
+# before any replica is stopped: an INVALID drill).
 spring:
 	$(GO) vet -tags spring ./cmd/drainkit
 	DRAINKIT_NACOS_JAR="$$(./scripts/nacos.sh)" DRAINKIT_SPRING_JAR="$$(./scripts/spring.sh)" $(GO) test -tags spring -count=1 -parallel 2 -timeout 20m -run '^TestDrillSpring$$' -v ./cmd/drainkit

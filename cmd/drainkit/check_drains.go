@@ -64,7 +64,7 @@ func (d *drainsAdvice) write(w io.Writer, t budget.Timings) verdictLevel {
 	_ = tw.Flush()
 	how := "plus 10%"
 	if a.AtLeast {
-		how = "a lower bound, doubled"
+		how = fmt.Sprintf("a lower bound, times %d (a ceiling above the staleness costs grace period, not drain time; one below it loses requests)", budget.CutFactor)
 	}
 	fmt.Fprintf(w, "propose: propagation.max %s, grace_period %s, terminationGracePeriodSeconds %d (need %s, %s, rounded up to a second; propagation.min: leave it unset, the callers' evidence holds the window and a confirmed deregistration ends it early)\n",
 		a.PropagationMax, a.GracePeriod, a.TerminationGracePeriodSeconds, a.Need.Round(time.Millisecond), how)

@@ -76,13 +76,22 @@ func springDrill(t *testing.T, env []string, args ...string) map[string]springRu
 	return runs
 }
 
+// springCacheTTL is Spring Cloud LoadBalancer's default cache TTL
+// (spring.cloud.loadbalancer.cache.ttl), the consumer's with its cache on.
+const springCacheTTL = 35 * time.Second
+
+// shippedPush is the Nacos server's shipped push delay
+// (nacos.naming.push.pushTaskDelay, nacostest.Options.ShippedPushDelay).
+const shippedPush = 500 * time.Millisecond
+
 // advised are drainkit's settings for consumers behind Spring Cloud
 // LoadBalancer's 35 s cache, as `drainkit check --from-drains` proposes
 // them: the window outlasts the cache.
 var advised = []string{"--propagation-max", "40s", "--grace-period", "55s"}
 
 // TestDrillSpring is issue 32's acceptance with a real Spring Cloud
-// consumer, five drills, two at a time, against one Nacos server:
+// consumer, six drills, two at a time, against one Nacos server (the
+// learned window's drill follows the defaults' in one subtest):
 //   - cache on (35 s) and drainkit's advised window: 0 lost at 200
 //     requests/s (four consumers) and at 2 requests/s (one slow consumer),
 //     no warning, and the window outlasted the consumers' staleness, which
@@ -90,7 +99,9 @@ var advised = []string{"--propagation-max", "40s", "--grace-period", "55s"}
 //   - cache on and the default window (propagation.max 12s): the slow
 //     consumer loses requests and the replica's warning names it (the
 //     JVM's identity "spring-<pid>/c1") with a propagation.max above 12s;
-//     preStop: sleep 10 loses too;
+//     preStop: sleep 10 loses too; then the learned window (springLearned):
+//     what `check --from-drains` proposes from that drill's evidence
+//     covers the next drill;
 //   - Incident A (the console's offline, kill -9 half a second later):
 //     the Java consumers' cache keeps the address, requests fail, and the
 //     verdict says what the operator must wait;
@@ -117,7 +128,9 @@ func TestDrillSpring(t *testing.T) {
 	})
 	t.Run("cache-defaults-2", func(t *testing.T) {
 		t.Parallel()
-		runs := springDrill(t, env, slices.Concat(nacos, []string{"--strategies", "drainkit,sleep10", "--consumer-rate", "2", "--consumers", "1"})...)
+		dir := t.TempDir()
+		evidence := append(slices.Clip(env), "DRAINKIT_PROPAGATION_EVIDENCE_DIR="+dir)
+		runs := springDrill(t, evidence, slices.Concat(nacos, []string{"--strategies", "drainkit,sleep10", "--consumer-rate", "2", "--consumers", "1"})...)
 		d, sl := runs["drainkit"], runs["sleep10"]
 		t.Logf("cache 35s, defaults, 2/s: drainkit %d of %d lost %v, drains %v s, staleness %.2fs, warned: %s; sleep10 %d of %d lost, drains %v s",
 			d.failed, d.requests, d.kinds, d.drains, d.staleness, d.warnings, sl.failed, sl.requests, sl.drains)
@@ -131,6 +144,10 @@ func TestDrillSpring(t *testing.T) {
 		if sl.failed == 0 {
 			t.Errorf("sleep10 behind the 35s cache lost nothing: the cache was not exercised")
 		}
+		if t.Failed() {
+			return
+		}
+		t.Run("learned", func(t *testing.T) { springLearned(t, evidence, nacos, dir, d.staleness) })
 	})
 	// Incident A of the seeds: the operator marks each old replica offline
 	// in the console and kill -9s it half a second later. The Java
@@ -190,4 +207,37 @@ func checkHeld(t *testing.T, d springRun) {
 	if d.window < d.staleness {
 		t.Errorf("window %.2fs closed before the consumers' staleness %.2fs", d.window, d.staleness)
 	}
+}
+
+// springLearned is the learned window behind the real Spring Cloud
+// consumer (issue 32: "the learned-window advice after one drill covers
+// the next drill"). dir holds the evidence the defaults' drill (cut at
+// propagation.max 12s, the consumer still due; its staleness, as the drill
+// measured it, was staleness seconds) recorded: `check --from-drains` must
+// fail the defaults and propose a window above that staleness and above
+// the cache's 35 s plus Nacos's push, the most the next drill's staleness
+// can be; the next
+// drill (2 requests/s, one consumer, cache on) with exactly the proposed
+// propagation.max and grace_period loses nothing, and check judges its
+// evidence OK with those settings.
+func springLearned(t *testing.T, env, nacos []string, dir string, staleness float64) {
+	p := checkProposal(t, dir)
+	proposed, err := time.ParseDuration(p.max)
+	if err != nil {
+		t.Fatalf("proposed propagation.max %q: %v", p.max, err)
+	}
+	// The next drill's staleness is anywhere up to the cache's 35 s plus
+	// Nacos's push (500 ms), whatever phase the cache's refresh had in the
+	// defaults' drill (which measured staleness seconds): a proposal below
+	// that loses requests again whenever the phase is late (doubling the
+	// cut need of about 15 s proposed 30 s).
+	if limit := springCacheTTL + shippedPush; proposed <= limit || proposed.Seconds() <= staleness {
+		t.Errorf("proposed propagation.max %v does not cover the cache's %v plus the push, or the staleness %.2fs the defaults' drill measured", proposed, springCacheTTL, staleness)
+	}
+	d := springDrill(t, env, slices.Concat(nacos, []string{"--propagation-max", p.max, "--grace-period", p.grace,
+		"--strategies", "drainkit", "--consumer-rate", "2", "--consumers", "1"})...)["drainkit"]
+	t.Logf("cache 35s, learned (propagation.max %s, grace_period %s), 2/s: %d of %d lost, drains %v s, window %.2fs, staleness %.2fs",
+		p.max, p.grace, d.failed, d.requests, d.drains, d.window, d.staleness)
+	checkHeld(t, d)
+	checkEvidenceOK(t, dir, p)
 }

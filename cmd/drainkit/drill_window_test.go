@@ -70,21 +70,38 @@ func TestDrillCachedConsumerLearnedWindow(t *testing.T) {
 	}
 	t.Logf("defaults: %d failed; warned: %+v", s.Failed, w)
 
+	p := checkProposal(t, dir)
+	second := parseWindow(t, drainkit(t, 2*time.Minute, env, append(cachedSlow, "--propagation-max", p.max, "--grace-period", p.grace)...))
+	if s := second.Strategies[0]; s.Failed != 0 || len(s.WindowWarnings) != 0 {
+		t.Errorf("with the proposal (propagation.max %s, grace_period %s): %d failed, warnings %+v", p.max, p.grace, s.Failed, s.WindowWarnings)
+	}
+	checkEvidenceOK(t, dir, p)
+}
+
+// windowProposal is what `check --from-drains` proposed, as its flags take
+// it.
+type windowProposal struct{ max, grace, terminationGrace string }
+
+// checkProposal runs `check --from-drains dir` after a drill whose windows
+// were cut at propagation.max: it must fail (exit 1) and propose a window.
+func checkProposal(t *testing.T, dir string) windowProposal {
+	t.Helper()
 	r := drainkit(t, 20*time.Second, nil, "check", "--from-drains", dir)
-	t.Logf("check --from-drains after the first drill:\n%s", r.stdout)
+	t.Logf("check --from-drains after the cut drill:\n%s", r.stdout)
 	m := proposal.FindStringSubmatch(r.stdout)
 	if r.code != 1 || m == nil {
 		t.Fatalf("check --from-drains: exit %d, want 1 with a proposal:\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	maxArg, graceArg := m[1], m[2]
+	return windowProposal{m[1], m[2], m[3]}
+}
 
-	second := parseWindow(t, drainkit(t, 2*time.Minute, env, append(cachedSlow, "--propagation-max", maxArg, "--grace-period", graceArg)...))
-	if s := second.Strategies[0]; s.Failed != 0 || len(s.WindowWarnings) != 0 {
-		t.Errorf("with the proposal (propagation.max %s, grace_period %s): %d failed, warnings %+v", maxArg, graceArg, s.Failed, s.WindowWarnings)
-	}
-	r = drainkit(t, 20*time.Second, nil, "check", "--from-drains", dir, "--propagation-max", maxArg, "--grace-period", graceArg,
-		"--termination-grace-period", m[3])
-	t.Logf("check --from-drains after the second drill:\n%s", r.stdout)
+// checkEvidenceOK runs `check --from-drains dir` with the proposal p after
+// a drill with it: the evidence must be judged OK (exit 0).
+func checkEvidenceOK(t *testing.T, dir string, p windowProposal) {
+	t.Helper()
+	r := drainkit(t, 20*time.Second, nil, "check", "--from-drains", dir, "--propagation-max", p.max, "--grace-period", p.grace,
+		"--termination-grace-period", p.terminationGrace)
+	t.Logf("check --from-drains after the drill with the proposal:\n%s", r.stdout)
 	if r.code != 0 || !strings.Contains(r.stdout, "evidence verdict: OK") {
 		t.Errorf("check --from-drains with the proposal: exit %d, want 0 and evidence verdict OK:\n%s%s", r.code, r.stdout, r.stderr)
 	}

@@ -16,10 +16,9 @@ type WindowAdvice struct {
 	// AtLeast says a drain's window was cut at propagation.max with a
 	// caller still due: Need is a lower bound.
 	AtLeast bool `json:"at_least"`
-	// PropagationMax is Need plus 10%, rounded up to a second; twice Need
-	// when AtLeast: a cut window measured only a lower bound of the
-	// staleness, and doubling reaches any staleness in a few drains
-	// (2, 4, 8 times the first cut) where 10% would take many.
+	// PropagationMax is Need plus 10%, rounded up to a second; CutFactor
+	// times Need when AtLeast (a cut window measured only a lower bound of
+	// the staleness).
 	PropagationMax time.Duration `json:"propagation_max_ns"`
 	// GracePeriod is the least grace period for PropagationMax with the
 	// current drain.timeout and stop.timeout (MinGracePeriod).
@@ -29,16 +28,36 @@ type WindowAdvice struct {
 	TerminationGracePeriodSeconds int64 `json:"termination_grace_period_seconds"`
 }
 
+// CutFactor is how many times the need Advise proposes as propagation.max
+// when the need is only a lower bound (a window was cut at propagation.max
+// with a caller still due). The caller's staleness is then unknown beyond
+// the cut, and the two ways to miss cost differently: a proposal below the
+// staleness loses that caller's requests in the next drain and takes
+// another drill to learn more, while one above it costs only a longer
+// grace period (and terminationGracePeriodSeconds), not drain time:
+// propagation.max is a ceiling, and the window still ends as soon as every
+// known caller has moved. So the proposal aims high: 4 times a cut at the
+// default propagation.max of 12s (a need of 12 s or more) covers a
+// staleness up to 48 s in the next drain, past the consumer caches met in
+// practice (Spring Cloud LoadBalancer's 35 s plus the registry's push,
+// Ribbon's 30 s, a JVM's 30 s DNS cache), where doubling (24-30 s, the
+// need counting the caller's wait past the cut) falls short of them; and a longer staleness is reached in half the drills doubling
+// takes (4, 16, 64 times the first cut). Once a drain that was not cut
+// measured the callers (WindowEvidence.Advice), the proposal falls back to
+// the measured need plus 10%.
+const CutFactor = 4
+
 // EvidenceDrains is how many of the last drains a WindowAdvice covers.
 const EvidenceDrains = 10
 
 // Advise returns the WindowAdvice for need, the longest window the
 // recorded drains (drains of them) needed; atLeast marks need as a lower
-// bound. t supplies drain.timeout and stop.timeout.
+// bound (then propagation.max is CutFactor times need, else need plus 10%).
+// t supplies drain.timeout and stop.timeout.
 func (t Timings) Advise(need time.Duration, drains int, atLeast bool) WindowAdvice {
 	m := need + need/10
 	if atLeast {
-		m = 2 * need
+		m = CutFactor * need
 	}
 	if r := m % time.Second; r != 0 {
 		m += time.Second - r
