@@ -41,7 +41,7 @@ func (t *callerTable) measure(t0, end time.Time, quiet, maxWindow time.Duration,
 // logAdvice logs the window the evidence asks for (a is not nil).
 func (l *Lifecycle) logAdvice(a *budget.WindowAdvice, when string) {
 	l.opts.Logger.Info("drainkit: propagation window advised by the last drains' evidence ("+when+")",
-		"drains", a.Drains, "need_ms", a.Need.Milliseconds(), "at_least", a.AtLeast,
+		"drains", a.Drains, "need_ms", a.Need.Milliseconds(), "at_least", a.AtLeast, "capped", a.Capped,
 		"propagation_max_ms", a.PropagationMax.Milliseconds(), "grace_period_ms", a.GracePeriod.Milliseconds(),
 		"termination_grace_period_s", a.TerminationGracePeriodSeconds,
 		"current_propagation_max_ms", l.opts.Timings.PropagationMax.Milliseconds())

@@ -63,11 +63,24 @@ func (d *drainsAdvice) write(w io.Writer, t budget.Timings) verdictLevel {
 	}
 	_ = tw.Flush()
 	how := "plus 10%"
-	if a.AtLeast {
+	switch {
+	case a.Capped:
+		how = fmt.Sprintf("a lower bound; %d times it would pass %s, the most the evidence proposes", budget.CutFactor, budget.AdviceCeiling)
+	case a.AtLeast:
 		how = fmt.Sprintf("a lower bound, times %d (a ceiling above the staleness costs grace period, not drain time; one below it loses requests)", budget.CutFactor)
 	}
 	fmt.Fprintf(w, "propose: propagation.max %s, grace_period %s, terminationGracePeriodSeconds %d (need %s, %s, rounded up to a second; propagation.min: leave it unset, the callers' evidence holds the window and a confirmed deregistration ends it early)\n",
 		a.PropagationMax, a.GracePeriod, a.TerminationGracePeriodSeconds, a.Need.Round(time.Millisecond), how)
+	if a.Capped && a.Need >= budget.AdviceCeiling {
+		fmt.Fprintf(w, "evidence verdict: FAIL: a caller was still due %s after a drain's start, past %s: it does not follow the registry (a pinned address, or connections that never re-resolve) and a longer window will not move it: find it in the table above and fix the caller\n",
+			a.Need.Round(time.Millisecond), budget.AdviceCeiling)
+		return verdictFail
+	}
+	if a.Capped {
+		fmt.Fprintf(w, "evidence verdict: FAIL: a window was cut at propagation.max with callers still due %s after a drain's start; the proposal stops at %s, past the longest discovery caches met in practice (Eureka's server, client and Ribbon caches, about 90 s): drain again with it, and if a caller is still due at it, fix the caller (a pinned address, or connections that never re-resolve): a longer window will not move it\n",
+			a.Need.Round(time.Millisecond), budget.AdviceCeiling)
+		return verdictFail
+	}
 	if a.AtLeast {
 		fmt.Fprintf(w, "evidence verdict: FAIL: a window was cut at propagation.max with callers still due, so their staleness is at least %s and may be more: set the proposal (or more) and drain again to measure the rest\n",
 			a.Need.Round(time.Millisecond))

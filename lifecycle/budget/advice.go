@@ -18,8 +18,13 @@ type WindowAdvice struct {
 	AtLeast bool `json:"at_least"`
 	// PropagationMax is Need plus 10%, rounded up to a second; CutFactor
 	// times Need when AtLeast (a cut window measured only a lower bound of
-	// the staleness).
+	// the staleness), but no more than AdviceCeiling or Need, whichever is
+	// longer.
 	PropagationMax time.Duration `json:"propagation_max_ns"`
+	// Capped says CutFactor times Need passed AdviceCeiling: a caller was
+	// still due so long after the drain's start that it likely does not
+	// follow the registry at all, and a longer window would not help it.
+	Capped bool `json:"capped,omitempty"`
 	// GracePeriod is the least grace period for PropagationMax with the
 	// current drain.timeout and stop.timeout (MinGracePeriod).
 	GracePeriod time.Duration `json:"grace_period_ns"`
@@ -41,23 +46,39 @@ type WindowAdvice struct {
 // staleness up to 48 s in the next drain, past the consumer caches met in
 // practice (Spring Cloud LoadBalancer's 35 s plus the registry's push,
 // Ribbon's 30 s, a JVM's 30 s DNS cache), where doubling (24-30 s, the
-// need counting the caller's wait past the cut) falls short of them; and a longer staleness is reached in half the drills doubling
-// takes (4, 16, 64 times the first cut). Once a drain that was not cut
-// measured the callers (WindowEvidence.Advice), the proposal falls back to
-// the measured need plus 10%.
+// need counting the caller's wait past the cut) falls short of them; and
+// a longer staleness is reached in half the drills doubling takes (4, 16,
+// 64 times the first cut), up to AdviceCeiling. Once a drain that was not
+// cut measured the callers (WindowEvidence.Advice), the proposal falls
+// back to the measured need plus 10%.
 const CutFactor = 4
+
+// AdviceCeiling is the longest propagation.max Advise reaches by
+// multiplying a cut window's need (CutFactor). A caller still sending
+// minutes after the drain's start is not behind a discovery cache (the
+// longest chains met in practice, Eureka's server and client caches plus
+// Ribbon's, stay under 2 minutes): it pinned the address or keeps a pool
+// that never re-resolves, and only fixing that caller helps it. Without a
+// ceiling the proposal would grow 4 times per drill without end. A need
+// measured beyond it is still proposed as measured, never less.
+const AdviceCeiling = 5 * time.Minute
 
 // EvidenceDrains is how many of the last drains a WindowAdvice covers.
 const EvidenceDrains = 10
 
 // Advise returns the WindowAdvice for need, the longest window the
 // recorded drains (drains of them) needed; atLeast marks need as a lower
-// bound (then propagation.max is CutFactor times need, else need plus 10%).
-// t supplies drain.timeout and stop.timeout.
+// bound (then propagation.max is CutFactor times need, up to
+// AdviceCeiling or need, else need plus 10%). t supplies drain.timeout and
+// stop.timeout.
 func (t Timings) Advise(need time.Duration, drains int, atLeast bool) WindowAdvice {
 	m := need + need/10
+	capped := false
 	if atLeast {
 		m = CutFactor * need
+		if m > AdviceCeiling {
+			m, capped = max(AdviceCeiling, need), true
+		}
 	}
 	if r := m % time.Second; r != 0 {
 		m += time.Second - r
@@ -66,6 +87,6 @@ func (t Timings) Advise(need time.Duration, drains int, atLeast bool) WindowAdvi
 	fit.PropagationMax = m
 	grace := fit.MinGracePeriod()
 	tgps := grace + PodSlack
-	return WindowAdvice{Drains: drains, Need: need, AtLeast: atLeast, PropagationMax: m, GracePeriod: grace,
+	return WindowAdvice{Drains: drains, Need: need, AtLeast: atLeast, PropagationMax: m, Capped: capped, GracePeriod: grace,
 		TerminationGracePeriodSeconds: int64((tgps + time.Second - 1) / time.Second)}
 }

@@ -71,3 +71,34 @@ func TestAdviceCutSuperseded(t *testing.T) {
 		}
 	}
 }
+
+// A cut need multiplied past budget.AdviceCeiling is proposed at the
+// ceiling (or at the need itself when that is longer: never below what was
+// measured) and marked Capped: a caller still due minutes after the drain
+// started does not follow the registry, and 4 times more per drill would
+// grow without end. Below the ceiling the multiple stands.
+func TestAdviseCeiling(t *testing.T) {
+	tm := budget.DefaultTimings()
+	for _, c := range []struct {
+		need   time.Duration
+		max    time.Duration
+		capped bool
+	}{
+		{74 * time.Second, 296 * time.Second, false},
+		{75 * time.Second, 300 * time.Second, false},
+		{75*time.Second + time.Millisecond, budget.AdviceCeiling, true},
+		{192 * time.Second, budget.AdviceCeiling, true},
+		{400*time.Second + 300*time.Millisecond, 401 * time.Second, true},
+	} {
+		a := tm.Advise(c.need, 3, true)
+		if a.PropagationMax != c.max || a.Capped != c.capped {
+			t.Errorf("Advise(%v, cut) = max %v capped %v, want max %v capped %v", c.need, a.PropagationMax, a.Capped, c.max, c.capped)
+		}
+		if a.GracePeriod < a.PropagationMax {
+			t.Errorf("Advise(%v, cut): grace_period %v below its propagation.max %v", c.need, a.GracePeriod, a.PropagationMax)
+		}
+	}
+	if a := tm.Advise(400*time.Second, 1, false); a.Capped || a.PropagationMax != 440*time.Second {
+		t.Errorf("Advise(400s, measured) = %+v: a measured need is proposed plus 10%%, never capped", a)
+	}
+}
