@@ -29,7 +29,7 @@ import (
 	"github.com/drainkit/drainkit/internal/childtest"
 )
 
-// bins holds the drainkit CLI (built in the root module) and the two
+// bins holds the drainkit CLI (built in the root module) and the
 // examples (built here), once for all tests.
 var bins = map[string]string{}
 
@@ -46,9 +46,10 @@ func TestMain(m *testing.M) {
 		goBin = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
 	}
 	for name, build := range map[string][]string{
-		"drainkit": {"build", "-C", "../../cmd/drainkit", "-o", filepath.Join(dir, "drainkit"), "."},
-		"kratos":   {"build", "-o", filepath.Join(dir, "kratos"), "./kratos"},
-		"gozero":   {"build", "-o", filepath.Join(dir, "gozero"), "./gozero"},
+		"drainkit":     {"build", "-C", "../../cmd/drainkit", "-o", filepath.Join(dir, "drainkit"), "."},
+		"kratos":       {"build", "-o", filepath.Join(dir, "kratos"), "./kratos"},
+		"gozero":       {"build", "-o", filepath.Join(dir, "gozero"), "./gozero"},
+		"kratoslayout": {"build", "-o", filepath.Join(dir, "kratoslayout"), "./kratoslayout/cmd/server"},
 	} {
 		cmd := exec.Command(goBin, build...)
 		// This module is outside the root's go.work (kratos and go-zero

@@ -9,12 +9,14 @@ require (
 	github.com/drainkit/drainkit/examples v0.0.0-00010101000000-000000000000
 	github.com/drainkit/drainkit/grpcdrain v0.0.0-00010101000000-000000000000
 	github.com/go-kratos/kratos/v2 v2.8.3
+	github.com/spf13/pflag v1.1.0
 	github.com/zeromicro/go-zero v1.10.3
 	go.uber.org/goleak v1.3.0
 	google.golang.org/grpc v1.85.0
 )
 
 require (
+	dario.cat/mergo v1.0.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
@@ -46,7 +48,6 @@ require (
 	github.com/spaolacci/murmur3 v1.1.0 // indirect
 	github.com/spf13/afero v1.15.0 // indirect
 	github.com/spf13/cast v1.10.0 // indirect
-	github.com/spf13/pflag v1.1.0 // indirect
 	github.com/spf13/viper v1.21.0 // indirect
 	github.com/subosito/gotenv v1.6.0 // indirect
 	github.com/titanous/json5 v1.0.0 // indirect
