@@ -87,7 +87,9 @@ func run(t *testing.T, opts []drainkit.Option) (addrs map[string]net.Addr, drain
 
 // TestAdminSlowClients: 300 clients that hold admin connections (150 idle,
 // 150 sending their request a byte every 250ms; more than the connection
-// cap) never delay /readyz beyond 100 ms, and the server closes the idle
+// cap) do not delay /readyz: at most 5% of polls take 100 ms longer than a
+// control server's (a loaded machine's scheduling), none the half
+// ReadHeaderTimeout a starved poll waits, and the server closes the idle
 // ones within its ReadHeaderTimeout. The service is examples/minimal, the
 // README's program, started through the entry point as a child process
 // built without the race detector, as it runs in production.
@@ -150,7 +152,13 @@ func TestAdminSlowClients(t *testing.T) {
 		worst, worstControl = max(worst, took), max(worstControl, ctl)
 		if took > 100*time.Millisecond && took-ctl > 100*time.Millisecond {
 			late++
-			t.Errorf("/readyz took %s (control %s) at %s, want <= 100ms", took, ctl, time.Since(t0))
+			t.Logf("/readyz took %s (control %s) at %s", took, ctl, time.Since(t0))
+		}
+		// A poll starved by the slow clients waits for a connection slot
+		// until one of them is closed, at the ReadHeaderTimeout (2s) or
+		// later; half of it is no scheduling delay.
+		if took-ctl > limits.ReadHeaderTimeout/2 {
+			t.Errorf("/readyz took %s (control %s) at %s: waited for a slow client to be closed", took, ctl, time.Since(t0))
 		}
 		select {
 		case err := <-dialed:
@@ -166,6 +174,11 @@ func TestAdminSlowClients(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Logf("slowest of %d /readyz polls with up to 300 slow clients: %s (control: %s); %d late", polls, worst, worstControl, late)
+	// Starved polls come in runs (every slot is held until the timeout);
+	// a loaded machine delays a rare one past the control: allow 5%.
+	if late*20 > polls {
+		t.Errorf("%d of %d /readyz polls took over 100ms more than the control: the slow clients delay probes", late, polls)
+	}
 	bound := limits.ReadHeaderTimeout + 2*time.Second // scheduling slack on a loaded machine
 	for range 150 {
 		if d := <-closedIn; d > bound {

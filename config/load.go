@@ -85,10 +85,13 @@ func Load(s Sources) (*Config, error) {
 	raws := map[string][]rawValue{} // per key, lowest precedence first
 
 	path, pathSrc := configPath(s.File, env, flags)
+	var unknownKeys error // the file's unknown keys, reported with any bad value
 	if path != "" {
 		c.sources[KeyConfig] = pathSrc
 		fileVals, err := readFile(path, pathSrc)
-		if err != nil {
+		if _, unknown := err.(unknownKeyErrors); unknown {
+			unknownKeys = err
+		} else if err != nil {
 			return nil, err
 		}
 		for k, v := range fileVals {
@@ -104,10 +107,18 @@ func Load(s Sources) (*Config, error) {
 		}
 	}
 	given := map[string]string{}
-	if err := c.applyAll(raws, given); err != nil {
-		return nil, err
+	var errs []error
+	if unknownKeys != nil {
+		errs = append(errs, unknownKeys)
 	}
-	if err := c.validate(given); err != nil {
+	// A value that did not convert left its key at the default: judging
+	// the ranges then would report a consequence, not the cause.
+	if err := c.applyAll(raws, given); err != nil {
+		errs = append(errs, err)
+	} else if err := c.validate(given); err != nil {
+		errs = append(errs, err)
+	}
+	if err := joinErrors(errs); err != nil {
 		return nil, err
 	}
 	c.warnings = CheckEnv(s.Env)
@@ -116,12 +127,15 @@ func Load(s Sources) (*Config, error) {
 
 // applyAll converts every raw value of every key, in the order of keys and,
 // per key, of precedence, so that the last one stays; given records each
-// key's value as spelled, for errors.
-func (c *Config) applyAll(raws map[string][]rawValue, given map[string]string) *Error {
+// key's value as spelled, for errors. It reports every key with a bad value
+// (its first bad one), not only the first key, so one edit fixes them all.
+func (c *Config) applyAll(raws map[string][]rawValue, given map[string]string) error {
+	var errs []error
 	for _, k := range keys {
 		for _, r := range raws[k.name] {
 			if err := k.apply(c, r); err != nil {
-				return err
+				errs = append(errs, err)
+				break
 			}
 			c.sources[k.name] = r.src
 			given[k.name] = r.display(k)
@@ -129,12 +143,13 @@ func (c *Config) applyAll(raws map[string][]rawValue, given map[string]string) *
 			// value, even one a higher source overrides.
 			if k.kind == kindString || k.kind == kindSecret || k.kind == kindMeta {
 				if msg := c.checkOwn(k); msg != "" {
-					return c.rangeError(k, given, msg, nil)
+					errs = append(errs, c.rangeError(k, given, msg, nil))
+					break
 				}
 			}
 		}
 	}
-	return nil
+	return joinErrors(errs)
 }
 
 // parseEnv maps "KEY=value" strings; the first occurrence of a key wins, as
@@ -210,14 +225,17 @@ func readFile(path string, src Source) (map[string]any, error) {
 	if len(flat) == 0 {
 		return nil, fileErr("has no settings", "want at least one key, e.g. propagation.min: 5s; see config.Example", nil)
 	}
-	if err := checkKeys(flat, "", Source{Kind: FromFile, Name: path}); err != nil {
-		return nil, err
+	keyErr := checkKeys(flat, "", Source{Kind: FromFile, Name: path})
+	if _, unknown := keyErr.(unknownKeyErrors); keyErr != nil && !unknown {
+		return nil, keyErr
 	}
 	vals := make(map[string]any, len(flat))
 	for k := range flat {
-		vals[k] = fileValue(v, flat, k, k)
+		if _, known := lookupKey(k); known {
+			vals[k] = fileValue(v, flat, k, k)
+		}
 	}
-	return vals, nil
+	return vals, keyErr
 }
 
 // fileValue is the value of the file's key fk (key, without the viper
@@ -267,10 +285,7 @@ func checkKeys(flat map[string]any, sub string, src Source) error {
 		}
 		errs[i] = &Error{Key: fk, Source: src, Problem: "is not a known key", Allowed: allowed}
 	}
-	if len(errs) == 1 {
-		return errs[0]
-	}
-	return keyErrors(errs)
+	return unknownKeyErrors(errs)
 }
 
 // keyErrors is several errors reported at once, on one line ("; " between
@@ -286,6 +301,35 @@ func (e keyErrors) Error() string {
 }
 
 func (e keyErrors) Unwrap() []error { return e }
+
+// unknownKeyErrors is a file's unknown keys (checkKeys): Load reports them
+// together with any bad value of the keys it knows, where a file it cannot
+// read at all stops it at once.
+type unknownKeyErrors []error
+
+func (e unknownKeyErrors) Error() string   { return keyErrors(e).Error() }
+func (e unknownKeyErrors) Unwrap() []error { return e }
+
+// joinErrors returns nil for no error, the error itself for one, and
+// keyErrors of them all for more, RangeErrors and keyErrors among them
+// spread into their parts so that each is one *Error.
+func joinErrors(errs []error) error {
+	var flat keyErrors
+	for _, err := range errs {
+		if multi, ok := err.(interface{ Unwrap() []error }); ok {
+			flat = append(flat, multi.Unwrap()...)
+		} else if err != nil {
+			flat = append(flat, err)
+		}
+	}
+	switch len(flat) {
+	case 0:
+		return nil
+	case 1:
+		return flat[0]
+	}
+	return flat
+}
 
 // flatten turns nested tables into dotted, lower-case keys, remembering how
 // the file spelled each (spelled); with sub set, the keys are drainkit's

@@ -12,8 +12,9 @@ import (
 )
 
 // Validate checks every value of c against its range, the window's order and
-// the grace-period budget, and returns an *Error for the first problem (in
-// the order of Keys), or nil. Load calls it; call it after changing a Config
+// the grace-period budget, and returns an *Error for the problem, several of
+// them on one line when more than one key is out of range (errors.As finds
+// the first, in the order of Keys), or nil. Load calls it; call it after changing a Config
 // in code.
 func (c *Config) Validate() error {
 	if err := c.validate(nil); err != nil {
@@ -41,34 +42,34 @@ func (c *Config) CheckDeregisterBudget() error {
 }
 
 // validate is Validate with the values as the sources spelled them, for the
-// error message; keys missing from given are shown formatted.
-func (c *Config) validate(given map[string]string) *Error {
-	wrap := func(re *budget.RangeError) *Error {
-		k, ok := lookupKey(re.Key)
-		if !ok {
-			return &Error{Key: re.Key, Value: quoteValue(re.Value), Problem: "is out of range", Allowed: re.Allowed, Err: re}
+// error message; keys missing from given are shown formatted. It reports
+// every key out of range (an *Error, or keyErrors of several), not only the
+// first.
+func (c *Config) validate(given map[string]string) error {
+	var errs []error
+	wrap := func(err error, group string) {
+		var found bool
+		budget.EachRangeError(err, func(re *budget.RangeError) {
+			found = true
+			k, ok := lookupKey(re.Key)
+			if !ok {
+				errs = append(errs, &Error{Key: re.Key, Value: quoteValue(re.Value), Problem: "is out of range", Allowed: re.Allowed, Err: re})
+				return
+			}
+			errs = append(errs, c.rangeError(k, given, re.Allowed, re))
+		})
+		if err != nil && !found {
+			errs = append(errs, &Error{Key: group, Problem: err.Error(), Err: err})
 		}
-		return c.rangeError(k, given, re.Allowed, re)
 	}
-	var re *budget.RangeError
-	if err := c.Timings.Validate(); err != nil {
-		if errors.As(err, &re) {
-			return wrap(re)
-		}
-		return &Error{Key: "timings", Problem: err.Error(), Err: err}
-	}
-	if err := c.Checks.Validate(); err != nil {
-		if errors.As(err, &re) {
-			return wrap(re)
-		}
-		return &Error{Key: "checks", Problem: err.Error(), Err: err}
-	}
+	wrap(c.Timings.Validate(), "timings")
+	wrap(c.Checks.Validate(), "checks")
 	for _, k := range keys {
 		if msg := c.checkOwn(k); msg != "" {
-			return c.rangeError(k, given, msg, nil)
+			errs = append(errs, c.rangeError(k, given, msg, nil))
 		}
 	}
-	return nil
+	return joinErrors(errs)
 }
 
 // rangeError builds the Error for key k out of range; allowed is the rule it

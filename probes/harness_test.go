@@ -81,7 +81,16 @@ func (hs *harness) run(t *testing.T) {
 	t.Helper()
 	hs.runErr = make(chan error, 1)
 	go func() { hs.runErr <- hs.lc.Run(context.Background()) }()
-	waitState(t, hs.lc, lifecycle.Ready)
+	// Run reaches READY first, but a failing check with a short interval
+	// ejects it moments later: a loaded machine's poll can miss READY, so
+	// wait for STARTING to end.
+	deadline := time.Now().Add(5 * time.Second)
+	for hs.lc.State() == lifecycle.Starting {
+		if time.Now().After(deadline) {
+			t.Fatalf("state %s within 5s, want past STARTING", hs.lc.State())
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 }
 
 // stop ends the drain (if Run was started) and waits for Run to return.

@@ -29,18 +29,26 @@ func DefaultCheckOptions() CheckOptions {
 	return CheckOptions{Interval: 5 * time.Second, Timeout: time.Second, FailureThreshold: 3, SuccessThreshold: 5}
 }
 
-// Validate returns a *RangeError naming the first key out of range, or nil.
+// Validate returns a *RangeError naming the key out of range, RangeErrors
+// when several are, or nil. checks.timeout is judged against
+// checks.interval and checks.success_threshold against
+// checks.failure_threshold only when those are in range themselves.
 func (c CheckOptions) Validate() error {
-	switch {
-	case c.Interval <= 0 || c.Interval > MaxDuration:
-		return &RangeError{"checks.interval", c.Interval.String(), "must be > 0 and <= " + MaxDuration.String()}
-	case c.Timeout <= 0 || c.Timeout > c.Interval:
-		return &RangeError{"checks.timeout", c.Timeout.String(), "must be > 0 and <= checks.interval (" + c.Interval.String() + ")"}
-	case c.FailureThreshold < 1 || c.FailureThreshold > 1000:
-		return &RangeError{"checks.failure_threshold", strconv.Itoa(c.FailureThreshold), "must be between 1 and 1000"}
-	case c.SuccessThreshold <= c.FailureThreshold || c.SuccessThreshold > 1000:
-		return &RangeError{"checks.success_threshold", strconv.Itoa(c.SuccessThreshold),
-			fmt.Sprintf("must be > checks.failure_threshold (%d) and <= 1000", c.FailureThreshold)}
+	var errs []*RangeError
+	intervalOK := c.Interval > 0 && c.Interval <= MaxDuration
+	if !intervalOK {
+		errs = append(errs, &RangeError{"checks.interval", c.Interval.String(), "must be > 0 and <= " + MaxDuration.String()})
 	}
-	return nil
+	if c.Timeout <= 0 || intervalOK && c.Timeout > c.Interval {
+		errs = append(errs, &RangeError{"checks.timeout", c.Timeout.String(), "must be > 0 and <= checks.interval (" + c.Interval.String() + ")"})
+	}
+	failureOK := c.FailureThreshold >= 1 && c.FailureThreshold <= 1000
+	if !failureOK {
+		errs = append(errs, &RangeError{"checks.failure_threshold", strconv.Itoa(c.FailureThreshold), "must be between 1 and 1000"})
+	}
+	if c.SuccessThreshold > 1000 || failureOK && c.SuccessThreshold <= c.FailureThreshold || c.SuccessThreshold < 1 {
+		errs = append(errs, &RangeError{"checks.success_threshold", strconv.Itoa(c.SuccessThreshold),
+			fmt.Sprintf("must be > checks.failure_threshold (%d) and <= 1000", c.FailureThreshold)})
+	}
+	return joinRange(errs)
 }

@@ -85,14 +85,17 @@ func (t Timings) Margin() time.Duration {
 }
 
 // Validate checks each key's range, the window's order (min <= max,
-// quiet <= max) and the budget. It returns a *RangeError for the first problem
-// found, naming the key, or nil.
+// quiet <= max) and the budget. It returns a *RangeError naming the key, or
+// RangeErrors when several keys are out of range, or nil. The order and the
+// budget are checked only once every key is in range, since a key out of
+// range would make them report a consequence, not the cause.
 func (t Timings) Validate() error {
 	type field struct {
 		key      string
 		v        time.Duration
 		positive bool
 	}
+	var errs []*RangeError
 	for _, f := range []field{
 		{"warmup.timeout", t.WarmupTimeout, true},
 		{"propagation.min", t.PropagationMin, false},
@@ -104,20 +107,26 @@ func (t Timings) Validate() error {
 	} {
 		switch {
 		case f.positive && f.v <= 0:
-			return &RangeError{f.key, f.v.String(), "must be > 0 and <= " + MaxDuration.String()}
+			errs = append(errs, &RangeError{f.key, f.v.String(), "must be > 0 and <= " + MaxDuration.String()})
 		case f.v < 0:
-			return &RangeError{f.key, f.v.String(), "must be >= 0 and <= " + MaxDuration.String()}
+			errs = append(errs, &RangeError{f.key, f.v.String(), "must be >= 0 and <= " + MaxDuration.String()})
 		case f.v > MaxDuration:
-			return &RangeError{f.key, f.v.String(), "must be <= " + MaxDuration.String()}
+			errs = append(errs, &RangeError{f.key, f.v.String(), "must be <= " + MaxDuration.String()})
 		}
 	}
+	if len(errs) > 0 {
+		return joinRange(errs)
+	}
 	if t.PropagationMin > t.PropagationMax {
-		return &RangeError{"propagation.min", t.PropagationMin.String(),
-			"must be <= propagation.max (" + t.PropagationMax.String() + ")"}
+		errs = append(errs, &RangeError{"propagation.min", t.PropagationMin.String(),
+			"must be <= propagation.max (" + t.PropagationMax.String() + ")"})
 	}
 	if t.PropagationQuiet > t.PropagationMax {
-		return &RangeError{"propagation.quiet", t.PropagationQuiet.String(),
-			"must be <= propagation.max (" + t.PropagationMax.String() + ")"}
+		errs = append(errs, &RangeError{"propagation.quiet", t.PropagationQuiet.String(),
+			"must be <= propagation.max (" + t.PropagationMax.String() + ")"})
+	}
+	if len(errs) > 0 {
+		return joinRange(errs)
 	}
 	if need := t.PropagationMax + t.DrainTimeout + t.StopTimeout + t.Margin(); need > t.GracePeriod {
 		return &RangeError{"grace_period", t.GracePeriod.String(), fmt.Sprintf(

@@ -2,6 +2,7 @@ package budget_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -100,5 +101,31 @@ func TestMinGracePeriodIsAccepted(t *testing.T) {
 	}
 	if got := budget.DefaultTimings().MinGracePeriod(); got != 24*time.Second {
 		t.Errorf("minimum for the defaults %s, want 24s", got)
+	}
+}
+
+// Every key out of range is reported at once (RangeErrors), so one edit
+// fixes them all; the window's order and the budget wait until each key is
+// in range, since a key out of range would only make them report its
+// consequence.
+func TestValidateReportsEveryKey(t *testing.T) {
+	tm := budget.DefaultTimings()
+	tm.DrainTimeout, tm.StopTimeout = -time.Second, 0
+	err := tm.Validate()
+	var keys []string
+	budget.EachRangeError(err, func(re *budget.RangeError) { keys = append(keys, re.Key) })
+	if !slices.Equal(keys, []string{"drain.timeout", "stop.timeout"}) {
+		t.Errorf("Validate() = %v: reported %v, want drain.timeout and stop.timeout", err, keys)
+	}
+	var re *budget.RangeError
+	if !errors.As(err, &re) || re.Key != "drain.timeout" {
+		t.Errorf("errors.As(%v) = %v, want the first, drain.timeout", err, re)
+	}
+	c := budget.DefaultCheckOptions()
+	c.Interval, c.FailureThreshold = 0, 0
+	keys = nil
+	budget.EachRangeError(c.Validate(), func(re *budget.RangeError) { keys = append(keys, re.Key) })
+	if !slices.Equal(keys, []string{"checks.interval", "checks.failure_threshold"}) {
+		t.Errorf("CheckOptions.Validate(): reported %v, want checks.interval and checks.failure_threshold", keys)
 	}
 }
