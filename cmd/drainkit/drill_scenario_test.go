@@ -93,15 +93,22 @@ func parseScenarios(t *testing.T, r result) scenarioJSON {
 }
 
 // TestDrillScenarioList: --scenario list describes every scenario and the
-// four instants; an unknown scenario is bad usage naming the flag.
+// four instants in lines of at most 120 columns; an unknown scenario is bad
+// usage naming the flag.
 func TestDrillScenarioList(t *testing.T) {
 	parallelDrill(t, 0)
 	r := drainkit(t, 30*time.Second, nil, "drill", "--scenario", "list")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
-	for _, want := range []string{"\nwarmup\n", "\nrolling\n", "\nkill\n", "\nslow-probe\n", "\nregistry-outage\n", "\nbrownout\n", "\nlong-lived\n", "registry's decision", "first consumer view without", "last request sent to the old address"} {
+	checkFits120(t, r.stdout)
+	for _, want := range []string{"\nwarmup\n", "\nrolling\n", "\nkill\n", "\nslow-probe\n", "\nregistry-outage\n", "\nbrownout\n", "\nlong-lived\n"} {
 		if !strings.Contains(r.stdout, want) {
+			t.Errorf("--scenario list lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	for _, want := range []string{"registry's decision", "first consumer view without", "last request sent to the old address"} {
+		if !strings.Contains(flat(r.stdout), want) {
 			t.Errorf("--scenario list lacks %q:\n%s", want, r.stdout)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/drainkit/drainkit/cmd/drainkit/internal/drill"
 	"github.com/drainkit/drainkit/registry/consul/consultest"
@@ -344,7 +345,7 @@ func TestDrillKillPOST(t *testing.T) {
 // TestDrillExecCrash: an --exec binary that dies at start (here drainkit's
 // own serve mode with a strategy it refuses: a real process exiting 1) is
 // reported as such: which replica, its exit status, its last stderr lines,
-// and no row of zeros.
+// and no row of zeros; the text report's lines fit 120 columns.
 func TestDrillExecCrash(t *testing.T) {
 	parallelDrill(t, 0)
 	args := []string{"drill", "--exec", binary, "--exec-arg", "serve", "--exec-arg", "--strategy=crash-on-start", "--replicas", "1"}
@@ -361,8 +362,9 @@ func TestDrillExecCrash(t *testing.T) {
 		t.Errorf("stderr tail %q lacks the binary's own error", tail)
 	}
 	r = drainkit(t, time.Minute, nil, args...)
+	checkFits120(t, r.stdout)
 	for _, want := range []string{"did not run", "r1 (", "exit status 1", "last stderr lines:", `"crash-on-start" is not a strategy`} {
-		if !strings.Contains(r.stdout, want) {
+		if !strings.Contains(flat(r.stdout), want) {
 			t.Errorf("table lacks %q:\n%s", want, r.stdout)
 		}
 	}
@@ -370,6 +372,22 @@ func TestDrillExecCrash(t *testing.T) {
 		t.Errorf("table shows zeros as if measured:\n%s", r.stdout)
 	}
 }
+
+// checkFits120 fails t for every line of a drill's default text output
+// wider than 120 columns (issue 33), but a line holding one word alone:
+// the report keeps a path or URL longer than a line whole, to be copied.
+func checkFits120(t *testing.T, out string) {
+	t.Helper()
+	for i, l := range strings.Split(out, "\n") {
+		if n := utf8.RuneCountInString(l); n > 120 && len(strings.Fields(l)) > 1 {
+			t.Errorf("line %d of the output is %d columns wide, want at most 120:\n%s", i+1, n, l)
+		}
+	}
+}
+
+// flat is text with every run of spaces and line breaks made one space:
+// the text output as a sentence, wherever its lines were broken.
+func flat(text string) string { return strings.Join(strings.Fields(text), " ") }
 
 // TestDrillOverloadIsInvalid: a drill the machine cannot sustain (here a
 // high rate with a 1 ms request timeout: requests fail before any replica

@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"text/tabwriter"
@@ -210,8 +211,10 @@ func (c *spanCounter) Shutdown(context.Context) error   { return nil }
 func (c *spanCounter) ForceFlush(context.Context) error { return nil }
 
 // writeTelemetry writes, for the strategies whose consumers export
-// telemetry, the counts next to the drill's own.
-func writeTelemetry(w io.Writer, sums []Summary) error {
+// telemetry, the counts next to the drill's own, and the legend of its
+// columns. The default table fits textWidth columns: the calls by outcome
+// and stage follow it; wide (Config.Wide) keeps them as a column.
+func writeTelemetry(w io.Writer, sums []Summary, wide bool) error {
 	var rows []Summary
 	for _, s := range sums {
 		if s.ConsumerTelemetry != nil {
@@ -221,17 +224,40 @@ func writeTelemetry(w io.Writer, sums []Summary) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	if _, err := io.WriteString(w, "\nconsumer telemetry (OpenTelemetry, as the drainkit consumers counted; the drill's own count in brackets):\n"); err != nil {
-		return err
+	var b strings.Builder
+	b.WriteString("\nconsumer telemetry (OpenTelemetry, as the drainkit consumers counted; the drill's own count in brackets):\n")
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	if wide {
+		fmt.Fprintln(tw, "SCENARIO\tSTRATEGY\tCALLS\tBY OUTCOME/STAGE\tRETRIES\tEJECTIONS\tBUDGET DENIALS\tPANICS\tVIEW REVISION")
+	} else {
+		fmt.Fprintln(tw, "SCENARIO\tSTRATEGY\tCALLS\tRETRIES\tEJECTIONS\tBUDGET DENIALS\tPANICS\tVIEW REVISION")
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SCENARIO\tSTRATEGY\tCALLS\tBY OUTCOME/STAGE\tRETRIES\tEJECTIONS\tBUDGET DENIALS\tPANIC ENTRIES\tVIEW REVISION")
+	var under []string
 	for _, s := range rows {
 		t := s.ConsumerTelemetry
-		fmt.Fprintf(tw, "%s\t%s\t%d [%d]\t%s\t%d [%d]\t%d [%d]\t%d\t%d\t%d\n", s.Scenario, s.Name, t.Calls, s.Requests,
-			telemetryCounts(t.ByOutcome), t.Retries, s.Retries, t.Ejections, s.Ejections, t.BudgetDenials, t.PanicEntries, t.ViewRevision)
+		cells := []string{s.Scenario, s.Name, fmt.Sprintf("%d [%d]", t.Calls, s.Requests)}
+		if wide {
+			cells = append(cells, telemetryCounts(t.ByOutcome))
+		} else {
+			under = append(under, fitLine(fmt.Sprintf("%s %s: calls by outcome/stage %s", s.Scenario, s.Name, telemetryCounts(t.ByOutcome)), textWidth, hang))
+		}
+		cells = append(cells, fmt.Sprintf("%d [%d]", t.Retries, s.Retries), fmt.Sprintf("%d [%d]", t.Ejections, s.Ejections),
+			strconv.FormatInt(t.BudgetDenials, 10), strconv.FormatInt(t.PanicEntries, 10), strconv.FormatInt(t.ViewRevision, 10))
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, l := range under {
+		b.WriteString(l + "\n")
+	}
+	b.WriteString(legend([]string{"columns: CALLS the calls the consumers counted;",
+		"BY OUTCOME/STAGE those calls by how they ended and where (answered/answered, failed/connect_refused, ...);",
+		"RETRIES the extra attempts (a request sent three times counts 2);", "EJECTIONS instances the consumers ejected locally;",
+		"BUDGET DENIALS retries the retry budget refused; PANICS the times a consumer's panic mode began;",
+		"VIEW REVISION the highest revision of a consumer's view of the instances."}))
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // telemetryCounts renders counts as "a=1 b=2", sorted by key.

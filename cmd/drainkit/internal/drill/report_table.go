@@ -10,21 +10,26 @@ import (
 	"text/tabwriter"
 )
 
-// WriteTable writes the configuration, one table row per strategy and each
-// strategy's verdict, then the result.
+// WriteTable writes the configuration, one table row per strategy, the
+// events and the consumer telemetry, each strategy's verdict, then the
+// result. By default every line fits textWidth columns: the tables leave
+// their less needed columns to --wide (Config.Wide) and the prose is broken
+// at spaces, its continuations indented (hang); with --wide nothing is
+// left out or broken.
 func WriteTable(w io.Writer, res *Result, sums []Summary) error {
+	width, wide := reportWidth(res.Config), res.Config.Wide
 	var b strings.Builder
 	writeSetup(&b, res.Config)
-	if _, err := io.WriteString(w, b.String()); err != nil {
+	if _, err := io.WriteString(w, fitLines(b.String(), width, hang)); err != nil {
 		return err
 	}
-	if err := writeRows(w, sums, res.Config.Wide); err != nil {
+	if err := writeRows(w, sums, wide); err != nil {
 		return err
 	}
-	if err := writeEvents(w, sums); err != nil {
+	if err := writeEvents(w, sums, wide); err != nil {
 		return err
 	}
-	if err := writeTelemetry(w, sums); err != nil {
+	if err := writeTelemetry(w, sums, wide); err != nil {
 		return err
 	}
 	b.Reset()
@@ -34,9 +39,13 @@ func WriteTable(w io.Writer, res *Result, sums []Summary) error {
 		fmt.Fprintf(&b, "\n%s\n", v.Reason)
 	}
 	fmt.Fprintf(&b, "\nwall time %.1fs; result: %s\n", res.Wall.Seconds(), resultWord(Passed(res, sums), v.Valid))
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, fitLines(b.String(), width, hang))
 	return err
 }
+
+// hang is how far past its line's indentation the text report indents a
+// broken line's continuation: further than the notes under a verdict (2).
+const hang = 4
 
 func resultWord(pass, valid bool) string {
 	if !valid {
@@ -149,7 +158,7 @@ func writeRows(w io.Writer, sums []Summary, wide bool) error {
 	}
 	var b strings.Builder
 	for _, l := range under {
-		b.WriteString(l + "\n")
+		b.WriteString(fitLine(l, textWidth, hang) + "\n")
 	}
 	b.WriteString(tableLegend(wide))
 	_, err := io.WriteString(w, b.String())
@@ -181,47 +190,80 @@ func tableLegend(wide bool) string {
 	if !wide {
 		parts = append(parts, "--wide adds WRITTEN+UNANSWERED, EJECTIONS and FAILURE KINDS.")
 	}
-	return "\n" + wrap(strings.Join(parts, " "), 120) + "\n"
+	return legend(parts)
 }
 
-// wrap breaks text at spaces into lines of at most width bytes (a longer
-// word gets a line of its own).
-func wrap(text string, width int) string {
+// legend joins the sentences of a table's legend into a paragraph of
+// lines of at most textWidth columns, with --wide too: the paragraph is
+// read, not searched.
+func legend(parts []string) string {
+	return "\n" + fitLine(strings.Join(parts, " "), textWidth, 0) + "\n"
+}
+
+// writeEvents writes one row per fault, its instants in seconds from the
+// run's start, and the legend of its columns. The default table fits
+// textWidth columns: it gives the instants without their revisions, an
+// added replica's first request with the count sent before its READY, and
+// the failures from the fault in one sum; wide (Config.Wide) adds the
+// revisions, READY and the failures per second.
+func writeEvents(w io.Writer, sums []Summary, wide bool) error {
 	var b strings.Builder
-	line := 0
-	for i, word := range strings.Fields(text) {
-		switch {
-		case i == 0:
-		case line+1+len(word) > width:
-			b.WriteString("\n")
-			line = 0
-		default:
-			b.WriteString(" ")
-			line++
-		}
-		b.WriteString(word)
-		line += len(word)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	if wide {
+		b.WriteString("\nevents (seconds from the run's start; failures per second from the fault to the last instant):\n")
+		fmt.Fprintln(tw, "SCENARIO\tSTRATEGY\tREPLICA\tFAULT\tAT\tREGISTRY DECISION\tFIRST CONSUMER VIEW WITHOUT (start: WITH)\tLAST REQUEST TO OLD ADDRESS (start: TO NEW)\tFIRST EJECTION\tFAILURES/S")
+	} else {
+		b.WriteString("\nevents (seconds from the run's start):\n")
+		fmt.Fprintln(tw, "SCENARIO\tSTRATEGY\tREPLICA\tFAULT\tAT\tREGISTRY\tVIEW\tLAST REQUEST\tEJECTION\tFAILED")
 	}
-	return b.String()
-}
-
-// writeEvents writes one row per fault: its four instants in seconds from
-// the run's start, the first ejection and the failures per second from the
-// fault.
-func writeEvents(w io.Writer, sums []Summary) error {
-	if _, err := io.WriteString(w, "\nevents (seconds from the run's start; failures per second from the fault to the last instant):\n"); err != nil {
-		return err
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SCENARIO\tSTRATEGY\tREPLICA\tFAULT\tAT\tREGISTRY DECISION\tFIRST CONSUMER VIEW WITHOUT (start: WITH)\tLAST REQUEST TO OLD ADDRESS (start: TO NEW)\tFIRST EJECTION\tFAILURES/S")
 	for _, s := range sums {
 		for _, e := range s.Events {
-			fmt.Fprintf(tw, "%s\t%s\tr%d\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\n", s.Scenario, s.Name, e.Replica, e.Kind, e.FaultSeconds,
-				revisioned(e.RegistryDecisionSeconds, e.RegistryRevision), revisioned(e.ConsumerViewSeconds, e.ConsumerRevision),
-				e.AddressRequests(), instant(e.EjectionSeconds), perSecondList(e.FailuresPerSecond))
+			if wide {
+				fmt.Fprintf(tw, "%s\t%s\tr%d\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\n", s.Scenario, s.Name, e.Replica, e.Kind, e.FaultSeconds,
+					revisioned(e.RegistryDecisionSeconds, e.RegistryRevision), revisioned(e.ConsumerViewSeconds, e.ConsumerRevision),
+					e.AddressRequests(), instant(e.EjectionSeconds), perSecondList(e.FailuresPerSecond))
+				continue
+			}
+			address := instant(e.LastSentSeconds)
+			if e.Added {
+				address = fmt.Sprintf("%s (%d early)", instant(e.FirstSentSeconds), e.EarlyRequests)
+			}
+			fmt.Fprintf(tw, "%s\t%s\tr%d\t%s\t%.2f\t%s\t%s\t%s\t%s\t%d\n", s.Scenario, s.Name, e.Replica, e.Kind, e.FaultSeconds,
+				instant(e.RegistryDecisionSeconds), instant(e.ConsumerViewSeconds), address, instant(e.EjectionSeconds), e.Failed)
 		}
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	b.WriteString(eventsLegend(wide))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// eventsLegend explains the columns of writeEvents' table.
+func eventsLegend(wide bool) string {
+	registry, view, ejection := "REGISTRY", "VIEW", "EJECTION"
+	if wide {
+		registry, view, ejection = "REGISTRY DECISION", "FIRST CONSUMER VIEW", "FIRST EJECTION"
+	}
+	parts := []string{"columns: FAULT what the drill did to REPLICA (start: a replica it added), AT when;",
+		registry + " the discovery's first answer without the replica (probes dropping it, the registry's watch delivering its removal);",
+		view + " the first consumer view without it (start: with it);"}
+	if wide {
+		parts = append(parts, "(rev N) the answer's or the view's revision (Consul's index, etcd's revision, the probes' change count);",
+			"LAST REQUEST the last request sent to the old address (start: the first to the new one, its READY, and the requests sent before it);",
+			ejection+" a consumer's first ejection after the fault;",
+			"FAILURES/S the failed requests in each second from the fault to the last instant;")
+	} else {
+		parts = append(parts, "LAST REQUEST the last request sent to the old address (start: the first to the new one, and how many were sent before its READY);",
+			ejection+" a consumer's first ejection after the fault;",
+			"FAILED the requests failed from the fault to the last instant;")
+	}
+	parts = append(parts, "- where nothing happened.")
+	if !wide {
+		parts = append(parts, "--wide adds the revisions, READY and the failures per second.")
+	}
+	return legend(parts)
 }
 
 // perSecondList renders failures per second as "0 12 3".

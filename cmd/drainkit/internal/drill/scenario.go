@@ -168,7 +168,7 @@ func ScenarioNames() []string {
 }
 
 // WriteScenarioList writes `--scenario list`: each scenario's name and
-// description.
+// description, in lines of at most textWidth columns.
 func WriteScenarioList(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("scenarios (--scenario NAME[,NAME...], run one after another; default rolling):\n")
@@ -180,8 +180,9 @@ func WriteScenarioList(w io.Writer) error {
 	}
 	b.WriteString("\nFor each fault the table, the JSON and the HTML report give four instants: the fault, the registry's decision " +
 		"(the discovery's first answer without the instance, with its revision), the first consumer view without it (with its revision) " +
-		"and the last request sent to the old address, and the failures per second from the fault to the last of them.\n")
-	_, err := io.WriteString(w, b.String())
+		"and the last request sent to the old address, and the failures per second from the fault to the last of them " +
+		"(the table: their sum, per second with --wide).\n")
+	_, err := io.WriteString(w, fitLines(b.String(), textWidth, 0))
 	return err
 }
 
