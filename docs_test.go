@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/drainkit/drainkit/config"
 )
 
 // readmeMaxLines is how long README.md may grow: a newcomer reads it to the
@@ -22,6 +24,30 @@ func TestReadmeLength(t *testing.T) {
 	}
 	if n := strings.Count(string(b), "\n"); n > readmeMaxLines {
 		t.Errorf("README.md has %d lines, want <= %d: move a topic to docs/", n, readmeMaxLines)
+	}
+}
+
+// TestRegistriesDocListsEtcdKeys: docs/registries.md's list of the
+// registry.etcd.* keys names every key config defines (registry.etcd.version
+// was missing from it).
+func TestRegistriesDocListsEtcdKeys(t *testing.T) {
+	b, err := os.ReadFile("docs/registries.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, list, ok := strings.Cut(string(b), "(`registry.etcd.*` keys:")
+	list, _, _ = strings.Cut(list, "The drain revokes")
+	if !ok {
+		t.Fatal("docs/registries.md has no list of `registry.etcd.*` keys")
+	}
+	named := map[string]bool{}
+	for _, m := range regexp.MustCompile("`([a-z_]+)`").FindAllStringSubmatch(list, -1) {
+		named[m[1]] = true
+	}
+	for _, k := range config.KeysUnder("registry.etcd.") {
+		if !named[strings.TrimPrefix(k, "registry.etcd.")] {
+			t.Errorf("docs/registries.md's list of registry.etcd.* keys lacks %s", k)
+		}
 	}
 }
 

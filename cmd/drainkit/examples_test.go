@@ -184,19 +184,23 @@ func TestKubernetesExampleIsConsistent(t *testing.T) {
 		t.Errorf("the manifest's DRAINKIT_ADMIN_ADDR %q does not name the admin port %s", manifestAdmin, ports["admin"])
 	}
 
-	// The builder: a pinned Go release no older than go.mod's go line
-	// (GOTOOLCHAIN=local never downloads a newer one).
-	gomod, err := os.ReadFile("../../go.mod")
+	// The builder: a pinned Go release no older than go.work's go line
+	// (the build goes through go.work, whose go line is at least every
+	// workspace module's; GOTOOLCHAIN=local never downloads a newer one).
+	gowork, err := os.ReadFile("../../go.work")
 	if err != nil {
 		t.Fatal(err)
 	}
-	goLine := regexp.MustCompile(`(?m)^go (\S+)$`).FindSubmatch(gomod)
+	goLine := regexp.MustCompile(`(?m)^go (\S+)$`).FindSubmatch(gowork)
 	builder := regexp.MustCompile(`^golang:(\d+\.\d+\.\d+)`).FindStringSubmatch(froms[0][1])
 	if goLine == nil || builder == nil {
-		t.Fatalf("go.mod go line %q, builder %q: want golang:X.Y.Z", goLine, froms[0][1])
+		t.Fatalf("go.work go line %q, builder %q: want golang:X.Y.Z", goLine, froms[0][1])
 	}
 	if version.Compare("go"+builder[1], "go"+string(goLine[1])) < 0 {
-		t.Errorf("builder golang:%s is older than go.mod's go %s", builder[1], goLine[1])
+		t.Errorf("builder golang:%s is older than go.work's go %s", builder[1], goLine[1])
+	}
+	if !strings.Contains(string(df), "go line of go.work") {
+		t.Error("the Dockerfile does not say the builder must be at least the go line of go.work")
 	}
 	if !strings.Contains(string(df), "GOTOOLCHAIN=local") {
 		t.Error("the builder may download a toolchain: set GOTOOLCHAIN=local")
@@ -241,7 +245,11 @@ func TestKubernetesExampleIsConsistent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"kind load docker-image " + c.Image, "35 = 30 + 5", "exit 3", "golang:1.26.8", "Dockerfile.dockerignore",
+	checkGoVersionProse(t, string(goLine[1]), builder[1], map[string]string{
+		"Dockerfile": regexp.MustCompile(`(?m)^[^#].*$`).ReplaceAllString(string(df), ""), // its comments: the FROM line is the pin
+		"README.md":  string(readme),
+	})
+	for _, want := range []string{"kind load docker-image " + c.Image, "35 = 30 + 5", "exit 3", "`go` line of `go.work`", "Dockerfile.dockerignore",
 		"PodDisruptionBudget", "RuntimeDefault", "preStop:\n    sleep:", "native `sleep`", "adaptive"} {
 		if !strings.Contains(string(readme), want) {
 			t.Errorf("README.md lacks %q", want)
@@ -270,6 +278,27 @@ func TestKubernetesExampleIsConsistent(t *testing.T) {
 	}
 	if d := time.Duration(c.StartupProbe.PeriodSeconds*c.StartupProbe.FailureThreshold) * time.Second; d < cfg.Timings.WarmupTimeout {
 		t.Errorf("the startup probe gives up after %s, before warmup.timeout %s", d, cfg.Timings.WarmupTimeout)
+	}
+}
+
+// goVersionProse matches a Go version stated in prose: "go 1.26.0",
+// "Go 1.26", "golang:1.26.8", or a go line's version in parentheses ("the
+// `go` line of `go.mod` (1.26.7)").
+var goVersionProse = regexp.MustCompile("(?:\\b(?:go|Go|golang)[ :]|`?\\bgo`? line[^()\n]*?\\((?:go )?)v?(\\d+\\.\\d+(?:\\.\\d+)?)")
+
+// checkGoVersionProse fails for a Go version in texts (name to text) that
+// is neither go.work's go line (the builder's floor) nor the builder's pin:
+// the example once stated three different ones (issue 33 item 7). Better
+// still, the prose names the go line and the FROM line without a number.
+func checkGoVersionProse(t *testing.T, workGo, pin string, texts map[string]string) {
+	t.Helper()
+	for name, text := range texts {
+		for _, m := range goVersionProse.FindAllStringSubmatch(text, -1) {
+			if m[1] != workGo && m[1] != pin {
+				t.Errorf("examples/kubernetes/%s states Go version %s (%q): neither go.work's go line %s nor the builder's pin golang:%s; refer to them instead of a number",
+					name, m[1], m[0], workGo, pin)
+			}
+		}
 	}
 }
 
