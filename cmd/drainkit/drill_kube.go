@@ -115,7 +115,7 @@ func (o *drillOptions) runKube(ctx context.Context, flags *pflag.FlagSet, stdout
 	if o.jsonOut {
 		err = kubedrill.WriteJSON(stdout, res)
 	} else {
-		err = kubedrill.WriteTable(stdout, res)
+		err = kubedrill.WriteTable(stdout, res, o.cfg.Wide)
 	}
 	if err != nil {
 		return &exitError{code: 1, msg: "drill: writing the results: " + err.Error()}
