@@ -15,7 +15,8 @@ import (
 
 // kubeOptions are the drill's --kubernetes flags; the drill's own
 // --strategies, --replicas, --rate, --request-timeout, --baseline and --tail
-// apply when given (else kubedrill's defaults).
+// apply when given (else kubedrill's defaults), and --wide to its text
+// output (kubedrill.WriteTable).
 type kubeOptions struct {
 	enabled bool
 	cfg     kubedrill.Config
