@@ -174,7 +174,7 @@ func (o *drillOptions) bind(f *pflag.FlagSet) {
 	f.DurationVar(&c.Baseline, "baseline", c.Baseline, "load before the rolling restart")
 	f.DurationVar(&c.Tail, "tail", c.Tail, "least load after the rolling restart; it goes on until no consumer lists a replaced replica (at most consumer cache + (failure threshold + 2) x discovery interval more) and every strategy is done")
 	f.BoolVar(&c.Sequential, "sequential", false, "run the strategies one after another, each with the whole machine, instead of at once")
-	f.BoolVar(&c.Wide, "wide", false, "print the full result table (about 200 columns) instead of one that fits 120")
+	f.BoolVar(&c.Wide, "wide", false, "print every column of the text tables (the result table is about 200 columns wide) and break no line, instead of fitting 120 columns; with --kubernetes too")
 	f.BoolVar(&c.PreStop, "prestop", false, "stop each old replica like the kubelet with a `drainkit prestop` hook: POST /drain?wait=propagation, then SIGTERM")
 	f.StringVar(&c.Exec, "exec", "", "drill this binary instead of the built-in strategies")
 	f.StringArrayVar(&c.ExecArgs, "exec-arg", nil, "argument for the --exec binary, before --http-addr and --admin-addr (repeatable)")

@@ -15,7 +15,8 @@ import (
 
 // kubeOptions are the drill's --kubernetes flags; the drill's own
 // --strategies, --replicas, --rate, --request-timeout, --baseline and --tail
-// apply when given (else kubedrill's defaults).
+// apply when given (else kubedrill's defaults), and --wide to its text
+// output (kubedrill.WriteTable).
 type kubeOptions struct {
 	enabled bool
 	cfg     kubedrill.Config
@@ -115,7 +116,7 @@ func (o *drillOptions) runKube(ctx context.Context, flags *pflag.FlagSet, stdout
 	if o.jsonOut {
 		err = kubedrill.WriteJSON(stdout, res)
 	} else {
-		err = kubedrill.WriteTable(stdout, res)
+		err = kubedrill.WriteTable(stdout, res, o.cfg.Wide)
 	}
 	if err != nil {
 		return &exitError{code: 1, msg: "drill: writing the results: " + err.Error()}

@@ -17,6 +17,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/drainkit/drainkit/consumer"
+
+	"github.com/drainkit/drainkit/cmd/drainkit/internal/textwidth"
 )
 
 // ConsumerTelemetry is what the drainkit consumers' OpenTelemetry
@@ -212,7 +214,7 @@ func (c *spanCounter) ForceFlush(context.Context) error { return nil }
 
 // writeTelemetry writes, for the strategies whose consumers export
 // telemetry, the counts next to the drill's own, and the legend of its
-// columns. The default table fits textWidth columns: the calls by outcome
+// columns. The default table fits textwidth.Columns: the calls by outcome
 // and stage follow it; wide (Config.Wide) keeps them as a column.
 func writeTelemetry(w io.Writer, sums []Summary, wide bool) error {
 	var rows []Summary
@@ -239,7 +241,7 @@ func writeTelemetry(w io.Writer, sums []Summary, wide bool) error {
 		if wide {
 			cells = append(cells, telemetryCounts(t.ByOutcome))
 		} else {
-			under = append(under, fitLine(fmt.Sprintf("%s %s: calls by outcome/stage %s", s.Scenario, s.Name, telemetryCounts(t.ByOutcome)), textWidth, hang))
+			under = append(under, textwidth.FitLine(fmt.Sprintf("%s %s: calls by outcome/stage %s", s.Scenario, s.Name, telemetryCounts(t.ByOutcome)), textwidth.Columns, hang))
 		}
 		cells = append(cells, fmt.Sprintf("%d [%d]", t.Retries, s.Retries), fmt.Sprintf("%d [%d]", t.Ejections, s.Ejections),
 			strconv.FormatInt(t.BudgetDenials, 10), strconv.FormatInt(t.PanicEntries, 10), strconv.FormatInt(t.ViewRevision, 10))
@@ -251,7 +253,7 @@ func writeTelemetry(w io.Writer, sums []Summary, wide bool) error {
 	for _, l := range under {
 		b.WriteString(l + "\n")
 	}
-	b.WriteString(legend([]string{"columns: CALLS the calls the consumers counted;",
+	b.WriteString(textwidth.Legend([]string{"columns: CALLS the calls the consumers counted;",
 		"BY OUTCOME/STAGE those calls by how they ended and where (answered/answered, failed/connect_refused, ...);",
 		"RETRIES the extra attempts (a request sent three times counts 2);", "EJECTIONS instances the consumers ejected locally;",
 		"BUDGET DENIALS retries the retry budget refused; PANICS the times a consumer's panic mode began;",

@@ -8,11 +8,13 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/drainkit/drainkit/cmd/drainkit/internal/textwidth"
 )
 
 // WriteTable writes the configuration, one table row per strategy, the
 // events and the consumer telemetry, each strategy's verdict, then the
-// result. By default every line fits textWidth columns: the tables leave
+// result. By default every line fits textwidth.Columns: the tables leave
 // their less needed columns to --wide (Config.Wide) and the prose is broken
 // at spaces, its continuations indented (hang); with --wide nothing is
 // left out or broken.
@@ -20,7 +22,7 @@ func WriteTable(w io.Writer, res *Result, sums []Summary) error {
 	width, wide := reportWidth(res.Config), res.Config.Wide
 	var b strings.Builder
 	writeSetup(&b, res.Config)
-	if _, err := io.WriteString(w, fitLines(b.String(), width, hang)); err != nil {
+	if _, err := io.WriteString(w, textwidth.Fit(b.String(), width, hang)); err != nil {
 		return err
 	}
 	if err := writeRows(w, sums, wide); err != nil {
@@ -39,7 +41,7 @@ func WriteTable(w io.Writer, res *Result, sums []Summary) error {
 		fmt.Fprintf(&b, "\n%s\n", v.Reason)
 	}
 	fmt.Fprintf(&b, "\nwall time %.1fs; result: %s\n", res.Wall.Seconds(), resultWord(Passed(res, sums), v.Valid))
-	_, err := io.WriteString(w, fitLines(b.String(), width, hang))
+	_, err := io.WriteString(w, textwidth.Fit(b.String(), width, hang))
 	return err
 }
 
@@ -158,7 +160,7 @@ func writeRows(w io.Writer, sums []Summary, wide bool) error {
 	}
 	var b strings.Builder
 	for _, l := range under {
-		b.WriteString(fitLine(l, textWidth, hang) + "\n")
+		b.WriteString(textwidth.FitLine(l, textwidth.Columns, hang) + "\n")
 	}
 	b.WriteString(tableLegend(wide))
 	_, err := io.WriteString(w, b.String())
@@ -190,19 +192,12 @@ func tableLegend(wide bool) string {
 	if !wide {
 		parts = append(parts, "--wide adds WRITTEN+UNANSWERED, EJECTIONS and FAILURE KINDS.")
 	}
-	return legend(parts)
-}
-
-// legend joins the sentences of a table's legend into a paragraph of
-// lines of at most textWidth columns, with --wide too: the paragraph is
-// read, not searched.
-func legend(parts []string) string {
-	return "\n" + fitLine(strings.Join(parts, " "), textWidth, 0) + "\n"
+	return textwidth.Legend(parts)
 }
 
 // writeEvents writes one row per fault, its instants in seconds from the
 // run's start, and the legend of its columns. The default table fits
-// textWidth columns: it gives the instants without their revisions, an
+// textwidth.Columns: it gives the instants without their revisions, an
 // added replica's first request with the count sent before its READY, and
 // the failures from the fault in one sum; wide (Config.Wide) adds the
 // revisions, READY and the failures per second.
@@ -263,7 +258,7 @@ func eventsLegend(wide bool) string {
 	if !wide {
 		parts = append(parts, "--wide adds the revisions, READY and the failures per second.")
 	}
-	return legend(parts)
+	return textwidth.Legend(parts)
 }
 
 // perSecondList renders failures per second as "0 12 3".

@@ -12,6 +12,8 @@ import (
 	"github.com/drainkit/drainkit/lifecycle/budget"
 
 	"github.com/drainkit/drainkit/internal/syncx"
+
+	"github.com/drainkit/drainkit/cmd/drainkit/internal/textwidth"
 )
 
 // Scenario is one discovery fault the drill rehearses under load: what it
@@ -168,7 +170,7 @@ func ScenarioNames() []string {
 }
 
 // WriteScenarioList writes `--scenario list`: each scenario's name and
-// description, in lines of at most textWidth columns.
+// description, in lines of at most textwidth.Columns columns (runes).
 func WriteScenarioList(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("scenarios (--scenario NAME[,NAME...], run one after another; default rolling):\n")
@@ -182,7 +184,7 @@ func WriteScenarioList(w io.Writer) error {
 		"(the discovery's first answer without the instance, with its revision), the first consumer view without it (with its revision) " +
 		"and the last request sent to the old address, and the failures per second from the fault to the last of them " +
 		"(the table: their sum, per second with --wide).\n")
-	_, err := io.WriteString(w, fitLines(b.String(), textWidth, 0))
+	_, err := io.WriteString(w, textwidth.Fit(b.String(), textwidth.Columns, 0))
 	return err
 }
 

@@ -1,7 +1,6 @@
 package kubedrill
 
 import (
-	"bytes"
 	"slices"
 	"strings"
 	"testing"
@@ -63,13 +62,11 @@ func TestVerdict(t *testing.T) {
 	if !Passed(res) {
 		t.Fatal("a valid run where drainkit lost nothing did not pass")
 	}
-	var b bytes.Buffer
-	if err := WriteTable(&b, res); err != nil {
-		t.Fatal(err)
-	}
+	// --wide: the verdict on one line, to be searched.
+	out := render(t, res, true)
 	for _, want := range []string{"PASS:", "shutdown via service lost 7 of 100", "drainkit via endpointslices lost 0 of 100", "drained each pod in at most 2.50 s, 3.40 s sooner than sleep 5s"} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("table lacks %q:\n%s", want, b.String())
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
 		}
 	}
 	res.Strategies[0].Failed = 1
