@@ -311,8 +311,8 @@ func (e unknownKeyErrors) Error() string   { return keyErrors(e).Error() }
 func (e unknownKeyErrors) Unwrap() []error { return e }
 
 // joinErrors returns nil for no error, the error itself for one, and
-// keyErrors of them all for more, RangeErrors and keyErrors among them
-// spread into their parts so that each is one *Error.
+// keyErrors of them all for more, an error of several among them (keyErrors,
+// unknownKeyErrors) spread into its parts so that each is one *Error.
 func joinErrors(errs []error) error {
 	var flat keyErrors
 	for _, err := range errs {

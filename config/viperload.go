@@ -115,7 +115,7 @@ func readViperFile(v *viper.Viper, sub string) (viperFile, error) {
 		delete(flat, sub) // drainkit: {} sets nothing
 	}
 	if err := checkKeys(flat, sub, Source{Kind: FromFile, Name: path}); err != nil {
-		return viperFile{}, err
+		return viperFile{}, joinErrors([]error{err})
 	}
 	f := viperFile{path: path, vals: map[string]any{}}
 	for fk := range flat {

@@ -241,7 +241,7 @@ func writeTelemetry(w io.Writer, sums []Summary, wide bool) error {
 		if wide {
 			cells = append(cells, telemetryCounts(t.ByOutcome))
 		} else {
-			under = append(under, textwidth.FitLine(fmt.Sprintf("%s %s: calls by outcome/stage %s", s.Scenario, s.Name, telemetryCounts(t.ByOutcome)), textwidth.Columns, hang))
+			under = append(under, textwidth.FitLine(fmt.Sprintf("%s %s: calls by outcome/stage %s", s.Scenario, s.Name, telemetryCounts(t.ByOutcome)), textwidth.Columns, textwidth.Hang))
 		}
 		cells = append(cells, fmt.Sprintf("%d [%d]", t.Retries, s.Retries), fmt.Sprintf("%d [%d]", t.Ejections, s.Ejections),
 			strconv.FormatInt(t.BudgetDenials, 10), strconv.FormatInt(t.PanicEntries, 10), strconv.FormatInt(t.ViewRevision, 10))

@@ -15,14 +15,14 @@ import (
 // WriteTable writes the configuration, one table row per strategy, the
 // events and the consumer telemetry, each strategy's verdict, then the
 // result. By default every line fits textwidth.Columns: the tables leave
-// their less needed columns to --wide (Config.Wide) and the prose is broken
-// at spaces, its continuations indented (hang); with --wide nothing is
-// left out or broken.
+// their less needed columns to --wide (Config.Wide) and the prose is
+// broken at spaces, its continuations indented (textwidth.Hang); with
+// --wide nothing is left out or broken.
 func WriteTable(w io.Writer, res *Result, sums []Summary) error {
-	width, wide := reportWidth(res.Config), res.Config.Wide
+	width, wide := textwidth.Width(res.Config.Wide), res.Config.Wide
 	var b strings.Builder
 	writeSetup(&b, res.Config)
-	if _, err := io.WriteString(w, textwidth.Fit(b.String(), width, hang)); err != nil {
+	if _, err := io.WriteString(w, textwidth.Fit(b.String(), width, textwidth.Hang)); err != nil {
 		return err
 	}
 	if err := writeRows(w, sums, wide); err != nil {
@@ -41,13 +41,9 @@ func WriteTable(w io.Writer, res *Result, sums []Summary) error {
 		fmt.Fprintf(&b, "\n%s\n", v.Reason)
 	}
 	fmt.Fprintf(&b, "\nwall time %.1fs; result: %s\n", res.Wall.Seconds(), resultWord(Passed(res, sums), v.Valid))
-	_, err := io.WriteString(w, textwidth.Fit(b.String(), width, hang))
+	_, err := io.WriteString(w, textwidth.Fit(b.String(), width, textwidth.Hang))
 	return err
 }
-
-// hang is how far past its line's indentation the text report indents a
-// broken line's continuation: further than the notes under a verdict (2).
-const hang = 4
 
 func resultWord(pass, valid bool) string {
 	if !valid {
@@ -160,7 +156,7 @@ func writeRows(w io.Writer, sums []Summary, wide bool) error {
 	}
 	var b strings.Builder
 	for _, l := range under {
-		b.WriteString(textwidth.FitLine(l, textwidth.Columns, hang) + "\n")
+		b.WriteString(textwidth.FitLine(l, textwidth.Columns, textwidth.Hang) + "\n")
 	}
 	b.WriteString(tableLegend(wide))
 	_, err := io.WriteString(w, b.String())

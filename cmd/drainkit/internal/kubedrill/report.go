@@ -60,14 +60,11 @@ func WriteJSON(w io.Writer, res *Result) error {
 // spaces. wide prints every column, a pods row per load kind, and breaks
 // no line.
 func WriteTable(w io.Writer, res *Result, wide bool) error {
-	width := textwidth.Columns
-	if wide {
-		width = 0
-	}
+	width := textwidth.Width(wide)
 	var b strings.Builder
 	head := fmt.Sprintf("Kubernetes drill (namespace %s): %d replicas per strategy, %g requests/s per strategy and load kind, loads %s, `kubectl rollout restart` of %s",
 		res.Namespace, res.Replicas, res.RatePerSecond, strings.Join(res.Loads, ", "), map[bool]string{true: "every Deployment at once", false: "each Deployment in turn"}[res.Concurrent])
-	b.WriteString(textwidth.FitLine(head, width, hang) + "\n\n")
+	b.WriteString(textwidth.FitLine(head, width, textwidth.Hang) + "\n\n")
 	if err := writeStrategies(&b, res, wide); err != nil {
 		return err
 	}
@@ -75,14 +72,10 @@ func WriteTable(w io.Writer, res *Result, wide bool) error {
 	if err := writePods(&b, res, wide); err != nil {
 		return err
 	}
-	b.WriteString("\n" + textwidth.FitLine(Verdict(res), width, hang) + "\n")
+	b.WriteString("\n" + textwidth.FitLine(Verdict(res), width, textwidth.Hang) + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
-
-// hang is how far the text output indents a broken line's continuation,
-// so that it reads as part of the line above.
-const hang = 4
 
 // writeStrategies writes a row per strategy and load kind, and its legend.
 // The default table lists each row's errors under it (an error message
@@ -101,7 +94,7 @@ func writeStrategies(b *strings.Builder, res *Result, wide bool) error {
 		if wide {
 			row += "\t" + perSecond(s.FailedPerSecond) + "\t" + errorsLine(s.Errors)
 		} else if len(s.Errors) > 0 {
-			under = append(under, textwidth.FitLine(fmt.Sprintf("%s via %s, errors: %s", res.label(s.Strategy), s.Load, errorsLine(s.Errors)), textwidth.Columns, hang))
+			under = append(under, textwidth.FitLine(fmt.Sprintf("%s via %s, errors: %s", res.label(s.Strategy), s.Load, errorsLine(s.Errors)), textwidth.Columns, textwidth.Hang))
 		}
 		fmt.Fprintln(tw, row)
 	}

@@ -15,6 +15,20 @@ import (
 // every column of every table, and no line broken.
 const Columns = 120
 
+// Hang is how far past its line's own indentation the drills' text output
+// indents a broken line's continuation, so that it reads as part of the
+// line above.
+const Hang = 4
+
+// Width is the width a report fits: Columns, or 0 (no limit) with wide
+// (--wide keeps every column of every table and breaks no line).
+func Width(wide bool) int {
+	if wide {
+		return 0
+	}
+	return Columns
+}
+
 // Fit breaks each line of text longer than width columns (runes) at
 // spaces, keeping every other byte as it was; a continuation is indented
 // hang columns past its line's own indentation, so that it reads as part
